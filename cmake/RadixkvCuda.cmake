@@ -1,0 +1,23 @@
+# Detect nvcc without requiring it. No GPU is needed to compile: architectures are set
+# explicitly (CUDA 13 supports sm_75 and newer), never "native".
+set(RADIXKV_HAVE_CUDA OFF)
+if(RADIXKV_CUDA)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS "/usr/local/cuda/bin/nvcc")
+    set(CMAKE_CUDA_COMPILER "/usr/local/cuda/bin/nvcc")
+  endif()
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES "80;90")
+    endif()
+    enable_language(CUDA)
+    set(CMAKE_CUDA_STANDARD 17)
+    set(RADIXKV_HAVE_CUDA ON)
+    message(STATUS "radixkv: CUDA ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
+  else()
+    message(STATUS "radixkv: no CUDA compiler, libradixkv_cuda not built")
+  endif()
+endif()
+# Headers of the CUDA toolkit (cuda_fp8.h) for the host-side bit-exactness test.
+find_path(RADIXKV_CUDA_INCLUDE_DIR cuda_fp8.h PATHS /usr/local/cuda/include ENV CUDA_HOME PATH_SUFFIXES include)

@@ -1,0 +1,2 @@
+/** The radixkv command line (picocli). */
+package io.radixkv.cli;

@@ -1,0 +1,32 @@
+package io.radixkv.kernels;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Paged attention over a FlashInfer CSR page table. Queries/outputs are
+ * {@code [rows, numQoHeads, headDim]} of f32, f16 or bf16; {@code lse} (optional, may be
+ * {@link MemorySegment#NULL}) receives {@code [rows, numQoHeads]} natural-log LSE values.
+ */
+public interface AttentionKernels {
+    /** One query per sequence ({@code rows = table.batchSize()}). Empty sequences give zeros and LSE = -inf. */
+    void decode(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
+                KvCacheView cache, PageTableCsr table, AttentionParams params);
+
+    /**
+     * Append prefill with a right-aligned causal mask: {@code qoIndptr[batch+1]} (int32) splits
+     * q rows by sequence; query i of a sequence with q_len rows and kv_len cached+new tokens sees
+     * KV positions {@code 0 .. kv_len - q_len + i}. {@code bidirIndptr}/{@code bidirRegions}
+     * (both NULL to disable) list half-open KV ranges per sequence whose positions see each other.
+     */
+    void appendPrefill(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
+                       MemorySegment qoIndptr, KvCacheView cache, PageTableCsr table,
+                       MemorySegment bidirIndptr, MemorySegment bidirRegions, AttentionParams params);
+
+    /**
+     * Merges two partial states over disjoint KV ranges: {@code vOut = (va*e^sa + vb*e^sb)/(e^sa+e^sb)},
+     * {@code sOut = log(e^sa + e^sb)}; f32 {@code [numTokens, numHeads, headDim]} and {@code [numTokens, numHeads]}.
+     * vOut/sOut may be the same segments as va/sa.
+     */
+    void mergeState(MemorySegment va, MemorySegment sa, MemorySegment vb, MemorySegment sb,
+                    MemorySegment vOut, MemorySegment sOut, long numTokens, int numHeads, int headDim);
+}

@@ -1,0 +1,35 @@
+package io.radixkv.kernels;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/** Host memory from a shared {@link Arena} owned by this object (CPU and Java backends). */
+public final class HostMemory implements BackendMemory {
+    private final Arena arena = Arena.ofShared();
+
+    @Override
+    public MemorySegment allocate(long bytes) {
+        Checks.requireNonNegative("bytes", bytes);
+        return arena.allocate(bytes, 64); // Arena.allocate zero-fills
+    }
+
+    @Override
+    public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
+        MemorySegment.copy(src, 0, dst, 0, bytes);
+    }
+
+    @Override
+    public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
+        MemorySegment.copy(src, 0, dst, 0, bytes);
+    }
+
+    @Override
+    public boolean isDevice() {
+        return false;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

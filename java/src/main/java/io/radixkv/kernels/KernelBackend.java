@@ -1,0 +1,27 @@
+package io.radixkv.kernels;
+
+/**
+ * A set of kernel implementations over one kind of memory. Implementations:
+ * {@code CpuBackend} (libradixkv through FFM), {@code CudaBackend} (libradixkv_cuda; its
+ * segments are device memory) and {@code JavaReferenceBackend} (plain Java, the
+ * independent reference for tests and a benchmark baseline).
+ */
+public interface KernelBackend extends AutoCloseable {
+    /** Short name: "cpu", "cuda", "java". */
+    String name();
+
+    KvCacheKernels kv();
+
+    AttentionKernels attention();
+
+    /** Memory this backend's kernels operate on (host arena or device allocations). */
+    BackendMemory memory();
+
+    /** True when segments passed to kernels must be device memory. */
+    default boolean deviceMemory() {
+        return false;
+    }
+
+    @Override
+    void close();
+}

@@ -1,0 +1,172 @@
+package io.radixkv.kernels;
+
+import io.radixkv.bindings.radixkv_h;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * Loads radixkv's native libraries. The directory comes from the system property
+ * {@code radixkv.native.dir}; without it the libraries are extracted from the jar
+ * (resources {@code radixkv-native/linux-x86_64/}) into a temporary directory.
+ *
+ * <p>Libraries are loaded with {@link System#load}, so jextract's generated bindings find
+ * their symbols through {@code SymbolLookup.loaderLookup()}. Load failures name the path
+ * tried and the dynamic loader's reason (which {@code SymbolLookup} would hide).
+ */
+public final class NativeLibrary {
+    private static final Logger LOG = LogManager.getLogger(NativeLibrary.class);
+    public static final String DIR_PROPERTY = "radixkv.native.dir";
+    private static final String RESOURCE_DIR = "/radixkv-native/linux-x86_64/";
+
+    private static Path cpuLibraryPath;
+    private static Path extractedDir;
+    private static boolean cudaAttempted;
+    private static Optional<Path> cudaLibraryPath = Optional.empty();
+    private static String cudaUnavailableReason = "not attempted";
+
+    private NativeLibrary() {}
+
+    /** Loads libradixkv (once) and returns its path. Throws {@link UnsatisfiedLinkError} with the reason. */
+    public static synchronized Path loadCpu() {
+        if (cpuLibraryPath == null) {
+            Path p = locate("libradixkv.so");
+            load(p);
+            int abi = radixkv_h.rkv_abi_version();
+            if (abi != radixkv_h.RKV_ABI_VERSION()) {
+                throw new UnsatisfiedLinkError("libradixkv at " + p + " has ABI version " + abi
+                        + " but the Java bindings expect " + radixkv_h.RKV_ABI_VERSION() + "; rebuild");
+            }
+            cpuLibraryPath = p;
+            LOG.debug("loaded {}", p);
+        }
+        return cpuLibraryPath;
+    }
+
+    /**
+     * Loads libradixkv_cuda if it was built and can be loaded; on failure returns empty and
+     * records the reason ({@link #cudaUnavailableReason()}).
+     */
+    public static synchronized Optional<Path> loadCuda() {
+        if (!cudaAttempted) {
+            cudaAttempted = true;
+            loadCpu();
+            try {
+                Path p = locate("libradixkv_cuda.so");
+                load(p);
+                cudaLibraryPath = Optional.of(p);
+                cudaUnavailableReason = "";
+            } catch (UnsatisfiedLinkError e) {
+                cudaUnavailableReason = e.getMessage();
+            }
+        }
+        return cudaLibraryPath;
+    }
+
+    public static synchronized String cudaUnavailableReason() {
+        return cudaUnavailableReason;
+    }
+
+    /**
+     * Loads the CUDA runtime shared library (for Java-owned device memory through the
+     * cudart bindings). Tries {@code radixkv.cudart.path}, CUDA_HOME and the usual toolkit paths.
+     */
+    public static synchronized Path loadCudart() {
+        List<Path> candidates = new ArrayList<>();
+        String prop = System.getProperty("radixkv.cudart.path");
+        if (prop != null) {
+            candidates.add(Path.of(prop));
+        }
+        String home = System.getenv("CUDA_HOME");
+        if (home != null) {
+            candidates.add(Path.of(home, "lib64", "libcudart.so"));
+            candidates.add(Path.of(home, "lib", "libcudart.so"));
+        }
+        candidates.add(Path.of("/usr/local/cuda/lib64/libcudart.so"));
+        candidates.add(Path.of("/usr/local/cuda/lib/libcudart.so"));
+        candidates.add(Path.of("/usr/lib/x86_64-linux-gnu/libcudart.so"));
+        StringBuilder why = new StringBuilder();
+        for (Path c : candidates) {
+            if (!Files.exists(c)) {
+                why.append("\n  ").append(c).append(": no such file");
+                continue;
+            }
+            try {
+                load(c);
+                return c;
+            } catch (UnsatisfiedLinkError e) {
+                why.append("\n  ").append(e.getMessage());
+            }
+        }
+        throw new UnsatisfiedLinkError("libcudart.so could not be loaded; tried:" + why);
+    }
+
+    private static void load(Path p) {
+        if (!Files.isRegularFile(p)) {
+            throw new UnsatisfiedLinkError("cannot load " + p + ": no such file");
+        }
+        try {
+            System.load(p.toAbsolutePath().toString());
+        } catch (UnsatisfiedLinkError e) {
+            // System.load's message carries dlerror(): keep it, add the path.
+            throw new UnsatisfiedLinkError("cannot load " + p + ": " + e.getMessage());
+        }
+    }
+
+    private static Path locate(String fileName) {
+        String dir = System.getProperty(DIR_PROPERTY);
+        if (dir != null && !dir.isBlank()) {
+            Path p = Path.of(dir).resolve(fileName);
+            if (!Files.isRegularFile(p)) {
+                throw new UnsatisfiedLinkError("cannot load " + fileName + ": " + p
+                        + " does not exist (from -D" + DIR_PROPERTY + "=" + dir + ")");
+            }
+            return p;
+        }
+        String resource = RESOURCE_DIR + fileName;
+        try (InputStream in = NativeLibrary.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new UnsatisfiedLinkError("cannot load " + fileName + ": not found as jar resource "
+                        + resource + " and -D" + DIR_PROPERTY + " is not set");
+            }
+            if (extractedDir == null) {
+                extractedDir = Files.createTempDirectory("radixkv-native");
+                extractedDir.toFile().deleteOnExit();
+            }
+            Path out = extractedDir.resolve(fileName);
+            Files.copy(in, out, StandardCopyOption.REPLACE_EXISTING);
+            out.toFile().deleteOnExit();
+            return out;
+        } catch (IOException e) {
+            throw new UnsatisfiedLinkError("cannot extract " + resource + ": " + e);
+        }
+    }
+
+    /** rkv_last_error() of libradixkv as a Java string. */
+    public static String lastError() {
+        MemorySegment s = radixkv_h.rkv_last_error();
+        return s.reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
+    /** Build and CPU description from libradixkv. */
+    public static String buildInfo() {
+        loadCpu();
+        return radixkv_h.rkv_build_info().reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
+    /** Throws {@link NativeException} when a libradixkv call returned a negative status. */
+    public static int check(String function, int status) {
+        if (status < 0) {
+            throw new NativeException(function, status, lastError());
+        }
+        return status;
+    }
+}

@@ -1,0 +1,2 @@
+/** Llama-architecture model runner, weights (synthetic presets and safetensors), dense kernels. */
+package io.radixkv.model;

@@ -1,0 +1,216 @@
+/*
+ * radixkv.h — the whole C ABI of radixkv's native kernels.
+ *
+ * Two libraries implement it:
+ *   libradixkv       CPU kernels (host pointers). Always built.
+ *   libradixkv_cuda  CUDA kernels: the same rkv_* kernel signatures with a
+ *                    rkv_cuda_ prefix, taking *device* pointers for tensors and
+ *                    page tables; built only when nvcc is present.
+ *
+ * Conventions
+ * -----------
+ * - Every function returns an int status: RKV_OK (0) or a negative RKV_ERR_* code.
+ *   rkv_last_error() returns a thread-local message describing the last failure
+ *   on the calling thread. No function aborts or prints on bad input.
+ * - Paged KV cache, per layer: separate K and V pools, each laid out as
+ *   [num_pages, page_size, num_kv_heads, head_dim] (FlashInfer "NHD", tuple form),
+ *   row-major, elements of the cache dtype.
+ * - Slot of a token = page * page_size + offset_in_page. A negative slot means
+ *   "skip" (padding): nothing is written for that token.
+ * - Page tables are FlashInfer CSR arrays (int32):
+ *     kv_indptr[batch + 1]       pages of sequence b are kv_indices[kv_indptr[b] .. kv_indptr[b+1])
+ *     kv_indices[nnz]            page ids, each in [0, num_pages)
+ *     kv_last_page_len[batch]    tokens in the sequence's last page, 1..page_size
+ *                                (ignored for a sequence with no pages)
+ *   sequence length = page_size * (pages - 1) + last_page_len, or 0 with no pages.
+ * - Dtypes (RKV_DTYPE_*): f32, f16, bf16, fp8 e4m3 (finite-only, max 448),
+ *   fp8 e5m2 (max 57344). FP8 pools use a per-tensor scale:
+ *   stored = real / scale, real = stored * scale. Conversions to fp8 saturate to
+ *   the largest finite value and round to nearest even; NaN stays NaN.
+ *   Bit-exact with NVIDIA's cuda_fp8.h (__nv_cvt_float_to_fp8 with __NV_SATFINITE).
+ * - LSE values are natural-log log-sum-exp of the scaled (and soft-capped) logits;
+ *   an empty attention range gives output 0 and LSE = -inf.
+ * - Sizes are int64_t where they count elements or tokens, int32_t for small dims.
+ */
+#ifndef RADIXKV_H
+#define RADIXKV_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define RKV_API __declspec(dllexport)
+#else
+#define RKV_API __attribute__((visibility("default")))
+#endif
+
+/* ---- status codes ---- */
+#define RKV_OK 0
+#define RKV_ERR_INVALID_ARGUMENT (-1)
+#define RKV_ERR_UNSUPPORTED (-2)
+#define RKV_ERR_OUT_OF_MEMORY (-3)
+#define RKV_ERR_CUDA (-4)
+#define RKV_ERR_INTERNAL (-5)
+
+/* ---- dtypes ---- */
+#define RKV_DTYPE_F32 0
+#define RKV_DTYPE_F16 1
+#define RKV_DTYPE_BF16 2
+#define RKV_DTYPE_FP8_E4M3 3
+#define RKV_DTYPE_FP8_E5M2 4
+
+#define RKV_ABI_VERSION 1
+
+/* ---- library ---- */
+
+/* Message of the last failure on this thread ("" if none). Valid until the next call on this thread. */
+RKV_API const char* rkv_last_error(void);
+/* RKV_ABI_VERSION of the built library. */
+RKV_API int32_t rkv_abi_version(void);
+/* Human-readable build and CPU description: compiler, ISA the library was compiled for,
+ * runtime CPU features (avx2, avx512f, avx512_bf16, avx512_fp16, amx), OpenMP threads. */
+RKV_API const char* rkv_build_info(void);
+/* Threads the CPU kernels may use (OpenMP). n <= 0 restores the default. */
+RKV_API int32_t rkv_set_num_threads(int32_t n);
+RKV_API int32_t rkv_get_num_threads(void);
+/* Size in bytes of one element of dtype, or a negative error code. */
+RKV_API int32_t rkv_dtype_size(int32_t dtype);
+
+/* ---- conversion and FP8 ---- */
+
+/* Element-wise conversion between any two dtypes. scale > 0: when dst is fp8,
+ * stored = src / scale; when src is fp8, real = stored * scale; with neither (or both)
+ * fp8 it must be 1 (or equal for fp8 -> fp8, a re-encode). */
+RKV_API int rkv_convert(const void* src, int32_t src_dtype, void* dst, int32_t dst_dtype, int64_t n, float scale);
+/* dst = fp8(src / scale). fp8_dtype is RKV_DTYPE_FP8_E4M3 or RKV_DTYPE_FP8_E5M2; scale > 0, finite. */
+RKV_API int rkv_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale);
+/* dst = float(src) * scale. */
+RKV_API int rkv_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale);
+
+/* ---- KV scatter (vLLM reshape_and_cache, FlashInfer append_paged_kv_cache) ---- */
+
+/* k, v: [num_tokens, num_kv_heads, head_dim] of src_dtype (f32, f16 or bf16).
+ * slot_mapping[num_tokens]: int64 slot per token, negative = skip; each slot < num_pages*page_size.
+ * k_cache, v_cache: pools as above, of cache_dtype; k_scale, v_scale used for fp8 caches (else 1). */
+RKV_API int rkv_reshape_and_cache(const void* k, const void* v, int32_t src_dtype,
+                                  const int64_t* slot_mapping, int64_t num_tokens,
+                                  int32_t num_kv_heads, int32_t head_dim,
+                                  void* k_cache, void* v_cache, int32_t cache_dtype,
+                                  int64_t num_pages, int32_t page_size,
+                                  float k_scale, float v_scale);
+
+/* ---- page copy (copy-on-write, compaction) ---- */
+
+/* For each layer l in [0, num_layers) and pair p: copy page block_mapping[2p] to page
+ * block_mapping[2p+1] in k_caches[l] and v_caches[l]. page_bytes = page_size*num_kv_heads*head_dim*elem.
+ * Every id must be in [0, num_pages); destination pages must be distinct and never a source. */
+RKV_API int rkv_copy_blocks(void* const* k_caches, void* const* v_caches, int32_t num_layers,
+                            const int64_t* block_mapping, int64_t num_pairs,
+                            int64_t page_bytes, int64_t num_pages);
+
+/* ---- attention ---- */
+
+/* Decode: one query per sequence.
+ * q: [batch, num_qo_heads, head_dim] of q_dtype (f32, f16, bf16); out: same shape, out_dtype;
+ * lse: [batch, num_qo_heads] f32 (may be NULL). num_qo_heads % num_kv_heads == 0 (GQA/MQA/MHA).
+ * logits_soft_cap <= 0 disables soft-capping (else logits = cap * tanh(logits / cap)),
+ * applied after sm_scale. */
+RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                 const void* k_cache, const void* v_cache, int32_t cache_dtype,
+                                 int64_t num_pages, int32_t page_size,
+                                 int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                 const int32_t* kv_indptr, const int32_t* kv_indices,
+                                 const int32_t* kv_last_page_len, int32_t batch_size,
+                                 float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+
+/* Append prefill (extend) with a causal mask aligned to the right:
+ * q: [total_q, num_qo_heads, head_dim], qo_indptr[batch+1] (int32, q rows of sequence b are
+ * qo_indptr[b]..qo_indptr[b+1]); query i of a sequence with q_len new tokens and kv_len tokens
+ * in its pages (cached + new, q_len <= kv_len) attends to KV positions 0 .. kv_len - q_len + i.
+ * out: like q; lse: [total_q, num_qo_heads] (may be NULL).
+ * bidir_indptr[batch+1] / bidir_regions[2*n] (may both be NULL): per sequence, half-open KV
+ * position ranges [start, end) whose positions all see each other (image regions); positions
+ * inside a region also see every earlier position as usual. */
+RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                         const int32_t* qo_indptr,
+                                         const void* k_cache, const void* v_cache, int32_t cache_dtype,
+                                         int64_t num_pages, int32_t page_size,
+                                         int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                         const int32_t* kv_indptr, const int32_t* kv_indices,
+                                         const int32_t* kv_last_page_len, int32_t batch_size,
+                                         const int32_t* bidir_indptr, const int32_t* bidir_regions,
+                                         float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+
+/* Merge two partial attention states over disjoint KV ranges (FlashInfer merge_state):
+ * v_a, v_b, v_out: [num_tokens, num_heads, head_dim] f32; s_a, s_b, s_out: [num_tokens, num_heads] LSE.
+ * v_out/s_out may alias v_a/s_a. -inf LSEs are handled (empty partial states). */
+RKV_API int rkv_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
+                            float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim);
+
+/* ---- dense ops for the model runner (CPU) ---- */
+
+/* y[m, n] = x[m, k] . w[n, k]^T (+ y if accumulate != 0). w of w_dtype (f32 or bf16), row-major. */
+RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
+                       int64_t m, int64_t n, int64_t k, int32_t accumulate);
+/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w[:]; y may alias x. */
+RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps);
+/* Rotary embedding in place (Llama / GPT-NeoX "rotate_half" layout), q: [n, num_q_heads, head_dim],
+ * k: [n, num_kv_heads, head_dim], positions[n] int32 >= 0. */
+RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens,
+                     int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, float theta);
+/* out[r, i] = silu(gate_up[r, i]) * gate_up[r, inter + i]; gate_up: [rows, 2*inter]. */
+RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
+/* out[i, :] = table[ids[i], :] (table [vocab, dim] of dtype f32 or bf16); ids outside [0, vocab) fail. */
+RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int32_t dtype,
+                          int32_t vocab, int32_t dim, float* out);
+/* y[i] += x[i]. */
+RKV_API int rkv_add_inplace(float* y, const float* x, int64_t n);
+/* out[r] = argmax(logits[r, :]) (first maximum). */
+RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out);
+
+/* ---- CUDA (libradixkv_cuda only; every tensor and table pointer is a device pointer) ---- */
+
+/* The CUDA library's own thread-local error message (rkv_last_error covers libradixkv only). */
+RKV_API const char* rkv_cuda_last_error(void);
+/* Number of CUDA devices, or a negative code with rkv_cuda_last_error() saying why (no driver, ...). */
+RKV_API int rkv_cuda_device_count(void);
+RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale);
+RKV_API int rkv_cuda_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale);
+RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src_dtype,
+                                       const int64_t* slot_mapping, int64_t num_tokens,
+                                       int32_t num_kv_heads, int32_t head_dim,
+                                       void* k_cache, void* v_cache, int32_t cache_dtype,
+                                       int64_t num_pages, int32_t page_size,
+                                       float k_scale, float v_scale);
+/* k_caches/v_caches: host arrays of device pointers; block_mapping: host array. */
+RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, int32_t num_layers,
+                                 const int64_t* block_mapping, int64_t num_pairs,
+                                 int64_t page_bytes, int64_t num_pages);
+RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                      const void* k_cache, const void* v_cache, int32_t cache_dtype,
+                                      int64_t num_pages, int32_t page_size,
+                                      int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                      const int32_t* kv_indptr, const int32_t* kv_indices,
+                                      const int32_t* kv_last_page_len, int32_t batch_size,
+                                      float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                              const int32_t* qo_indptr,
+                                              const void* k_cache, const void* v_cache, int32_t cache_dtype,
+                                              int64_t num_pages, int32_t page_size,
+                                              int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                              const int32_t* kv_indptr, const int32_t* kv_indices,
+                                              const int32_t* kv_last_page_len, int32_t batch_size,
+                                              const int32_t* bidir_indptr, const int32_t* bidir_regions,
+                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
+                                 float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RADIXKV_H */

@@ -1,0 +1,45 @@
+// Shared by every kernel file: error reporting and argument checks (host side), and the
+// RKV_HD marker for arithmetic helpers compiled for both the CPU and CUDA.
+#pragma once
+
+#include "radixkv.h"
+
+#if defined(__CUDACC__)
+#define RKV_HD __host__ __device__ __forceinline__
+#else
+#define RKV_HD inline
+#endif
+
+#ifndef __CUDACC__
+#include <cstdarg>
+#include <cstdint>
+
+namespace rkv {
+
+// Stores a printf-style message in the calling thread's error slot and returns code.
+int set_error(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void clear_error();
+
+inline bool is_valid_dtype(int32_t d) { return d >= RKV_DTYPE_F32 && d <= RKV_DTYPE_FP8_E5M2; }
+inline bool is_fp8(int32_t d) { return d == RKV_DTYPE_FP8_E4M3 || d == RKV_DTYPE_FP8_E5M2; }
+inline int dtype_size(int32_t d) {
+  switch (d) {
+    case RKV_DTYPE_F32: return 4;
+    case RKV_DTYPE_F16:
+    case RKV_DTYPE_BF16: return 2;
+    case RKV_DTYPE_FP8_E4M3:
+    case RKV_DTYPE_FP8_E5M2: return 1;
+    default: return -1;
+  }
+}
+const char* dtype_name(int32_t d);
+
+}  // namespace rkv
+
+// Early-return helpers for argument validation inside extern "C" entry points.
+#define RKV_CHECK(cond, ...)                                            \
+  do {                                                                  \
+    if (!(cond)) return ::rkv::set_error(RKV_ERR_INVALID_ARGUMENT, __VA_ARGS__); \
+  } while (0)
+#define RKV_CHECK_PTR(p) RKV_CHECK((p) != nullptr, "%s must not be NULL", #p)
+#endif
