@@ -80,6 +80,13 @@ RKV_API int32_t rkv_get_num_threads(void);
 /* Size in bytes of one element of dtype, or a negative error code. */
 RKV_API int32_t rkv_dtype_size(int32_t dtype);
 
+/* ---- memory bandwidth baselines (for benchmarks: same threads and run as the kernels) ---- */
+
+/* Streams bytes of src (reads every 64-byte line), writes a checksum to *sink. */
+RKV_API int rkv_bench_read(const void* src, int64_t bytes, double* sink);
+/* memcpy over the kernels' thread pool. */
+RKV_API int rkv_bench_copy(void* dst, const void* src, int64_t bytes);
+
 /* ---- conversion and FP8 ---- */
 
 /* Element-wise conversion between any two dtypes. scale > 0: when dst is fp8,

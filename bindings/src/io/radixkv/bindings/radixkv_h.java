@@ -439,6 +439,130 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
+    private static class rkv_bench_read {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_bench_read");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_bench_read(const void *src, int64_t bytes, double *sink)
+     * }
+     */
+    public static FunctionDescriptor rkv_bench_read$descriptor() {
+        return rkv_bench_read.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_bench_read(const void *src, int64_t bytes, double *sink)
+     * }
+     */
+    public static MethodHandle rkv_bench_read$handle() {
+        return rkv_bench_read.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_bench_read(const void *src, int64_t bytes, double *sink)
+     * }
+     */
+    public static MemorySegment rkv_bench_read$address() {
+        return rkv_bench_read.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_bench_read(const void *src, int64_t bytes, double *sink)
+     * }
+     */
+    public static int rkv_bench_read(MemorySegment src, long bytes, MemorySegment sink) {
+        var mh$ = rkv_bench_read.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_bench_read", src, bytes, sink);
+            }
+            return (int)mh$.invokeExact(src, bytes, sink);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_bench_copy {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_bench_copy");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_bench_copy(void *dst, const void *src, int64_t bytes)
+     * }
+     */
+    public static FunctionDescriptor rkv_bench_copy$descriptor() {
+        return rkv_bench_copy.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_bench_copy(void *dst, const void *src, int64_t bytes)
+     * }
+     */
+    public static MethodHandle rkv_bench_copy$handle() {
+        return rkv_bench_copy.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_bench_copy(void *dst, const void *src, int64_t bytes)
+     * }
+     */
+    public static MemorySegment rkv_bench_copy$address() {
+        return rkv_bench_copy.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_bench_copy(void *dst, const void *src, int64_t bytes)
+     * }
+     */
+    public static int rkv_bench_copy(MemorySegment dst, MemorySegment src, long bytes) {
+        var mh$ = rkv_bench_copy.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_bench_copy", dst, src, bytes);
+            }
+            return (int)mh$.invokeExact(dst, src, bytes);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rkv_convert {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
