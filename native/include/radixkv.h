@@ -86,6 +86,9 @@ RKV_API int32_t rkv_dtype_size(int32_t dtype);
 RKV_API int rkv_bench_read(const void* src, int64_t bytes, double* sink);
 /* memcpy over the kernels' thread pool. */
 RKV_API int rkv_bench_copy(void* dst, const void* src, int64_t bytes);
+/* Peak single-precision FMA throughput of the kernels' threads: runs independent vector FMA
+ * chains for about `seconds` and writes GFLOP/s (2 flops per FMA lane) to *gflops. */
+RKV_API int rkv_bench_fma_peak(double seconds, double* gflops);
 
 /* ---- conversion and FP8 ---- */
 

@@ -563,6 +563,67 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
+    private static class rkv_bench_fma_peak {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_DOUBLE,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_bench_fma_peak");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_bench_fma_peak(double seconds, double *gflops)
+     * }
+     */
+    public static FunctionDescriptor rkv_bench_fma_peak$descriptor() {
+        return rkv_bench_fma_peak.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_bench_fma_peak(double seconds, double *gflops)
+     * }
+     */
+    public static MethodHandle rkv_bench_fma_peak$handle() {
+        return rkv_bench_fma_peak.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_bench_fma_peak(double seconds, double *gflops)
+     * }
+     */
+    public static MemorySegment rkv_bench_fma_peak$address() {
+        return rkv_bench_fma_peak.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_bench_fma_peak(double seconds, double *gflops)
+     * }
+     */
+    public static int rkv_bench_fma_peak(double seconds, MemorySegment gflops) {
+        var mh$ = rkv_bench_fma_peak.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_bench_fma_peak", seconds, gflops);
+            }
+            return (int)mh$.invokeExact(seconds, gflops);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rkv_convert {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
