@@ -1,0 +1,98 @@
+package io.radixkv.engine;
+
+import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.model.ForwardBatch;
+import io.radixkv.paging.BatchTables;
+import io.radixkv.paging.KvSequences;
+import io.radixkv.sched.Sequence;
+import io.radixkv.sched.StepPlan;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Turns a step's entries into one forward pass: the page-table tables (CSR, slot mapping,
+ * positions, qo_indptr) from {@link BatchTables}, the input token ids, and the rows whose
+ * logits are needed (the last position of every decode and of every final prefill chunk).
+ * All buffers are allocated once for the engine's limits and reused. Engine thread only.
+ */
+final class ModelRunner implements AutoCloseable {
+    /** The model's forward pass (a seam: tests wrap it to inject failures). */
+    @FunctionalInterface
+    interface Forward {
+        void forward(ForwardBatch batch, List<KvCacheView> kv, MemorySegment logits);
+    }
+
+    private final Forward forward;
+    private final List<KvCacheView> kv;
+    private final KvSequences seqs;
+    private final BatchTables tables;
+    private final int vocab;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment tokenIds;
+    private final MemorySegment logitRows;
+    private final MemorySegment logits;
+    private int numLogitRows;
+
+    ModelRunner(Forward forward, List<KvCacheView> kv, KvSequences seqs, int maxBatch, int maxTokens, int vocab,
+                BackendMemory memory) {
+        this.forward = Objects.requireNonNull(forward, "forward");
+        this.kv = kv;
+        this.seqs = seqs;
+        this.vocab = vocab;
+        long maxPages = Math.min((long) maxBatch * seqs.maxPagesPerSeq(), Integer.MAX_VALUE);
+        this.tables = new BatchTables(maxBatch, maxTokens, (int) maxPages, memory);
+        this.tokenIds = arena.allocate(4L * maxTokens, 64);
+        this.logitRows = arena.allocate(4L * maxBatch, 64);
+        this.logits = arena.allocate(4L * maxBatch * vocab, 64);
+    }
+
+    /**
+     * Runs the forward pass over {@code entries} (nothing is committed: on an exception the
+     * sequences are exactly as before and the same entries can be run again). Afterwards
+     * {@link #logitsRow} gives the logits of the k-th entry that needs them.
+     */
+    void run(List<StepPlan.Entry> entries) {
+        tables.begin(seqs);
+        int t = 0;
+        int rows = 0;
+        for (StepPlan.Entry e : entries) {
+            Sequence s = e.seq();
+            tables.add(s.slot(), e.start(), e.end());
+            for (int p = e.start(); p < e.end(); p++) {
+                tokenIds.setAtIndex(ValueLayout.JAVA_INT, t++, s.tokenAt(p));
+            }
+            if (e.needsLogits()) {
+                logitRows.setAtIndex(ValueLayout.JAVA_INT, rows++, t - 1);
+            }
+        }
+        tables.finish();
+        numLogitRows = rows;
+        ForwardBatch batch = new ForwardBatch(tokenIds, tables.positions(), t, tables.slotMapping(),
+                tables.qoIndptr(), tables.csr(), logitRows, rows);
+        forward.forward(batch, kv, logits);
+    }
+
+    int numLogitRows() {
+        return numLogitRows;
+    }
+
+    int vocab() {
+        return vocab;
+    }
+
+    /** Logits of the {@code row}-th logit row of the last run ({@code vocab} floats). */
+    MemorySegment logitsRow(int row) {
+        Objects.checkIndex(row, numLogitRows);
+        return logits.asSlice(4L * row * vocab, 4L * vocab);
+    }
+
+    @Override
+    public void close() {
+        tables.close();
+        arena.close();
+    }
+}

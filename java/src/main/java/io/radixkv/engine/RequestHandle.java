@@ -1,0 +1,53 @@
+package io.radixkv.engine;
+
+import io.radixkv.sched.Sequence;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A submitted request: its eventual result and cancellation. Thread-safe. The result future
+ * is completed on the engine thread (attach heavy continuations with the async variants).
+ */
+public final class RequestHandle {
+    private final String id;
+    private final CompletableFuture<RequestResult> result = new CompletableFuture<>();
+    private final Runnable onCancel;
+    private volatile Sequence sequence;
+
+    RequestHandle(String id, Runnable onCancel) {
+        this.id = id;
+        this.onCancel = onCancel;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public CompletableFuture<RequestResult> result() {
+        return result;
+    }
+
+    public boolean isDone() {
+        return result.isDone();
+    }
+
+    /**
+     * Asks the engine to stop the request: it ends with {@link FinishReason#CANCELLED} at the
+     * next step (its pages are released then), keeping the tokens generated so far. No effect
+     * once it has finished.
+     */
+    public void cancel() {
+        Sequence s = sequence;
+        if (s != null && !result.isDone()) {
+            s.requestCancel();
+            onCancel.run();
+        }
+    }
+
+    void bind(Sequence s) {
+        this.sequence = s;
+    }
+
+    void complete(RequestResult r) {
+        result.complete(r);
+    }
+}

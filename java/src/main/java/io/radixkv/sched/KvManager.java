@@ -1,0 +1,293 @@
+package io.radixkv.sched;
+
+import io.radixkv.paging.BlockAllocator;
+import io.radixkv.paging.KvSequences;
+import java.util.Objects;
+
+/**
+ * Puts sequences' KV pages together from the prefix cache and the page pool, and keeps the
+ * two consistent (seed 000's ownership rules):
+ * <ul>
+ *   <li>admission: match → lock the matched node → map its pages → allocate private pages
+ *       for the uncached rest, all or nothing (eviction is the allocator's reclaimer);</li>
+ *   <li>after every prefill chunk: insert the sequence's full pages at once, so another
+ *       request with the same prefix reuses them mid-prefill; a page the tree already held
+ *       (someone inserted it first) replaces our private duplicate, which is freed;</li>
+ *   <li>exactly one locked node per sequence: the new node is locked before the old is
+ *       unlocked;</li>
+ *   <li>release: unlock, free exactly the private pages.</li>
+ * </ul>
+ * Confined to the engine thread.
+ */
+public final class KvManager {
+    private final KvSequences seqs;
+    private final BlockAllocator allocator;
+    private final PrefixStore store;
+    private final int pageSize;
+    private long reusedTokens;
+    private long computedTokens;
+    private long duplicatePagesDropped;
+
+    public KvManager(KvSequences seqs, PrefixStore store) {
+        this.seqs = Objects.requireNonNull(seqs, "seqs");
+        this.allocator = seqs.allocator();
+        this.store = Objects.requireNonNull(store, "store");
+        this.pageSize = seqs.pageSize();
+        if (store.enabled()) {
+            // out of free pages: evict unlocked cached pages first (seed 001 #9, seed 000)
+            allocator.setReclaimer(store::evict);
+        }
+    }
+
+    public KvSequences sequences() {
+        return seqs;
+    }
+
+    public PrefixStore store() {
+        return store;
+    }
+
+    public int pageSize() {
+        return pageSize;
+    }
+
+    public int numPages() {
+        return allocator.numPages();
+    }
+
+    /** Pages an admission could get now: free plus evictable cached pages. */
+    public int capacityPages() {
+        return allocator.freePages() + store.evictablePages();
+    }
+
+    /** Pages pinned by admitted sequences (allocated and not evictable). */
+    public int pinnedPages() {
+        return allocator.allocatedPages() - store.evictablePages();
+    }
+
+    public int pagesFor(long tokens) {
+        return (int) Math.min((tokens + pageSize - 1) / pageSize, Integer.MAX_VALUE);
+    }
+
+    /** Builds the attempt's token snapshot and cache key once per attempt. */
+    private void ensureKey(Sequence s) {
+        if (s.attemptTokens == null || s.attemptTokens.length != s.totalTokens()) {
+            s.attemptTokens = s.allTokens();
+            s.cacheKey = store.enabled() ? store.key(s.namespace(), s.attemptTokens) : null;
+        }
+    }
+
+    /** Tokens of a waiting sequence the cache would supply now (read-only). */
+    public int peekReusable(Sequence s) {
+        if (!store.enabled()) {
+            return 0;
+        }
+        ensureKey(s);
+        return store.peekReusable(s.cacheKey, s.attemptTokens.length);
+    }
+
+    /**
+     * Admission cost in pages: only the uncached suffix of the tokens to prefill (the
+     * deferred optimization of seed 001 #7), not the whole prompt.
+     */
+    public int admissionCostPages(Sequence s) {
+        int total = s.totalTokens();
+        return pagesFor(total) - peekReusable(s) / pageSize;
+    }
+
+    /**
+     * Admits a waiting sequence: maps its cached prefix and allocates private pages for the
+     * rest of {@code prompt ++ output}. All or nothing: false (nothing changed) when the pages
+     * cannot be had even after eviction.
+     *
+     * @throws IllegalStateException if no sequence slot is free
+     */
+    public boolean admit(Sequence s, long nowNanos) {
+        if (s.status() != Sequence.Status.WAITING) {
+            throw new IllegalStateException("admit: " + s + " is not waiting");
+        }
+        ensureKey(s);
+        int total = s.attemptTokens.length;
+        PrefixStore.Match m = store.enabled() ? store.match(s.cacheKey, total) : null;
+        int reuse = m == null ? 0 : m.reusableTokens();
+        if (reuse % pageSize != 0 || reuse >= total) {
+            throw new IllegalStateException("prefix store returned " + reuse + " reusable tokens for " + total
+                    + " tokens at page size " + pageSize + " (must be page-aligned and below the total)");
+        }
+        int slot = seqs.open(ownerId(s));
+        Object node = m == null ? null : m.node();
+        // lock before allocating: the reclaimer must not evict the pages we are mapping
+        store.lock(node);
+        boolean ok = false;
+        try {
+            if (reuse > 0) {
+                seqs.mapShared(slot, m.pages(), 0, reuse / pageSize);
+            }
+            ok = seqs.reserve(slot, total);
+        } finally {
+            if (!ok) {
+                seqs.release(slot); // nothing private yet: only forgets the mapped cached pages
+                store.unlock(node);
+            }
+        }
+        if (!ok) {
+            return false;
+        }
+        s.slot = slot;
+        s.lockedNode = node;
+        s.kvLen = reuse;
+        s.prefillTarget = total;
+        s.setStatus(Sequence.Status.PREFILL);
+        s.noteAdmitted(nowNanos);
+        s.noteCached(0, reuse);
+        reusedTokens += reuse;
+        return true;
+    }
+
+    /**
+     * Before a prefill chunk: adopts whatever of the rest of the prompt another sequence has
+     * inserted since (online prefix sharing, seed 003 §12.4): our not-yet-computed private
+     * pages are freed and the cache's mapped instead. Returns the tokens gained.
+     */
+    public int catchUp(Sequence s) {
+        if (!store.enabled() || s.status() != Sequence.Status.PREFILL) {
+            return 0;
+        }
+        int target = s.prefillTarget;
+        if (store.peekReusable(s.cacheKey, target) <= s.kvLen) {
+            return 0;
+        }
+        PrefixStore.Match m = store.match(s.cacheKey, target);
+        int reuse = m.reusableTokens();
+        if (reuse <= s.kvLen) {
+            return 0;
+        }
+        if (reuse % pageSize != 0 || reuse >= target) {
+            throw new IllegalStateException("prefix store returned " + reuse + " reusable tokens for " + target
+                    + " tokens at page size " + pageSize);
+        }
+        int[] cached = m.pages();
+        // check before changing anything: pages we already computed must be the cache's
+        for (int i = s.kvLen / pageSize; i < reuse / pageSize; i++) {
+            int ours = seqs.pageAt(s.slot, i);
+            if (ours != cached[i] && !allocator.isPrivate(ours)) {
+                throw new IllegalStateException("sequence " + s.id() + " page index " + i + " maps cached page " + ours
+                        + " but the cache holds page " + cached[i] + " for those tokens");
+            }
+        }
+        store.lock(m.node());
+        for (int i = s.kvLen / pageSize; i < reuse / pageSize; i++) {
+            if (seqs.pageAt(s.slot, i) != cached[i]) {
+                seqs.replaceWithCached(s.slot, i, cached[i]);
+            }
+        }
+        store.unlock(s.lockedNode);
+        s.lockedNode = m.node();
+        int gained = reuse - s.kvLen;
+        s.noteCached(s.kvLen, reuse);
+        reusedTokens += gained;
+        s.kvLen = reuse;
+        seqs.setLength(s.slot, reuse);
+        return gained;
+    }
+
+    /**
+     * After a prefill chunk's forward pass wrote KV for {@code [kvLen, end)}: advances the
+     * sequence and inserts its full pages into the cache at once.
+     */
+    public void commitPrefill(Sequence s, int end) {
+        if (s.status() != Sequence.Status.PREFILL || end <= s.kvLen || end > s.prefillTarget) {
+            throw new IllegalStateException("commitPrefill(" + end + ") on " + s);
+        }
+        seqs.setLength(s.slot, end);
+        s.noteComputed(s.kvLen, end);
+        computedTokens += end - s.kvLen;
+        s.kvLen = end;
+        if (store.enabled() && end >= pageSize) {
+            insertFullPages(s, end);
+        }
+    }
+
+    private void insertFullPages(Sequence s, int tokens) {
+        int[] pages = seqs.pages(s.slot);
+        PrefixStore.Insert ins = store.insert(s.cacheKey, tokens, pages);
+        int[] tree = ins.cachedPages();
+        int dupEnd = Math.min(ins.firstNewPageIdx(), tree.length);
+        // validate first: a mismatch must be our own private (uncached) duplicate
+        for (int i = 0; i < dupEnd; i++) {
+            if (pages[i] != tree[i] && !allocator.isPrivate(pages[i])) {
+                throw new IllegalStateException("sequence " + s.id() + " page index " + i + " maps cached page "
+                        + pages[i] + " but the cache holds page " + tree[i]);
+            }
+        }
+        store.lock(ins.node());
+        for (int i = 0; i < dupEnd; i++) {
+            if (pages[i] != tree[i]) {
+                seqs.replaceWithCached(s.slot, i, tree[i]);
+                duplicatePagesDropped++;
+            }
+        }
+        if (ins.insertedPages() > 0) {
+            seqs.markCached(s.slot, ins.firstNewPageIdx(), ins.insertedPages());
+        }
+        store.unlock(s.lockedNode);
+        s.lockedNode = ins.node();
+    }
+
+    /** Makes room for the next decode token (lazy growth; may evict). False: out of pages. */
+    public boolean growForDecode(Sequence s) {
+        return seqs.growForDecode(s.slot);
+    }
+
+    /** Pages the sequence needs to hold {@code extraTokens} more tokens. */
+    public int pagesNeeded(Sequence s, long extraTokens) {
+        return seqs.pagesNeeded(s.slot, extraTokens);
+    }
+
+    /** After a decode step wrote the KV of the token at position kvLen. */
+    public void commitDecode(Sequence s) {
+        if (s.status() != Sequence.Status.DECODE) {
+            throw new IllegalStateException("commitDecode on " + s);
+        }
+        s.kvLen++;
+        seqs.setLength(s.slot, s.kvLen);
+    }
+
+    /** Unlocks the sequence's node and frees its private pages. Idempotent. */
+    public void release(Sequence s) {
+        if (s.slot < 0) {
+            return;
+        }
+        seqs.release(s.slot);
+        store.unlock(s.lockedNode);
+        s.slot = -1;
+        s.lockedNode = null;
+        s.kvLen = 0;
+        s.prefillTarget = 0;
+        s.attemptTokens = null;
+        s.cacheKey = null;
+    }
+
+    /** Prefix tokens mapped from the cache instead of computed, over all admissions and catch-ups. */
+    public long reusedTokens() {
+        return reusedTokens;
+    }
+
+    /** Tokens prefilled (computed), over all sequences and attempts. */
+    public long computedTokens() {
+        return computedTokens;
+    }
+
+    /** Private pages dropped because the cache already held the same tokens. */
+    public long duplicatePagesDropped() {
+        return duplicatePagesDropped;
+    }
+
+    public void checkInvariants() {
+        seqs.checkInvariants();
+    }
+
+    static int ownerId(Sequence s) {
+        return (int) (s.order() & 0x7fffffffL);
+    }
+}

@@ -1,0 +1,101 @@
+package io.radixkv.sched;
+
+/**
+ * What the scheduler needs from a prefix cache, in page terms. The engine adapts the radix
+ * cache to this; {@link #disabled()} is the "prefix cache off" store (no match, no insert:
+ * every page stays private). Keys, namespaces and nodes are opaque to the scheduler.
+ * Confined to the engine thread.
+ */
+public interface PrefixStore {
+    /** Result of a match: the first {@code reusableTokens / pageSize} of {@code pages} may be mapped. */
+    record Match(int[] pages, int reusableTokens, Object node) {}
+
+    /**
+     * Result of inserting a sequence's full pages: {@code cachedPages[i]} is the tree's page for
+     * page index {@code i} (for {@code i < cachedPages.length}); below {@code firstNewPageIdx} a
+     * page that differs from the caller's is a duplicate the caller must drop; from
+     * {@code firstNewPageIdx} on, {@code insertedPages} of the caller's pages now belong to
+     * the cache. {@code node} is the deepest node of the inserted path (to lock).
+     */
+    record Insert(Object node, int firstNewPageIdx, int insertedPages, int[] cachedPages) {}
+
+    boolean enabled();
+
+    /** The cache key for {@code tokens} in {@code namespace}. */
+    Object key(Object namespace, int[] tokens);
+
+    /**
+     * Read-only: how many of the first {@code tokenCount} tokens of {@code key} could be
+     * reused now (page-aligned, with the full-match rule: never all of them).
+     */
+    int peekReusable(Object key, int tokenCount);
+
+    /** Longest reusable cached prefix of the first {@code tokenCount} tokens (touches LRU state). */
+    Match match(Object key, int tokenCount);
+
+    /** Inserts the first {@code tokenCount} tokens' full pages; {@code pages} are the sequence's pages. */
+    Insert insert(Object key, int tokenCount, int[] pages);
+
+    void lock(Object node);
+
+    void unlock(Object node);
+
+    /** Cached pages no sequence locks (reclaimable by eviction). */
+    int evictablePages();
+
+    /** Evicts up to {@code pages} pages; returns how many were freed. */
+    int evict(int pages);
+
+    /** The "prefix cache off" store. */
+    static PrefixStore disabled() {
+        return Disabled.INSTANCE;
+    }
+
+    /** No caching: nothing matches, nothing is inserted. */
+    final class Disabled implements PrefixStore {
+        static final Disabled INSTANCE = new Disabled();
+
+        private Disabled() {}
+
+        @Override
+        public boolean enabled() {
+            return false;
+        }
+
+        @Override
+        public Object key(Object namespace, int[] tokens) {
+            return null;
+        }
+
+        @Override
+        public int peekReusable(Object key, int tokenCount) {
+            return 0;
+        }
+
+        @Override
+        public Match match(Object key, int tokenCount) {
+            return new Match(new int[0], 0, null);
+        }
+
+        @Override
+        public Insert insert(Object key, int tokenCount, int[] pages) {
+            throw new IllegalStateException("the prefix cache is off");
+        }
+
+        @Override
+        public void lock(Object node) {}
+
+        @Override
+        public void unlock(Object node) {}
+
+        @Override
+        public int evictablePages() {
+            return 0;
+        }
+
+        @Override
+        public int evict(int pages) {
+            return 0;
+        }
+    }
+}
