@@ -20,9 +20,9 @@ module io.radixkv {
 
     exports io.radixkv.cache;
 
-    // exports io.radixkv.sched;
+    exports io.radixkv.sched;
 
-    // exports io.radixkv.engine;
+    exports io.radixkv.engine;
 
     exports io.radixkv.model;
     opens io.radixkv.model to com.fasterxml.jackson.databind;

@@ -25,7 +25,6 @@ import io.radixkv.sched.Sequence;
 import io.radixkv.sched.StepPlan;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,6 +36,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -63,7 +63,7 @@ public final class Engine implements AutoCloseable {
     }
 
     /** Per-request engine state attached to its {@link Sequence}. */
-    private record Attachment(RequestHandle handle, Sampler sampler, IntConsumer listener) {}
+    private record Attachment(RequestHandle handle, SamplingParams params, IntConsumer listener) {}
 
     private final EngineConfig config;
     private final ModelConfig modelConfig;
@@ -75,6 +75,7 @@ public final class Engine implements AutoCloseable {
     private final RadixCache cache;
     private final KvManager kv;
     private final Scheduler scheduler;
+    private final LlamaModel model;
     private final ModelRunner runner;
     private final Thread thread;
     private final LinkedBlockingQueue<Runnable> inbox = new LinkedBlockingQueue<>();
@@ -136,7 +137,7 @@ public final class Engine implements AutoCloseable {
         this.scheduler = new Scheduler(new SchedulerConfig(config.maxRunning(), config.maxBatchTokens(),
                 config.decodeReserveFraction()), kv);
         DenseKernels dense = backend.name().equals("java") ? new JavaDenseKernels() : new CpuDenseKernels();
-        LlamaModel model = new LlamaModel(modelConfig, weights, dense, backend);
+        this.model = new LlamaModel(modelConfig, weights, dense, backend, config.maxBatchTokens());
         ModelRunner.Forward forward = model::forward;
         if (forwardWrapper != null) {
             forward = forwardWrapper.apply(forward);
@@ -159,11 +160,17 @@ public final class Engine implements AutoCloseable {
 
     /** {@link #start(EngineConfig)} with the forward pass wrapped (tests: failure injection). */
     static Engine start(EngineConfig config, UnaryOperator<ModelRunner.Forward> forwardWrapper) {
+        return start(config, () -> Backends.create(config.backend()), forwardWrapper);
+    }
+
+    /** {@link #start(EngineConfig)} on a given backend (tests), with an optional forward wrapper. */
+    static Engine start(EngineConfig config, Supplier<KernelBackend> backendFactory,
+                        UnaryOperator<ModelRunner.Forward> forwardWrapper) {
         Objects.requireNonNull(config, "config");
         ModelWeights weights = loadWeights(config);
         KernelBackend backend = null;
         try {
-            backend = Backends.create(config.backend());
+            backend = backendFactory.get();
             Engine e = new Engine(config, weights.config(), backend, weights, forwardWrapper);
             e.thread.start();
             LOG.info("engine started: model {} ({} layers), backend {}, {} KV pages of {} tokens ({}), prefix cache {}",
@@ -247,9 +254,8 @@ public final class Engine implements AutoCloseable {
                     + p.maxTokens());
         }
         RequestHandle handle = new RequestHandle(request.id(), () -> inbox.add(() -> { }));
-        Sampler sampler = new Sampler(p);
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
-                p.stopTokens(), new Attachment(handle, sampler, onToken), System.nanoTime());
+                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new Attachment(handle, p, onToken), System.nanoTime());
         handle.bind(s);
         String why = scheduler.whyNeverFits(s); // reads only immutable limits: safe off the engine thread
         if (why != null) {
@@ -347,9 +353,6 @@ public final class Engine implements AutoCloseable {
             if (cachedByCache != allocator.cachedPages()) {
                 throw new IllegalStateException("the cache owns " + cachedByCache + " pages but the allocator has "
                         + allocator.cachedPages() + " CACHED pages");
-            }
-            if (cache != null) {
-                cache.checkInvariants();
             }
             if (expectIdle) {
                 if (scheduler.runningCount() != 0 || scheduler.waitingCount() != 0) {
@@ -475,15 +478,16 @@ public final class Engine implements AutoCloseable {
             if (!e.needsLogits()) {
                 continue;
             }
-            MemorySegment logits = runner.logitsRow(row++);
+            int logitRow = row++;
             Attachment a = (Attachment) s.attachment();
             int token;
             try {
                 LogitsProbe probe = logitsProbe;
                 if (probe != null) {
-                    probe.onLogits(s.id(), s.outputLength(), logits.toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT));
+                    probe.onLogits(s.id(), s.outputLength(),
+                            runner.logitsRow(logitRow).toArray(java.lang.foreign.ValueLayout.JAVA_FLOAT));
                 }
-                token = a.sampler().sample(logits, s.outputLength());
+                token = Sampler.sample(runner.logits(), logitRow, runner.vocab(), a.params(), s.outputLength());
             } catch (RuntimeException ex) {
                 scheduler.fail(s, "sampling failed: " + ex.getMessage());
                 continue;
@@ -554,6 +558,7 @@ public final class Engine implements AutoCloseable {
             return;
         }
         runner.close();
+        model.close();
         seqs.close();
         pool.close();
         backend.close();

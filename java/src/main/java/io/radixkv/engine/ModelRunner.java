@@ -84,6 +84,11 @@ final class ModelRunner implements AutoCloseable {
         return vocab;
     }
 
+    /** The logits buffer {@code [numLogitRows, vocab]} f32 of the last run. */
+    MemorySegment logits() {
+        return logits;
+    }
+
     /** Logits of the {@code row}-th logit row of the last run ({@code vocab} floats). */
     MemorySegment logitsRow(int row) {
         Objects.checkIndex(row, numLogitRows);

@@ -44,17 +44,17 @@ final class RadixPrefixStore implements PrefixStore {
     }
 
     @Override
-    public Match match(Object key, int tokenCount) {
+    public Match matchAndLock(Object key, int tokenCount) {
         Key k = (Key) key;
-        MatchResult m = cache.match(k.ns(), k.seq());
+        MatchResult m = cache.matchAndLock(k.ns(), k.seq());
         int reuse = RadixCache.reusableKvLength(Math.min(m.matchedKvLen(), tokenCount), tokenCount, pageSize);
         return new Match(m.pages(), reuse, m.node());
     }
 
     @Override
-    public Insert insert(Object key, int tokenCount, int[] pages) {
+    public Insert insertAndLock(Object key, int tokenCount, int[] pages) {
         Key k = (Key) key;
-        InsertResult r = cache.insert(k.ns(), k.seq(), tokenCount, pages);
+        InsertResult r = cache.insertAndLock(k.ns(), k.seq(), tokenCount, pages);
         return new Insert(r.node(), r.firstNewPageIdx(), r.insertedPages(), r.cachedPages());
     }
 

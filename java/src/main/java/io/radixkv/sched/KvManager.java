@@ -108,25 +108,27 @@ public final class KvManager {
         }
         ensureKey(s);
         int total = s.attemptTokens.length;
-        PrefixStore.Match m = store.enabled() ? store.match(s.cacheKey, total) : null;
-        int reuse = m == null ? 0 : m.reusableTokens();
-        if (reuse % pageSize != 0 || reuse >= total) {
-            throw new IllegalStateException("prefix store returned " + reuse + " reusable tokens for " + total
-                    + " tokens at page size " + pageSize + " (must be page-aligned and below the total)");
-        }
-        int slot = seqs.open(ownerId(s));
+        // match and lock atomically: the reclaimer must not evict the pages we are about to map
+        PrefixStore.Match m = store.enabled() ? store.matchAndLock(s.cacheKey, total) : null;
         Object node = m == null ? null : m.node();
-        // lock before allocating: the reclaimer must not evict the pages we are mapping
-        store.lock(node);
+        int reuse = m == null ? 0 : m.reusableTokens();
+        int slot = -1;
         boolean ok = false;
         try {
+            if (reuse % pageSize != 0 || reuse >= total) {
+                throw new IllegalStateException("prefix store returned " + reuse + " reusable tokens for " + total
+                        + " tokens at page size " + pageSize + " (must be page-aligned and below the total)");
+            }
+            slot = seqs.open(ownerId(s));
             if (reuse > 0) {
                 seqs.mapShared(slot, m.pages(), 0, reuse / pageSize);
             }
             ok = seqs.reserve(slot, total);
         } finally {
             if (!ok) {
-                seqs.release(slot); // nothing private yet: only forgets the mapped cached pages
+                if (slot >= 0) {
+                    seqs.release(slot); // nothing private yet: only forgets the mapped cached pages
+                }
                 store.unlock(node);
             }
         }
@@ -157,25 +159,30 @@ public final class KvManager {
         if (store.peekReusable(s.cacheKey, target) <= s.kvLen) {
             return 0;
         }
-        PrefixStore.Match m = store.match(s.cacheKey, target);
+        PrefixStore.Match m = store.matchAndLock(s.cacheKey, target);
         int reuse = m.reusableTokens();
-        if (reuse <= s.kvLen) {
-            return 0;
-        }
-        if (reuse % pageSize != 0 || reuse >= target) {
-            throw new IllegalStateException("prefix store returned " + reuse + " reusable tokens for " + target
-                    + " tokens at page size " + pageSize);
-        }
         int[] cached = m.pages();
-        // check before changing anything: pages we already computed must be the cache's
-        for (int i = s.kvLen / pageSize; i < reuse / pageSize; i++) {
-            int ours = seqs.pageAt(s.slot, i);
-            if (ours != cached[i] && !allocator.isPrivate(ours)) {
-                throw new IllegalStateException("sequence " + s.id() + " page index " + i + " maps cached page " + ours
-                        + " but the cache holds page " + cached[i] + " for those tokens");
+        String bad = null;
+        if (reuse % pageSize != 0 || reuse >= target) {
+            bad = "prefix store returned " + reuse + " reusable tokens for " + target + " tokens at page size "
+                    + pageSize;
+        } else {
+            // pages we already computed must be the cache's (checked before changing anything)
+            for (int i = s.kvLen / pageSize; i < reuse / pageSize && bad == null; i++) {
+                int ours = seqs.pageAt(s.slot, i);
+                if (ours != cached[i] && !allocator.isPrivate(ours)) {
+                    bad = "sequence " + s.id() + " page index " + i + " maps cached page " + ours
+                            + " but the cache holds page " + cached[i] + " for those tokens";
+                }
             }
         }
-        store.lock(m.node());
+        if (bad != null || reuse <= s.kvLen) {
+            store.unlock(m.node());
+            if (bad != null) {
+                throw new IllegalStateException(bad);
+            }
+            return 0;
+        }
         for (int i = s.kvLen / pageSize; i < reuse / pageSize; i++) {
             if (seqs.pageAt(s.slot, i) != cached[i]) {
                 seqs.replaceWithCached(s.slot, i, cached[i]);
@@ -202,25 +209,26 @@ public final class KvManager {
         seqs.setLength(s.slot, end);
         s.noteComputed(s.kvLen, end);
         computedTokens += end - s.kvLen;
+        boolean newFullPage = end / pageSize > s.kvLen / pageSize;
         s.kvLen = end;
-        if (store.enabled() && end >= pageSize) {
+        if (store.enabled() && newFullPage) {
             insertFullPages(s, end);
         }
     }
 
     private void insertFullPages(Sequence s, int tokens) {
         int[] pages = seqs.pages(s.slot);
-        PrefixStore.Insert ins = store.insert(s.cacheKey, tokens, pages);
+        PrefixStore.Insert ins = store.insertAndLock(s.cacheKey, tokens, pages);
         int[] tree = ins.cachedPages();
         int dupEnd = Math.min(ins.firstNewPageIdx(), tree.length);
-        // validate first: a mismatch must be our own private (uncached) duplicate
+        // a mismatch must be our own private duplicate (someone inserted the same tokens first)
         for (int i = 0; i < dupEnd; i++) {
             if (pages[i] != tree[i] && !allocator.isPrivate(pages[i])) {
+                store.unlock(ins.node());
                 throw new IllegalStateException("sequence " + s.id() + " page index " + i + " maps cached page "
                         + pages[i] + " but the cache holds page " + tree[i]);
             }
         }
-        store.lock(ins.node());
         for (int i = 0; i < dupEnd; i++) {
             if (pages[i] != tree[i]) {
                 seqs.replaceWithCached(s.slot, i, tree[i]);

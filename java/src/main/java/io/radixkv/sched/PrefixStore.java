@@ -30,11 +30,17 @@ public interface PrefixStore {
      */
     int peekReusable(Object key, int tokenCount);
 
-    /** Longest reusable cached prefix of the first {@code tokenCount} tokens (touches LRU state). */
-    Match match(Object key, int tokenCount);
+    /**
+     * Longest reusable cached prefix of the first {@code tokenCount} tokens (touches LRU
+     * state), with one lock taken on the returned node atomically: the caller owns that lock.
+     */
+    Match matchAndLock(Object key, int tokenCount);
 
-    /** Inserts the first {@code tokenCount} tokens' full pages; {@code pages} are the sequence's pages. */
-    Insert insert(Object key, int tokenCount, int[] pages);
+    /**
+     * Inserts the first {@code tokenCount} tokens' full pages ({@code pages} are the
+     * sequence's pages) and locks the terminal node atomically: the caller owns that lock.
+     */
+    Insert insertAndLock(Object key, int tokenCount, int[] pages);
 
     void lock(Object node);
 
@@ -73,12 +79,12 @@ public interface PrefixStore {
         }
 
         @Override
-        public Match match(Object key, int tokenCount) {
+        public Match matchAndLock(Object key, int tokenCount) {
             return new Match(new int[0], 0, null);
         }
 
         @Override
-        public Insert insert(Object key, int tokenCount, int[] pages) {
+        public Insert insertAndLock(Object key, int tokenCount, int[] pages) {
             throw new IllegalStateException("the prefix cache is off");
         }
 

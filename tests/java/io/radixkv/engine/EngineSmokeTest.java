@@ -1,0 +1,29 @@
+package io.radixkv.engine;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.radixkv.kernels.DType;
+import io.radixkv.model.SamplingParams;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class EngineSmokeTest {
+    @Test
+    void greedyGenerationEndToEnd() {
+        try (Engine e = EngineTestSupport.start(EngineTestSupport.tiny(4, DType.F32, true, 256).build())) {
+            int[] prompt = {1, 5, 9, 300, 4000, 17, 23, 99, 31999, 2};
+            List<RequestResult> r = e.runToCompletion(List.of(
+                    new GenerateRequest("a", prompt, SamplingParams.greedy(8)),
+                    new GenerateRequest("b", prompt, SamplingParams.greedy(8))));
+            assertEquals(FinishReason.LENGTH, r.get(0).reason(), r.get(0).error());
+            assertEquals(8, r.get(0).outputTokens().length);
+            assertArrayEquals(r.get(0).outputTokens(), r.get(1).outputTokens());
+            assertTrue(r.get(1).stats().cachedPromptTokens() > 0, "second request reuses the first's prefix");
+            System.out.println(java.util.Arrays.toString(r.get(0).outputTokens()) + " " + r.get(1).stats()
+                    + " " + e.snapshot());
+            e.checkInvariants(true);
+        }
+    }
+}
