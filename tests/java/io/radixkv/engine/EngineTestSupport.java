@@ -3,6 +3,8 @@ package io.radixkv.engine;
 import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.model.ModelPresets;
+import io.radixkv.model.ModelWeights;
 import io.radixkv.model.SamplingParams;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,8 +33,36 @@ final class EngineTestSupport {
                 .numPages(numPages).prefixCache(prefixCache).maxBatchTokens(64).maxRunning(8).backend("cpu");
     }
 
+    private static ModelWeights weights;
+
+    /** The tiny preset's weights (seed 7), made once and shared by every test engine. */
+    static synchronized ModelWeights weights() {
+        if (weights == null) {
+            weights = ModelWeights.random(ModelPresets.tiny(), DType.F32, 7);
+        }
+        return weights;
+    }
+
     static Engine start(EngineConfig cfg) {
-        return Engine.start(cfg, backend(), null);
+        return Engine.start(cfg, backend(), weights(), null);
+    }
+
+    static Engine start(EngineConfig cfg, java.util.function.UnaryOperator<ModelRunner.Forward> wrapper) {
+        return Engine.start(cfg, backend(), weights(), wrapper);
+    }
+
+    /** Greedy outputs of {@code prompts} from a cold engine with the prefix cache off and a large pool. */
+    static List<int[]> reference(List<int[]> prompts, int maxTokens, int pageSize, DType dtype) {
+        try (Engine e = start(tiny(pageSize, dtype, false, 4096).build())) {
+            List<int[]> out = new ArrayList<>();
+            for (RequestResult r : e.runConcurrently(greedyRequests(prompts, maxTokens))) {
+                if (!r.ok()) {
+                    throw new AssertionError("reference run failed: " + r);
+                }
+                out.add(r.outputTokens());
+            }
+            return out;
+        }
     }
 
     static int[] randomTokens(SplittableRandom rnd, int n) {

@@ -19,6 +19,7 @@ import io.radixkv.paging.KvPool;
 import io.radixkv.paging.KvSequences;
 import io.radixkv.sched.KvManager;
 import io.radixkv.sched.PrefixStore;
+import io.radixkv.sched.RadixPrefixStore;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.SchedulerConfig;
 import io.radixkv.sched.Sequence;
@@ -69,6 +70,7 @@ public final class Engine implements AutoCloseable {
     private final ModelConfig modelConfig;
     private final KernelBackend backend;
     private final ModelWeights weights;
+    private final boolean ownsWeights;
     private final KvPool pool;
     private final BlockAllocator allocator;
     private final KvSequences seqs;
@@ -90,11 +92,13 @@ public final class Engine implements AutoCloseable {
     private long submitted;
     private long finished;
     private long decodeTokens;
+    private long evictedPages;
     private int peakPinned;
     private int peakAllocated;
 
     private Engine(EngineConfig config, ModelConfig modelConfig, KernelBackend backend, ModelWeights weights,
-                   UnaryOperator<ModelRunner.Forward> forwardWrapper) {
+                   boolean ownsWeights, UnaryOperator<ModelRunner.Forward> forwardWrapper) {
+        this.ownsWeights = ownsWeights;
         this.config = config;
         this.modelConfig = modelConfig;
         this.backend = backend;
@@ -127,7 +131,10 @@ public final class Engine implements AutoCloseable {
         this.seqs = new KvSequences(allocator, ps, config.maxRunning(), maxPagesPerSeq);
         PrefixStore store;
         if (config.prefixCache()) {
-            this.cache = new RadixCache(ps, config.evictionPolicy(), allocator::freeCached);
+            this.cache = new RadixCache(ps, config.evictionPolicy(), (pages, off, len) -> {
+                allocator.freeCached(pages, off, len);
+                evictedPages += len;
+            });
             store = new RadixPrefixStore(cache, ps);
         } else {
             this.cache = null;
@@ -166,12 +173,22 @@ public final class Engine implements AutoCloseable {
     /** {@link #start(EngineConfig)} on a given backend (tests), with an optional forward wrapper. */
     static Engine start(EngineConfig config, Supplier<KernelBackend> backendFactory,
                         UnaryOperator<ModelRunner.Forward> forwardWrapper) {
+        return start(config, backendFactory, null, forwardWrapper);
+    }
+
+    /**
+     * Tests: on a given backend, with weights loaded once and shared by several engines
+     * ({@code sharedWeights}, not closed by the engine; null = load per {@code config}).
+     */
+    static Engine start(EngineConfig config, Supplier<KernelBackend> backendFactory, ModelWeights sharedWeights,
+                        UnaryOperator<ModelRunner.Forward> forwardWrapper) {
         Objects.requireNonNull(config, "config");
-        ModelWeights weights = loadWeights(config);
+        boolean own = sharedWeights == null;
+        ModelWeights weights = own ? loadWeights(config) : sharedWeights;
         KernelBackend backend = null;
         try {
             backend = backendFactory.get();
-            Engine e = new Engine(config, weights.config(), backend, weights, forwardWrapper);
+            Engine e = new Engine(config, weights.config(), backend, weights, own, forwardWrapper);
             e.thread.start();
             LOG.info("engine started: model {} ({} layers), backend {}, {} KV pages of {} tokens ({}), prefix cache {}",
                     config.model(), weights.config().layers(), backend.name(), e.allocator.numPages(),
@@ -181,7 +198,9 @@ public final class Engine implements AutoCloseable {
             if (backend != null) {
                 backend.close();
             }
-            weights.close();
+            if (own) {
+                weights.close();
+            }
             throw ex;
         }
     }
@@ -530,7 +549,7 @@ public final class Engine implements AutoCloseable {
         long reused = kv.reusedTokens();
         long computed = kv.computedTokens();
         double hit = reused + computed == 0 ? 0.0 : (double) reused / (reused + computed);
-        long evicted = cache == null ? 0 : cache.metrics().evictedPages();
+        long evicted = evictedPages;
         return new EngineStats(steps, submitted, finished, hit, reused, computed, decodeTokens,
                 scheduler.preemptions(), evicted, scheduler.deferrals(), kv.duplicatePagesDropped(),
                 allocator.numPages(), allocator.freePages(), allocator.cachedPages(), peakPinned, peakAllocated,
@@ -562,6 +581,8 @@ public final class Engine implements AutoCloseable {
         seqs.close();
         pool.close();
         backend.close();
-        weights.close();
+        if (ownsWeights) {
+            weights.close();
+        }
     }
 }

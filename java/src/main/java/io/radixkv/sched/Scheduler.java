@@ -64,16 +64,17 @@ public final class Scheduler {
      */
     public String whyNeverFits(Sequence s) {
         long finalKv = (long) s.promptLength() + s.maxTokens() - 1;
-        long limit = kv.sequences().maxTokensPerSeq();
-        if (finalKv > limit) {
-            return "request " + s.id() + " needs " + finalKv + " KV positions (prompt " + s.promptLength()
-                    + " + maxTokens " + s.maxTokens() + " - 1) but a sequence holds at most " + limit;
-        }
-        int pages = kv.pagesFor(finalKv);
+        long pages = (finalKv + kv.pageSize() - 1) / kv.pageSize();
         if (pages > kv.numPages()) {
             return "request " + s.id() + " needs " + pages + " KV pages (prompt " + s.promptLength() + " + maxTokens "
                     + s.maxTokens() + " - 1 tokens at page size " + kv.pageSize() + ") but the pool holds only "
                     + kv.numPages() + " pages";
+        }
+        long limit = kv.sequences().maxTokensPerSeq();
+        if (finalKv > limit) {
+            return "request " + s.id() + " needs " + finalKv + " KV positions (prompt " + s.promptLength()
+                    + " + maxTokens " + s.maxTokens() + " - 1) but a sequence holds at most " + limit
+                    + " (maxSeqLen)";
         }
         return null;
     }

@@ -1,4 +1,4 @@
-package io.radixkv.engine;
+package io.radixkv.sched;
 
 import io.radixkv.cache.InsertResult;
 import io.radixkv.cache.MatchResult;
@@ -6,23 +6,22 @@ import io.radixkv.cache.Namespace;
 import io.radixkv.cache.NodeRef;
 import io.radixkv.cache.RadixCache;
 import io.radixkv.cache.TokenSequence;
-import io.radixkv.sched.PrefixStore;
 import java.util.Objects;
 
 /** The radix cache seen through the scheduler's {@link PrefixStore}. */
-final class RadixPrefixStore implements PrefixStore {
+public final class RadixPrefixStore implements PrefixStore {
     /** A namespace and its token sequence. */
     private record Key(Namespace ns, TokenSequence seq) {}
 
     private final RadixCache cache;
     private final int pageSize;
 
-    RadixPrefixStore(RadixCache cache, int pageSize) {
+    public RadixPrefixStore(RadixCache cache, int pageSize) {
         this.cache = Objects.requireNonNull(cache, "cache");
         this.pageSize = pageSize;
     }
 
-    RadixCache cache() {
+    public RadixCache cache() {
         return cache;
     }
 
