@@ -445,18 +445,12 @@ public final class Engine implements AutoCloseable {
     }
 
     private void abortAll(String why) {
-        long now = System.nanoTime();
-        for (Sequence s : scheduler.abortAll(why)) {
-            report(s, now);
-        }
-        publishStats();
+        report(scheduler.abortAll(why), System.nanoTime());
     }
 
     private void step() {
         long now = System.nanoTime();
-        for (Sequence s : scheduler.retire()) {
-            report(s, now);
-        }
+        report(scheduler.retire(), now);
         scheduler.admit(now);
         StepPlan plan = scheduler.plan();
         notePeaks();
@@ -530,10 +524,17 @@ public final class Engine implements AutoCloseable {
         peakAllocated = Math.max(peakAllocated, allocator.allocatedPages());
     }
 
-    private void report(Sequence s, long now) {
-        finished++;
-        Attachment a = (Attachment) s.attachment();
-        a.handle().complete(new RequestResult(s.id(), s.output(), s.finishReason(), statsOf(s, now), s.error()));
+    /** Completes the requests' futures, after publishing stats that already count them. */
+    private void report(List<Sequence> done, long now) {
+        if (done.isEmpty()) {
+            return;
+        }
+        finished += done.size();
+        publishStats();
+        for (Sequence s : done) {
+            Attachment a = (Attachment) s.attachment();
+            a.handle().complete(new RequestResult(s.id(), s.output(), s.finishReason(), statsOf(s, now), s.error()));
+        }
     }
 
     private static RequestStats statsOf(Sequence s, long now) {
