@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
 
+#include "kv_blocks.h"
 #include "kv_convert.h"
 #include "rkv_common.h"
 #include "rkv_kv.h"
@@ -114,23 +114,9 @@ RKV_API int rkv_copy_blocks(void* const* k_caches, void* const* v_caches, int32_
     RKV_CHECK(k_caches[l] != nullptr, "rkv_copy_blocks: k_caches[%d] is NULL", l);
     RKV_CHECK(v_caches[l] != nullptr, "rkv_copy_blocks: v_caches[%d] is NULL", l);
   }
-  // Ids in range; destinations distinct and never a source (else the result would depend on
-  // the order of the copies).
-  std::vector<uint8_t> role((size_t)num_pages, 0);  // bit 0: source, bit 1: destination
-  for (int64_t i = 0; i < 2 * num_pairs; ++i) {
-    int64_t id = block_mapping[i];
-    RKV_CHECK(id >= 0 && id < num_pages, "rkv_copy_blocks: block_mapping[%lld] = %lld is out of range [0, %lld)",
-              (long long)i, (long long)id, (long long)num_pages);
-    if (i % 2 == 0) role[(size_t)id] |= 1;
-  }
-  for (int64_t p = 0; p < num_pairs; ++p) {
-    int64_t d = block_mapping[2 * p + 1];
-    RKV_CHECK(!(role[(size_t)d] & 1), "rkv_copy_blocks: destination page %lld (pair %lld) is also a source",
-              (long long)d, (long long)p);
-    RKV_CHECK(!(role[(size_t)d] & 2), "rkv_copy_blocks: destination page %lld appears twice (pair %lld)",
-              (long long)d, (long long)p);
-    role[(size_t)d] |= 2;
-  }
+  char msg[256];
+  if (!rkv::check_block_mapping(block_mapping, num_pairs, num_pages, msg, sizeof msg))
+    return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_copy_blocks: %s", msg);
   const int64_t jobs = (int64_t)num_layers * num_pairs * 2;
   const bool parallel = jobs > 1 && jobs * page_bytes > rkv::kParallelBytes;
 #pragma omp parallel for schedule(static) if (parallel)
