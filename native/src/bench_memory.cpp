@@ -7,6 +7,9 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+// GCC 12 false positive on the undefined pass-through operands inside AVX-512 intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include "rkv_common.h"

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -15,6 +16,7 @@
 // GCC 12 reports the deliberately undefined pass-through operands of AVX-512 intrinsics
 // (_mm512_undefined_*) as "maybe uninitialized" once they are inlined: a known false positive.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include "kv_convert.h"
@@ -174,11 +176,132 @@ RKV_AVX512 void row_avx512(const void* src, void* dst, int64_t n, float scale) {
   for (; i < n; ++i) convert_element(src, SD, i, dst, DD, i, MODE, scale);
 }
 
+
+// ---- AVX2 (+F16C): the same lane-wise algorithm on 8 lanes, compare masks as vectors ----
+#define RKV_AVX2 __attribute__((target("avx2,f16c,fma")))
+#define RKV_AVX2_INLINE RKV_AVX2 __attribute__((always_inline)) inline
+
+RKV_AVX2_INLINE __m256i s1(uint32_t v) { return _mm256_set1_epi32((int)v); }
+// a >= b for non-negative int32 lanes
+RKV_AVX2_INLINE __m256i ge(__m256i a, uint32_t b) { return _mm256_cmpgt_epi32(a, s1(b - 1)); }
+RKV_AVX2_INLINE __m256i sel(__m256i mask, __m256i yes, __m256i no) { return _mm256_blendv_epi8(no, yes, mask); }
+
+RKV_AVX2_INLINE __m256 a2_load_f16(const uint16_t* p) {
+  __m128i h = _mm_loadu_si128((const __m128i*)p);
+  __m256 f = _mm256_cvtph_ps(h);
+  __m256i w = _mm256_cvtepu16_epi32(h);
+  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(w, s1(0x7FFF)), s1(0x7C00));
+  __m256i bits = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(w, s1(0x8000)), 16),
+                                 _mm256_or_si256(s1(0x7F800000u), _mm256_slli_epi32(_mm256_and_si256(w, s1(0x3FF)), 13)));
+  return _mm256_castsi256_ps(sel(nan, bits, _mm256_castps_si256(f)));
+}
+
+RKV_AVX2_INLINE __m256 a2_load_bf16(const uint16_t* p) {
+  __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+template <int MB, int BIAS>
+RKV_AVX2_INLINE __m256 a2_load_fp8(const uint8_t* p) {
+  __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)p));
+  __m256i sign = _mm256_slli_epi32(_mm256_and_si256(c, s1(0x80)), 24);
+  __m256i m7 = _mm256_and_si256(c, s1(0x7F));
+  __m256i bits = _mm256_add_epi32(_mm256_slli_epi32(m7, 23 - MB), s1((uint32_t)(127 - BIAS) << 23));
+  __m256i sub = _mm256_cmpgt_epi32(s1(1u << MB), m7);
+  const float min_sub = MB == 3 ? 0.001953125f : 1.52587890625e-05f;
+  __m256 subv = _mm256_mul_ps(_mm256_cvtepi32_ps(m7), _mm256_set1_ps(min_sub));
+  bits = sel(sub, _mm256_castps_si256(subv), bits);
+  if constexpr (MB == 3) {
+    bits = sel(_mm256_cmpeq_epi32(m7, s1(0x7F)), s1(0x7FC00000u), bits);
+  } else {
+    __m256i special = _mm256_or_si256(s1(0x7F800000u), _mm256_slli_epi32(_mm256_and_si256(c, s1(3)), 21));
+    bits = sel(ge(m7, 0x7C), special, bits);
+  }
+  return _mm256_castsi256_ps(_mm256_or_si256(bits, sign));
+}
+
+template <int SD>
+RKV_AVX2_INLINE __m256 a2_load8(const void* src, int64_t i) {
+  if constexpr (SD == RKV_DTYPE_F32) return _mm256_loadu_ps((const float*)src + i);
+  else if constexpr (SD == RKV_DTYPE_F16) return a2_load_f16((const uint16_t*)src + i);
+  else if constexpr (SD == RKV_DTYPE_BF16) return a2_load_bf16((const uint16_t*)src + i);
+  else if constexpr (SD == RKV_DTYPE_FP8_E4M3) return a2_load_fp8<3, 7>((const uint8_t*)src + i);
+  else return a2_load_fp8<2, 15>((const uint8_t*)src + i);
+}
+
+// 8 int32 lanes holding values <= 0xFFFF -> 8 uint16
+RKV_AVX2_INLINE __m128i a2_pack16(__m256i r) {
+  __m256i p = _mm256_packus_epi32(r, r);  // per 128-bit lane: r0..3 r0..3 | r4..7 r4..7
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(p, 0x08));
+}
+
+RKV_AVX2_INLINE void a2_store_bf16(uint16_t* p, __m256 v) {
+  __m256i u = _mm256_castps_si256(v);
+  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, s1(0x7FFFFFFFu)), s1(0x7F800000u));
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), s1(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, s1(0x7FFF))), 16);
+  r = sel(nan, _mm256_or_si256(_mm256_srli_epi32(u, 16), s1(0x40)), r);
+  _mm_storeu_si128((__m128i*)p, a2_pack16(r));
+}
+
+template <int MB, int BIAS, uint32_t MAXC, uint32_t OVF, uint32_t MINN>
+RKV_AVX2_INLINE void a2_store_fp8(uint8_t* p, __m256 v) {
+  constexpr int drop = 23 - MB;
+  __m256i u = _mm256_castps_si256(v);
+  __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 24), s1(0x80));
+  __m256i a = _mm256_and_si256(u, s1(0x7FFFFFFFu));
+  __m256i nan = _mm256_cmpgt_epi32(a, s1(0x7F800000u));
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(a, drop), s1(1));
+  __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(a, _mm256_add_epi32(lsb, s1((1u << (drop - 1)) - 1u))), drop);
+  rn = _mm256_sub_epi32(rn, s1((uint32_t)(127 - BIAS) << MB));
+  constexpr float sub_scale = (float)(1u << (BIAS + MB - 1));
+  __m256 fs = _mm256_mul_ps(_mm256_castsi256_ps(a), _mm256_set1_ps(sub_scale));
+  __m256i rs = _mm256_cvtps_epi32(_mm256_round_ps(fs, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  __m256i r = _mm256_or_si256(sel(ge(a, MINN), rn, rs), sign);
+  r = sel(ge(a, OVF), _mm256_or_si256(sign, s1(MAXC)), r);
+  r = sel(nan, s1(0x7F), r);
+  __m256i p16 = _mm256_packus_epi32(r, r);
+  __m256i p8 = _mm256_packus_epi16(p16, p16);  // lane 0: r0..3 repeated, lane 1: r4..7 repeated
+  __m128i lo = _mm256_castsi256_si128(p8), hi = _mm256_extracti128_si256(p8, 1);
+  _mm_storel_epi64((__m128i*)p, _mm_unpacklo_epi32(lo, hi));
+}
+
+template <int DD>
+RKV_AVX2_INLINE void a2_store8(void* dst, int64_t i, __m256 v) {
+  if constexpr (DD == RKV_DTYPE_F32) _mm256_storeu_ps((float*)dst + i, v);
+  else if constexpr (DD == RKV_DTYPE_F16)
+    _mm_storeu_si128((__m128i*)((uint16_t*)dst + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  else if constexpr (DD == RKV_DTYPE_BF16) a2_store_bf16((uint16_t*)dst + i, v);
+  else if constexpr (DD == RKV_DTYPE_FP8_E4M3) a2_store_fp8<3, 7, 0x7Eu, 0x43E80000u, 0x3C800000u>((uint8_t*)dst + i, v);
+  else a2_store_fp8<2, 15, 0x7Bu, 0x47700000u, 0x38800000u>((uint8_t*)dst + i, v);
+}
+
+template <int SD, int DD, int MODE>
+RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
+  const __m256 vs = _mm256_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = a2_load8<SD>(src, i);
+    if constexpr (MODE == kScaleMul) x = _mm256_mul_ps(x, vs);
+    else if constexpr (MODE == kScaleDiv) x = _mm256_div_ps(x, vs);
+    a2_store8<DD>(dst, i, x);
+  }
+  for (; i < n; ++i) convert_element(src, SD, i, dst, DD, i, MODE, scale);
+}
+
 bool cpu_has_avx512() {
   static const bool has = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  }();
+  return has;
+}
+
+bool cpu_has_avx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
   }();
   return has;
 }
@@ -189,25 +312,29 @@ struct Table {
   RowConvertFn fn[kNumDtypes][kNumDtypes][3];
 };
 
+enum Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
 template <int SD, int DD, int MODE>
-void fill(Table& t, bool vec) {
+void fill(Table& t, int isa) {
 #if RKV_HAVE_X86
-  t.fn[SD][DD][MODE] = vec ? &row_avx512<SD, DD, MODE> : &row_scalar<SD, DD, MODE>;
+  t.fn[SD][DD][MODE] = isa == kAvx512 ? &row_avx512<SD, DD, MODE>
+                       : isa == kAvx2 ? &row_avx2<SD, DD, MODE>
+                                      : &row_scalar<SD, DD, MODE>;
 #else
-  (void)vec;
+  (void)isa;
   t.fn[SD][DD][MODE] = &row_scalar<SD, DD, MODE>;
 #endif
 }
 
 template <int SD, int DD>
-void fill_modes(Table& t, bool vec) {
+void fill_modes(Table& t, int vec) {
   fill<SD, DD, kScaleNone>(t, vec);
   fill<SD, DD, kScaleMul>(t, vec);
   fill<SD, DD, kScaleDiv>(t, vec);
 }
 
 template <int SD>
-void fill_src(Table& t, bool vec) {
+void fill_src(Table& t, int vec) {
   fill_modes<SD, RKV_DTYPE_F32>(t, vec);
   fill_modes<SD, RKV_DTYPE_F16>(t, vec);
   fill_modes<SD, RKV_DTYPE_BF16>(t, vec);
@@ -215,7 +342,7 @@ void fill_src(Table& t, bool vec) {
   fill_modes<SD, RKV_DTYPE_FP8_E5M2>(t, vec);
 }
 
-Table make_table(bool vec) {
+Table make_table(int vec) {
   Table t{};
   fill_src<RKV_DTYPE_F32>(t, vec);
   fill_src<RKV_DTYPE_F16>(t, vec);
@@ -225,12 +352,23 @@ Table make_table(bool vec) {
   return t;
 }
 
-const Table& table() {
+// The best ISA of this CPU; RKV_ISA=scalar|avx2|avx512 in the environment lowers it (tests
+// use it to check every path against the scalar reference on one machine).
+int select_isa() {
 #if RKV_HAVE_X86
-  static const Table t = make_table(cpu_has_avx512());
+  int best = cpu_has_avx512() ? kAvx512 : cpu_has_avx2() ? kAvx2 : kScalar;
+  if (const char* env = std::getenv("RKV_ISA")) {
+    int want = !std::strcmp(env, "scalar") ? kScalar : !std::strcmp(env, "avx2") ? kAvx2 : kAvx512;
+    if (want < best) best = want;
+  }
+  return best;
 #else
-  static const Table t = make_table(false);
+  return kScalar;
 #endif
+}
+
+const Table& table() {
+  static const Table t = make_table(select_isa());
   return t;
 }
 

@@ -3,7 +3,9 @@
 // rejected call returns RKV_ERR_INVALID_ARGUMENT with a message and writes nothing.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <algorithm>
 #include <random>
 #include <vector>
@@ -159,9 +161,24 @@ void test_bench() {
          "bench_copy");
 }
 
+
+// Runs this test again with RKV_ISA=avx2 and =scalar so every conversion path of the
+// library is checked on this machine (the library picks its ISA once per process).
+int rerun_lower_isas(const char* self) {
+  if (std::getenv("RKV_ISA")) return 0;
+  int failed = 0;
+  for (const char* isa : {"avx2", "scalar"}) {
+    std::string cmd = std::string("RKV_ISA=") + isa + " '" + self + "'";
+    std::printf("-- re-running with RKV_ISA=%s\n", isa);
+    std::fflush(stdout);
+    if (std::system(cmd.c_str()) != 0) failed = 1;
+  }
+  return failed;
+}
+
 }  // namespace
 
-int main() {
+int main(int, char** argv) {
   test_convert_all_pairs();
   test_reshape_and_cache();
   test_copy_blocks();
@@ -170,6 +187,6 @@ int main() {
     std::printf("kv_cache_test: %d failures\n", g_failures);
     return 1;
   }
-  std::printf("kv_cache_test: OK\n");
-  return 0;
+  std::printf("kv_cache_test: OK (%s)\n", std::getenv("RKV_ISA") ? std::getenv("RKV_ISA") : "best ISA");
+  return rerun_lower_isas(argv[0]);
 }
