@@ -135,6 +135,7 @@ public final class KvSequences implements AutoCloseable {
         }
         for (int i = off; i < off + n; i++) {
             int page = cachedPages[i];
+            allocator.stateOf(page); // range check: IllegalArgumentException naming the id
             if (!allocator.isCached(page)) {
                 throw new IllegalStateException("cannot map page " + page + " as shared into sequence " + seq
                         + ": it is " + describe(page) + ", not CACHED");
@@ -271,6 +272,7 @@ public final class KvSequences implements AutoCloseable {
         Objects.checkIndex(pageIdx, pages);
         int old = table.pageAt(seq, pageIdx);
         requireOwnPrivate(seq, pageIdx, old, "replaceWithCached");
+        allocator.stateOf(cachedPage); // range check
         if (!allocator.isCached(cachedPage)) {
             throw new IllegalStateException("replaceWithCached: page " + cachedPage + " is " + describe(cachedPage)
                     + ", not CACHED");
