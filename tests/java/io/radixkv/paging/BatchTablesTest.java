@@ -147,6 +147,33 @@ class BatchTablesTest {
     }
 
     @Test
+    void newTokensNeverLandInCacheOwnedPages() {
+        try (KvSequences s = new KvSequences(new BlockAllocator(16), 4, 4, 8);
+             BatchTables bt = new BatchTables(4, 64, 16)) {
+            int a = s.open(1);
+            assertTrue(s.reserve(a, 12));
+            s.setLength(a, 8);
+            s.markCached(a, 0, 2);
+            int cached = s.pageAt(a, 1);
+            bt.begin(s);
+            // tokens 7..9 would rewrite the cache's page 1 (token 7): rejected, batch unchanged
+            var e = assertThrows(IllegalStateException.class, () -> bt.add(a, 7, 10));
+            assertTrue(e.getMessage().contains("page " + cached) && e.getMessage().contains("CACHED"), e.getMessage());
+            assertEquals(0, bt.batchSize());
+            // a shared prefix followed by private pages: only the private part may be written
+            int b = s.open(2);
+            s.mapShared(b, new int[] {s.pageAt(a, 0), cached}, 0, 2);
+            assertTrue(s.reserve(b, 10));
+            assertThrows(IllegalStateException.class, () -> bt.add(b, 0, 10));
+            bt.add(a, 8, 12);
+            bt.add(b, 8, 10);
+            bt.finish();
+            assertArrayEquals(new int[] {0, 3, 6}, ints(bt.kvIndptr(), 3));
+            assertArrayEquals(new int[] {0, 4, 6}, ints(bt.qoIndptr(), 3));
+        }
+    }
+
+    @Test
     void mirrorsToDeviceMemory() {
         try (FakeDevice dev = new FakeDevice();
              KvSequences s = new KvSequences(new BlockAllocator(32), 4, 4, 8);

@@ -105,6 +105,10 @@ class KvSequencesTest {
             assertTrue(s.reserve(s.open(3), 0));
             assertEquals(70, s.allocator().freePages());
             assertEquals(70 * 16, s.freeTokenCapacity());
+            // the cache's evictable pages count as capacity
+            s.setEvictablePages(() -> 5);
+            assertEquals(75, s.availablePages());
+            assertEquals(75 * 16, s.freeTokenCapacity());
         }
     }
 

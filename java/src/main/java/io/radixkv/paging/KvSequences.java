@@ -2,6 +2,7 @@ package io.radixkv.paging;
 
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.IntSupplier;
 
 /**
  * Sequence lifecycle over a {@link BlockAllocator} and a {@link PageTable}: open a slot,
@@ -34,6 +35,8 @@ public final class KvSequences implements AutoCloseable {
     /** For {@link #checkInvariants()}: per page, stamp of the last row that listed it. */
     private final int[] rowStamp;
     private int stamp;
+    /** Pages the prefix cache could evict on demand (counted as free capacity); none by default. */
+    private IntSupplier evictablePages = () -> 0;
 
     /**
      * @param allocator the page pool (shared with the prefix cache)
@@ -310,9 +313,22 @@ public final class KvSequences implements AutoCloseable {
         table.releaseSlot(seq);
     }
 
-    /** Tokens that fit in the allocator's free pages (the cache adds its evictable pages). */
+    /**
+     * Tells capacity queries how many cache-owned pages eviction could free on demand (the
+     * radix cache's evictable count; the allocator's reclaimer frees them when needed).
+     */
+    public void setEvictablePages(IntSupplier evictablePages) {
+        this.evictablePages = Objects.requireNonNull(evictablePages, "evictablePages");
+    }
+
+    /** Pages an allocation could get now: free pages plus evictable cache pages. */
+    public int availablePages() {
+        return allocator.freePages() + evictablePages.getAsInt();
+    }
+
+    /** Tokens that fit in {@link #availablePages()} (free + evictable pages). */
     public long freeTokenCapacity() {
-        return (long) allocator.freePages() * pageSize;
+        return (long) availablePages() * pageSize;
     }
 
     /**
