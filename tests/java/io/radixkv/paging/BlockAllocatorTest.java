@@ -273,6 +273,8 @@ class BlockAllocatorTest {
         int priv = a.allocateOne(1);
         assertThrows(IllegalStateException.class, () -> a.freeCached(new int[] {got[0], got[1], priv}, 0, 3));
         assertThrows(IllegalStateException.class, () -> a.freeCached(new int[] {got[0], got[0]}, 0, 2));
+        assertThrows(IllegalArgumentException.class, () -> a.freeCached(new int[] {got[0], got[1], 6}, 0, 3));
+        for (int p : got) assertEquals(PageState.CACHED, a.stateOf(p));
         assertEquals(3, a.cachedPages());
         a.checkInvariants();
         a.freeCached(got, 0, 3);

@@ -344,6 +344,9 @@ class KvSequencesTest {
             assertEquals(0, s.pageCount(b), "nothing mapped");
             assertThrows(IllegalStateException.class, () -> s.mapShared(b, new int[] {15}, 0, 1), "free page");
             assertThrows(IllegalArgumentException.class, () -> s.mapShared(b, new int[] {99}, 0, 1));
+            var dup = assertThrows(IllegalArgumentException.class, () -> s.mapShared(b, new int[] {cached, cached}, 0, 2));
+            assertTrue(dup.getMessage().contains("page " + cached), dup.getMessage());
+            assertEquals(0, s.pageCount(b));
             s.mapShared(b, new int[] {cached}, 0, 1);
             assertThrows(IllegalStateException.class, () -> s.mapShared(b, new int[] {cached}, 0, 1), "not empty");
             assertThrows(IllegalArgumentException.class,
@@ -392,6 +395,10 @@ class KvSequencesTest {
             // replacing a cached entry or with a non-cached page is rejected
             assertThrows(IllegalStateException.class, () -> s.replaceWithCached(b, 0, cached));
             assertThrows(IllegalStateException.class, () -> s.replaceWithCached(b, 1, s.pageAt(a, 1)));
+            // mapping the same cached page twice in one sequence is rejected
+            var twice = assertThrows(IllegalStateException.class, () -> s.replaceWithCached(b, 1, cached));
+            assertTrue(twice.getMessage().contains("already maps"), twice.getMessage());
+            assertEquals(PageState.PRIVATE, al.stateOf(s.pageAt(b, 1)));
             s.release(a);
             s.release(b);
             assertEquals(1, al.cachedPages());

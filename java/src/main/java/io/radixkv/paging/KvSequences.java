@@ -136,6 +136,7 @@ public final class KvSequences implements AutoCloseable {
         if (n > maxPagesPerSeq) {
             throw new IllegalArgumentException(n + " shared pages exceed maxPagesPerSeq " + maxPagesPerSeq);
         }
+        int st = nextStamp();
         for (int i = off; i < off + n; i++) {
             int page = cachedPages[i];
             allocator.stateOf(page); // range check: IllegalArgumentException naming the id
@@ -143,6 +144,10 @@ public final class KvSequences implements AutoCloseable {
                 throw new IllegalStateException("cannot map page " + page + " as shared into sequence " + seq
                         + ": it is " + describe(page) + ", not CACHED");
             }
+            if (rowStamp[page] == st) {
+                throw new IllegalArgumentException("page " + page + " appears twice in the shared prefix");
+            }
+            rowStamp[page] = st;
         }
         table.append(seq, cachedPages, off, n);
         table.setLength(seq, (long) n * pageSize);
@@ -279,6 +284,12 @@ public final class KvSequences implements AutoCloseable {
         if (!allocator.isCached(cachedPage)) {
             throw new IllegalStateException("replaceWithCached: page " + cachedPage + " is " + describe(cachedPage)
                     + ", not CACHED");
+        }
+        for (int i = 0; i < pages; i++) {
+            if (table.pageAt(seq, i) == cachedPage) {
+                throw new IllegalStateException("replaceWithCached: sequence " + seq + " already maps page "
+                        + cachedPage + " at index " + i);
+            }
         }
         allocator.free(old);
         table.setPage(seq, pageIdx, cachedPage);
