@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "rkv_dtype.h"
+
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -26,21 +28,9 @@
 namespace rkv {
 namespace dense {
 
-inline float bf16_bits_to_float(uint16_t h) {
-  uint32_t u = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-// Round to nearest even; NaN stays a (quiet) NaN.
-inline uint16_t float_to_bf16_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<uint16_t>(u >> 16);
-}
+// Scalar conversions are the project's shared ones (rkv_dtype.h), so every path agrees bit for bit.
+inline float bf16_bits_to_float(uint16_t h) { return rkv::bf16_to_float(h); }
+inline uint16_t float_to_bf16_bits(float f) { return rkv::float_to_bf16(f); }
 
 template <typename W>
 inline float load_w(const W* p);

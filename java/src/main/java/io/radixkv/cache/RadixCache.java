@@ -346,7 +346,12 @@ public final class RadixCache {
                 if (tree.dead) {
                     continue;
                 }
-                return insertLocked(tree, seq, tokenCount, kvLim, pages, priority, lock);
+                try {
+                    return insertLocked(tree, seq, tokenCount, kvLim, pages, priority, lock);
+                } catch (RuntimeException e) {
+                    pruneIfEmpty(tree); // a refused insert into a new namespace leaves no empty root
+                    throw e;
+                }
             } finally {
                 tree.lock.unlock();
             }

@@ -141,6 +141,7 @@ public final class BatchTables implements AutoCloseable {
     /**
      * Adds sequence {@code seq} processing new token positions {@code [start, end)}. Checked
      * before anything is written: the sequence is open, {@code 0 <= start < end <= capacity},
+     * the pages the new tokens go to are PRIVATE (never cache-owned: shared KV is immutable),
      * and the batch stays within its maxima. A rejected call leaves the batch as it was.
      */
     public void add(int seq, long start, long end) {
@@ -176,6 +177,17 @@ public final class BatchTables implements AutoCloseable {
         PageTable table = seqs.pageTable();
         MemorySegment row = table.segment();
         long rowBase = table.rowOffset(seq);
+        // New tokens may only land in this sequence's PRIVATE pages: writing into a
+        // cache-owned page would silently change KV that other sequences share.
+        BlockAllocator allocator = seqs.allocator();
+        for (long pi = start / pageSize, last = (end - 1) / pageSize; pi <= last; pi++) {
+            int page = row.getAtIndex(INT, rowBase + pi);
+            if (!allocator.isPrivate(page)) {
+                throw new IllegalStateException("sequence " + seq + ": new token " + Math.max(start, pi * pageSize)
+                        + " would be written into page " + page + " which is " + allocator.stateOf(page)
+                        + " (new tokens must go to the sequence's private pages)");
+            }
+        }
 
         table.copyRow(seq, np, kvIndices, pages);
         kvLastPageLen.setAtIndex(INT, batch, (int) (end - (long) (np - 1) * pageSize));

@@ -231,14 +231,20 @@ public final class BlockAllocator {
         int end = off + len;
         for (int i = off; i < end; i++) {
             int page = pages[i];
-            checkRange(page);
-            if (state[page] != CACHED) {
+            RuntimeException bad = null;
+            if (page < 0 || page >= numPages) {
+                bad = outOfRange(page);
+            } else if (state[page] == MARKED) {
+                bad = new IllegalStateException("page " + page + " appears twice in the list to free (double free)");
+            } else if (state[page] != CACHED) {
+                bad = new IllegalStateException("freeCached(page " + page + "): page is " + STATES[state[page]]
+                        + ", not CACHED");
+            }
+            if (bad != null) {
                 for (int j = off; j < i; j++) {
-                    state[pages[j]] = CACHED;
+                    state[pages[j]] = CACHED; // undo the marks: nothing changed
                 }
-                throw new IllegalStateException(state[page] == MARKED
-                        ? "page " + page + " appears twice in the list to free (double free)"
-                        : "freeCached(page " + page + "): page is " + STATES[state[page]] + ", not CACHED");
+                throw bad;
             }
             state[page] = MARKED;
         }

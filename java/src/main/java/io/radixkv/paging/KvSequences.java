@@ -2,6 +2,7 @@ package io.radixkv.paging;
 
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.function.IntSupplier;
 
 /**
  * Sequence lifecycle over a {@link BlockAllocator} and a {@link PageTable}: open a slot,
@@ -34,6 +35,8 @@ public final class KvSequences implements AutoCloseable {
     /** For {@link #checkInvariants()}: per page, stamp of the last row that listed it. */
     private final int[] rowStamp;
     private int stamp;
+    /** Pages the prefix cache could evict on demand (counted as free capacity); none by default. */
+    private IntSupplier evictablePages = () -> 0;
 
     /**
      * @param allocator the page pool (shared with the prefix cache)
@@ -133,12 +136,18 @@ public final class KvSequences implements AutoCloseable {
         if (n > maxPagesPerSeq) {
             throw new IllegalArgumentException(n + " shared pages exceed maxPagesPerSeq " + maxPagesPerSeq);
         }
+        int st = nextStamp();
         for (int i = off; i < off + n; i++) {
             int page = cachedPages[i];
+            allocator.stateOf(page); // range check: IllegalArgumentException naming the id
             if (!allocator.isCached(page)) {
                 throw new IllegalStateException("cannot map page " + page + " as shared into sequence " + seq
                         + ": it is " + describe(page) + ", not CACHED");
             }
+            if (rowStamp[page] == st) {
+                throw new IllegalArgumentException("page " + page + " appears twice in the shared prefix");
+            }
+            rowStamp[page] = st;
         }
         table.append(seq, cachedPages, off, n);
         table.setLength(seq, (long) n * pageSize);
@@ -271,9 +280,16 @@ public final class KvSequences implements AutoCloseable {
         Objects.checkIndex(pageIdx, pages);
         int old = table.pageAt(seq, pageIdx);
         requireOwnPrivate(seq, pageIdx, old, "replaceWithCached");
+        allocator.stateOf(cachedPage); // range check
         if (!allocator.isCached(cachedPage)) {
             throw new IllegalStateException("replaceWithCached: page " + cachedPage + " is " + describe(cachedPage)
                     + ", not CACHED");
+        }
+        for (int i = 0; i < pages; i++) {
+            if (table.pageAt(seq, i) == cachedPage) {
+                throw new IllegalStateException("replaceWithCached: sequence " + seq + " already maps page "
+                        + cachedPage + " at index " + i);
+            }
         }
         allocator.free(old);
         table.setPage(seq, pageIdx, cachedPage);
@@ -308,9 +324,22 @@ public final class KvSequences implements AutoCloseable {
         table.releaseSlot(seq);
     }
 
-    /** Tokens that fit in the allocator's free pages (the cache adds its evictable pages). */
+    /**
+     * Tells capacity queries how many cache-owned pages eviction could free on demand (the
+     * radix cache's evictable count; the allocator's reclaimer frees them when needed).
+     */
+    public void setEvictablePages(IntSupplier evictablePages) {
+        this.evictablePages = Objects.requireNonNull(evictablePages, "evictablePages");
+    }
+
+    /** Pages an allocation could get now: free pages plus evictable cache pages. */
+    public int availablePages() {
+        return allocator.freePages() + evictablePages.getAsInt();
+    }
+
+    /** Tokens that fit in {@link #availablePages()} (free + evictable pages). */
     public long freeTokenCapacity() {
-        return (long) allocator.freePages() * pageSize;
+        return (long) availablePages() * pageSize;
     }
 
     /**
