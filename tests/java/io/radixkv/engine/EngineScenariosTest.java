@@ -64,6 +64,24 @@ class EngineScenariosTest {
         }
     }
 
+    /** A follow-up turn (prompt + answer + new question) reuses the first turn's answer too. */
+    @Test
+    void followUpTurnReusesTheGeneratedAnswer() {
+        int ps = 4;
+        SplittableRandom rnd = new SplittableRandom(31);
+        int[] turn1 = randomTokens(rnd, 18);
+        try (Engine e = EngineTestSupport.start(EngineTestSupport.tiny(ps, DType.F32, true, 256).build())) {
+            RequestResult r1 = e.runToCompletion(EngineTestSupport.greedyRequests(List.of(turn1), 10)).get(0);
+            int[] turn2 = concat(concat(turn1, r1.outputTokens()), randomTokens(rnd, 6));
+            List<int[]> ref = EngineTestSupport.reference(List.of(turn2), 5, ps, DType.F32);
+            RequestResult r2 = e.runToCompletion(EngineTestSupport.greedyRequests(List.of(turn2), 5)).get(0);
+            assertArrayEquals(ref.get(0), r2.outputTokens());
+            // KV exists for the prompt and all answer tokens but the last (never fed back): 27 positions
+            assertEquals((18 + 10 - 1) / ps * ps, r2.stats().cachedPromptTokens(), r2.stats().toString());
+            e.checkInvariants(true);
+        }
+    }
+
     /**
      * Request B shares an 80-token prefix with A and arrives while A's prompt is still being
      * prefilled in 16-token chunks: B must reuse A's pages (80 cached tokens) and nothing is

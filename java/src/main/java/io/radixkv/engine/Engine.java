@@ -167,7 +167,25 @@ public final class Engine implements AutoCloseable {
 
     /** {@link #start(EngineConfig)} with the forward pass wrapped (tests: failure injection). */
     static Engine start(EngineConfig config, UnaryOperator<ModelRunner.Forward> forwardWrapper) {
-        return start(config, () -> Backends.create(config.backend()), forwardWrapper);
+        return start(config, () -> createBackend(config.backend()), forwardWrapper);
+    }
+
+    /**
+     * The model runs its dense math on the host, so it needs a host-memory backend: "auto"
+     * takes the CPU backend even where CUDA is present (with a log line); "cuda" is refused.
+     */
+    private static KernelBackend createBackend(String choice) {
+        if (choice.equals("cuda")) {
+            throw new IllegalArgumentException("backend cuda: the model runner computes on the host and needs a "
+                    + "host-memory backend (cpu, java or auto)");
+        }
+        KernelBackend b = Backends.create(choice);
+        if (b.deviceMemory()) {
+            LOG.info("backend auto chose {}, but the model runner needs host memory: using the CPU backend", b.name());
+            b.close();
+            b = Backends.create("cpu");
+        }
+        return b;
     }
 
     /** {@link #start(EngineConfig)} on a given backend (tests), with an optional forward wrapper. */

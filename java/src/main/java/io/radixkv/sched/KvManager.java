@@ -216,9 +216,27 @@ public final class KvManager {
         }
     }
 
+    /**
+     * When a request ends normally: inserts the full pages of everything whose KV it computed
+     * (prompt and generated tokens), so a follow-up turn that extends the conversation reuses
+     * the answer too (seed 004: incremental insertion of decoded tokens). Call before
+     * {@link #release}.
+     */
+    public void cacheFinished(Sequence s) {
+        if (!store.enabled() || s.slot < 0 || s.kvLen / pageSize <= 0) {
+            return;
+        }
+        int[] all = s.allTokens();
+        insertFullPages(s, store.key(s.namespace(), all), s.kvLen);
+    }
+
     private void insertFullPages(Sequence s, int tokens) {
+        insertFullPages(s, s.cacheKey, tokens);
+    }
+
+    private void insertFullPages(Sequence s, Object key, int tokens) {
         int[] pages = seqs.pages(s.slot);
-        PrefixStore.Insert ins = store.insertAndLock(s.cacheKey, tokens, pages);
+        PrefixStore.Insert ins = store.insertAndLock(key, tokens, pages);
         int[] tree = ins.cachedPages();
         int dupEnd = Math.min(ins.firstNewPageIdx(), tree.length);
         // a mismatch must be our own private duplicate (someone inserted the same tokens first)

@@ -141,6 +141,10 @@ public final class Scheduler {
                 s.finish(FinishReason.CANCELLED, null);
             }
             if (s.status() == Sequence.Status.FINISHED) {
+                FinishReason r = s.finishReason();
+                if (r == FinishReason.STOP || r == FinishReason.LENGTH || r == FinishReason.CANCELLED) {
+                    kv.cacheFinished(s); // its generated tokens serve the next turn of a conversation
+                }
                 kv.release(s);
                 running.remove(i);
                 out.add(s);
@@ -308,6 +312,7 @@ public final class Scheduler {
     }
 
     private void preempt(Sequence v) {
+        kv.cacheFinished(v); // what it computed stays reusable (until evicted): the resume is cheap
         kv.release(v);
         running.remove(v);
         v.setStatus(Sequence.Status.WAITING);
