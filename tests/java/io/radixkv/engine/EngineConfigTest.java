@@ -7,8 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.radixkv.kernels.DType;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Configuration validation: every bad setting is refused with a message naming it. */
+@Timeout(value = 180, unit = java.util.concurrent.TimeUnit.SECONDS)
 class EngineConfigTest {
     private static void refused(UnaryOperator<EngineConfig.Builder> change, String... words) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

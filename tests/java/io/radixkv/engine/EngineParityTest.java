@@ -8,6 +8,7 @@ import io.radixkv.kernels.DType;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -16,6 +17,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * and off, over many prompts sharing prefixes, served concurrently (chunked prefill, mid-prefill
  * sharing, batching) and one after another (every later prompt hits the cache).
  */
+@Timeout(value = 180, unit = java.util.concurrent.TimeUnit.SECONDS)
 class EngineParityTest {
     /** -Dradixkv.longTests=true: more prompts and longer outputs. */
     private static final boolean LONG = Boolean.getBoolean("radixkv.longTests");

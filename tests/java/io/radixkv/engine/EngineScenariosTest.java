@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * prefill, eviction, preemption, cancellation, rejection and failure isolation. Every test
  * ends with the page conservation check (no leaked page, nothing locked, cache == CACHED).
  */
+@Timeout(value = 180, unit = java.util.concurrent.TimeUnit.SECONDS)
 class EngineScenariosTest {
     private static RequestResult get(RequestHandle h) throws Exception {
         return h.result().get(60, TimeUnit.SECONDS);
@@ -330,6 +332,25 @@ class EngineScenariosTest {
             }
             e.checkInvariants(true);
         }
+    }
+
+    @Test
+    void closeAbortsWhatIsStillRunning() throws Exception {
+        Engine e = EngineTestSupport.start(EngineTestSupport.tiny(4, DType.F32, true, 256).build());
+        AtomicInteger seen = new AtomicInteger();
+        RequestHandle h = e.submit(new GenerateRequest("long", new int[] {1, 2, 3}, SamplingParams.greedy(900)),
+                t -> seen.incrementAndGet());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (seen.get() < 2 && !h.isDone() && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertTrue(seen.get() >= 2 && !h.isDone(), "the request should be running");
+        e.close();
+        RequestResult r = get(h);
+        assertEquals(FinishReason.ABORTED, r.reason());
+        assertTrue(r.outputTokens().length >= 2 && r.error().contains("closed"), r.toString());
+        assertThrows(IllegalStateException.class,
+                () -> e.submit(new GenerateRequest("late", new int[] {1}, SamplingParams.greedy(1))));
     }
 
     @Test

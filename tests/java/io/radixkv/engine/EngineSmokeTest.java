@@ -8,7 +8,9 @@ import io.radixkv.kernels.DType;
 import io.radixkv.model.SamplingParams;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
+@Timeout(value = 180, unit = java.util.concurrent.TimeUnit.SECONDS)
 class EngineSmokeTest {
     @Test
     void greedyGenerationEndToEnd() {

@@ -16,12 +16,14 @@ import io.radixkv.paging.KvSequences;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Scheduler and KV manager without a model: the engine's calls are made by hand (plan →
  * complete → onToken), so admission, reserve, chunking, preemption and page accounting are
  * checked exactly.
  */
+@Timeout(value = 180, unit = java.util.concurrent.TimeUnit.SECONDS)
 class SchedulerTest {
     private static final int PS = 4;
 

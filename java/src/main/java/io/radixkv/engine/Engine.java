@@ -581,6 +581,9 @@ public final class Engine implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (Thread.currentThread() == thread) {
+            throw new IllegalStateException("close() called on the engine thread (from a listener or a result callback)");
+        }
         if (closing) {
             return;
         }

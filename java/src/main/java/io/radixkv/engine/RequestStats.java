@@ -11,7 +11,8 @@ package io.radixkv.engine;
  * @param cachedPromptTokens prompt tokens whose KV came from the prefix cache (first
  *     admission, including pages adopted from a concurrent request's prefill)
  * @param computedPromptTokens prompt tokens prefilled in the first admission
- *     ({@code cached + computed == promptTokens} once the prompt is done)
+ *     ({@code cached + computed == promptTokens} unless it was preempted before its prompt was
+ *     done; recompute after a preemption is counted in {@link EngineStats#prefillTokens()})
  * @param preemptions times the request was preempted (each one re-prefills its tokens, mostly
  *     from the cache)
  */
