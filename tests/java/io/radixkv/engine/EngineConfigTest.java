@@ -28,6 +28,7 @@ class EngineConfigTest {
         refused(b -> b.numPages(0).kvCacheBytes(0), "kvCacheBytes");
         refused(b -> b.maxRunning(0), "maxRunning");
         refused(b -> b.maxRunning(64).maxBatchTokens(32), "maxBatchTokens", "32", "64");
+        refused(b -> b.maxBatchTokens(1 << 20), "maxBatchTokens", "65536");
         refused(b -> b.backend("tpu"), "backend", "tpu");
         refused(b -> b.model(" "), "model");
         refused(b -> b.kvDtype(DType.F32).kvScale(2f), "kvScale");

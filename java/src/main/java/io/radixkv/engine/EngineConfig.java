@@ -30,6 +30,8 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
                            String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction) {
     public static final int MAX_PAGE_SIZE = 1024;
+    /** Largest per-step token budget (the model's activation scratch is sized by it). */
+    public static final int MAX_BATCH_TOKENS = 65536;
 
     public EngineConfig {
         if (model == null || model.isBlank()) {
@@ -58,6 +60,10 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         if (maxBatchTokens < maxRunning) {
             throw new IllegalArgumentException("maxBatchTokens (" + maxBatchTokens + ") must be at least maxRunning ("
                     + maxRunning + "): every running request decodes one token per step");
+        }
+        if (maxBatchTokens > MAX_BATCH_TOKENS) {
+            throw new IllegalArgumentException("maxBatchTokens must be at most " + MAX_BATCH_TOKENS + ", got "
+                    + maxBatchTokens);
         }
         if (maxSeqLen < 0) {
             throw new IllegalArgumentException("maxSeqLen must not be negative (0 = model maximum), got " + maxSeqLen);
