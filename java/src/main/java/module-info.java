@@ -16,9 +16,9 @@ module io.radixkv {
 
     exports io.radixkv.kernels;
 
-    // exports io.radixkv.paging;
+    exports io.radixkv.paging;
 
-    // exports io.radixkv.cache;
+    exports io.radixkv.cache;
 
     // exports io.radixkv.sched;
 
