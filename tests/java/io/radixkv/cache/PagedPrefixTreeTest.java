@@ -310,7 +310,7 @@ class PagedPrefixTreeTest {
     }
 
     @Test
-    void pageSizeOneImagePositionsAreIndividuallyMatchable() {
+    void pageSizeOneImagePrefixInsertedUpToTheImageEnd() {
         List<Integer> f = new ArrayList<>();
         RadixCache c1 = new RadixCache(1, (p, off, len) -> { });
         TokenSequence s = bosImageText(4, 10, 5, 6);

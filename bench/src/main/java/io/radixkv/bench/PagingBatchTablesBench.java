@@ -83,6 +83,24 @@ public class PagingBatchTablesBench {
         return tables.numTokens();
     }
 
+    /**
+     * Baseline: only the unavoidable part, copying every sequence's first ceil(end/16) page
+     * ids from the page table into kv_indices (no validation, no slots): the memory traffic
+     * floor of a CSR build.
+     */
+    @Benchmark
+    public int indicesCopyBaseline() {
+        var table = seqs.pageTable();
+        var dst = tables.kvIndices();
+        long at = 0;
+        for (int i = 0; i < BATCH; i++) {
+            int np = (int) ((ends[i] + PAGE - 1) / PAGE);
+            java.lang.foreign.MemorySegment.copy(table.segment(), 4L * table.rowOffset(ids[i]), dst, 4L * at, 4L * np);
+            at += np;
+        }
+        return (int) at;
+    }
+
     /** The same plus the CSR record the attention kernel takes (cached: no garbage). */
     @Benchmark
     public Object buildAndCsr() {

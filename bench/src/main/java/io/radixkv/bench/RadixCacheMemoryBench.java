@@ -20,8 +20,9 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * Memory per cached token: 64 requests share a long prefix (system prompt + documents) and each
- * adds 256 unique tokens; the tree caches {@code prefixLen + 64*256} tokens. Reported as JMH
- * auxiliary counters (per op = per tree built):
+ * adds 256 unique tokens; the tree caches {@code prefixLen + 64*256} tokens. The op's time is the
+ * build; the bytes are reported as JMH auxiliary counters, <b>summed over the measurement
+ * iterations</b> (JMH's EVENTS semantics: divide by the iteration count), and printed per build:
  * <ul>
  *   <li>treeBytesPerToken: the cache's own estimate (nodes, keys, page ids, child tables, heap);</li>
  *   <li>structBytesPerToken: the same without token keys and page ids (pure tree overhead);</li>
@@ -62,12 +63,12 @@ public class RadixCacheMemoryBench {
 
     @Benchmark
     public RadixCache buildSharedPrefixTree(Bytes out) {
+        long before = usedAfterGc();
         Random rnd = new Random(9);
         int[] prefix = new int[prefixLen];
         for (int i = 0; i < prefixLen; i++) {
             prefix[i] = rnd.nextInt(150_000);
         }
-        long before = usedAfterGc();
         RadixCache cache = new RadixCache(pageSize, EvictionPolicy.LRU, (p, o, l) -> { });
         int total = prefixLen + 256;
         int[] ids = java.util.Arrays.copyOf(prefix, total);
@@ -96,6 +97,9 @@ public class RadixCacheMemoryBench {
         out.treeBytesPerToken = m.treeBytes() / tokens;
         out.structBytesPerToken = (m.treeBytes() - m.keyBytes() - pageIdBytes) / tokens;
         out.heapBytesPerToken = (after - before) / tokens;
+        System.out.printf("%n[memory] pageSize=%d tokens=%.0f tree=%.3f B/token (structure %.3f, keys %.3f, page ids %.3f),"
+                + " heap growth=%.3f B/token, nodes=%d%n", pageSize, tokens, out.treeBytesPerToken,
+                out.structBytesPerToken, m.keyBytes() / tokens, pageIdBytes / tokens, out.heapBytesPerToken, m.nodeCount());
         return cache;
     }
 }

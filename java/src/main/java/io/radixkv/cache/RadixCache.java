@@ -683,6 +683,9 @@ public final class RadixCache {
     /** Bookkeeping for a node leaving the tree (already detached from its parent). */
     private void retire(Node n) {
         n.evicted = true;
+        n.label = null; // stale heap entries and callers' NodeRefs must not pin the keys
+        n.kids = null;
+        n.kidCount = 0;
         heap.invalidate(n);
         for (int pg : n.pages) {
             owned.release(pg);
