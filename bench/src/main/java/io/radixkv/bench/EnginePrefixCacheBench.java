@@ -36,7 +36,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * invocation uses a fresh cache namespace, so it starts cold and the first request pays the
  * full prefill. Secondary results ({@code ttftMeanMs}, {@code ttftP50Ms}, {@code ttftP99Ms}:
  * time to first token; {@code prefillTokens}: positions computed; {@code hitRate}: cached
- * prompt fraction) are per invocation, summed by JMH over the measured iterations: divide by
+ * prompt fraction; {@code steps}, {@code forwardMs} / {@code stepMs}: engine steps and time in
+ * the model vs the whole step) are per invocation, summed by JMH over the measured iterations: divide by
  * Cnt.
  */
 @BenchmarkMode(Mode.SingleShotTime)
@@ -80,10 +81,13 @@ public class EnginePrefixCacheBench {
         public double ttftP99Ms;
         public double prefillTokens;
         public double hitRate;
+        public double steps;
+        public double forwardMs;
+        public double stepMs;
 
         @Setup(Level.Iteration)
         public void clear() {
-            ttftMeanMs = ttftP50Ms = ttftP99Ms = prefillTokens = hitRate = 0;
+            ttftMeanMs = ttftP50Ms = ttftP99Ms = prefillTokens = hitRate = steps = forwardMs = stepMs = 0;
         }
     }
 
@@ -116,7 +120,7 @@ public class EnginePrefixCacheBench {
     @Benchmark
     public long workload(Latency lat) throws Exception {
         Namespace ns = Namespace.ofSalt("invocation-" + invocation++);
-        long before = engine.snapshot().prefillTokens();
+        EngineStats before = engine.snapshot();
         List<RequestHandle> handles = new ArrayList<>();
         for (int i = 0; i < requests; i++) {
             handles.add(engine.submit(new GenerateRequest("r" + i, prompts.get(i), ns,
@@ -143,7 +147,10 @@ public class EnginePrefixCacheBench {
         lat.ttftMeanMs = ttft.getMean() / 1000.0;
         lat.ttftP50Ms = ttft.getValueAtPercentile(50) / 1000.0;
         lat.ttftP99Ms = ttft.getValueAtPercentile(99) / 1000.0;
-        lat.prefillTokens = s.prefillTokens() - before;
+        lat.prefillTokens = s.prefillTokens() - before.prefillTokens();
+        lat.steps = s.steps() - before.steps();
+        lat.forwardMs = (s.forwardNanos() - before.forwardNanos()) / 1e6;
+        lat.stepMs = (s.stepNanos() - before.stepNanos()) / 1e6;
         lat.hitRate = (double) cached / prompt;
         return tokens;
     }

@@ -93,6 +93,8 @@ public final class Engine implements AutoCloseable {
     private long finished;
     private long decodeTokens;
     private long evictedPages;
+    private long forwardNanos;
+    private long stepNanos;
     private int peakPinned;
     private int peakAllocated;
 
@@ -468,6 +470,17 @@ public final class Engine implements AutoCloseable {
 
     private void step() {
         long now = System.nanoTime();
+        try {
+            stepInner(now);
+        } finally {
+            stepNanos += System.nanoTime() - now;
+        }
+        // requests that finished in this step are retired (pages released, results completed) at
+        // the start of the next one: the loop runs another step while the scheduler holds them
+        publishStats();
+    }
+
+    private void stepInner(long now) {
         report(scheduler.retire(), now);
         scheduler.admit(now);
         StepPlan plan = scheduler.plan();
@@ -476,16 +489,15 @@ public final class Engine implements AutoCloseable {
             steps++;
             execute(plan.entries());
         }
-        // requests that finished in this step are retired (pages released, results completed) at
-        // the start of the next one: the loop runs another step while the scheduler holds them
-        publishStats();
     }
 
     /** Forward + commit + sample; on a forward failure, isolates the failing sequence(s). */
     private void execute(List<StepPlan.Entry> entries) {
+        long t0 = System.nanoTime();
         try {
             runner.run(entries);
         } catch (RuntimeException e) {
+            forwardNanos += System.nanoTime() - t0;
             if (entries.size() == 1) {
                 Sequence s = entries.get(0).seq();
                 LOG.warn("request {} failed in the forward pass: {}", s.id(), e.toString());
@@ -498,8 +510,9 @@ public final class Engine implements AutoCloseable {
             }
             return;
         }
-        int row = 0;
         long now = System.nanoTime();
+        forwardNanos += now - t0;
+        int row = 0;
         for (StepPlan.Entry e : entries) {
             Sequence s = e.seq();
             scheduler.complete(e);
@@ -572,7 +585,7 @@ public final class Engine implements AutoCloseable {
         return new EngineStats(steps, submitted, finished, hit, reused, computed, decodeTokens,
                 scheduler.preemptions(), evicted, scheduler.deferrals(), kv.duplicatePagesDropped(),
                 allocator.numPages(), allocator.freePages(), allocator.cachedPages(), peakPinned, peakAllocated,
-                scheduler.runningCount(), scheduler.waitingCount());
+                scheduler.runningCount(), scheduler.waitingCount(), forwardNanos, stepNanos);
     }
 
     /**

@@ -22,8 +22,12 @@ package io.radixkv.engine;
  * @param peakPagesAllocated most pages allocated at once (private + cached)
  * @param running requests admitted now
  * @param waiting requests queued now
+ * @param forwardNanos time spent in the model's forward passes (the rest of {@code stepNanos}
+ *     is scheduling, sampling and streaming)
+ * @param stepNanos time spent in engine steps
  */
 public record EngineStats(long steps, long submitted, long finished, double cacheHitRate, long reusedTokens,
                           long prefillTokens, long decodeTokens, long preemptions, long evictedPages,
                           long deferredChunks, long duplicatePagesDropped, int numPages, int freePages,
-                          int cachedPages, int peakPagesUsed, int peakPagesAllocated, int running, int waiting) {}
+                          int cachedPages, int peakPagesUsed, int peakPagesAllocated, int running, int waiting,
+                          long forwardNanos, long stepNanos) {}
