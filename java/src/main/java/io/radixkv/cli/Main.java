@@ -28,9 +28,9 @@ import picocli.CommandLine.Spec;
         subcommands = {
             InfoCommand.class,
             KernelsCommand.class,
-            //SimulateCommand.class,
-            //BenchCommand.class,
-            //GenerateCommand.class,
+            SimulateCommand.class,
+            BenchCommand.class,
+            GenerateCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class Main implements Callable<Integer> {
