@@ -18,7 +18,7 @@ module io.radixkv {
 
     // exports io.radixkv.paging;
 
-    // exports io.radixkv.cache;
+    exports io.radixkv.cache;
 
     // exports io.radixkv.sched;
 
