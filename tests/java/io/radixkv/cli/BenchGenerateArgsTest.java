@@ -25,6 +25,7 @@ class BenchGenerateArgsTest {
         CliRun.of(concat(base, "--json", "/nonexistent-dir/b.json")).assertUsageError("--json");
         CliRun.of(concat(base, "--plot", "/nonexistent-dir/b.png")).assertUsageError("--plot");
         CliRun.of(concat(base, "extra")).assertUsageError("extra");
+        CliRun.of(concat(base, "--model", "/nonexistent/model")).assertUsageError("--model");
     }
 
     @Test
@@ -37,6 +38,7 @@ class BenchGenerateArgsTest {
         CliRun.of("generate", "--prompt-tokens", "1,2", "--prefix-cache", "both").assertUsageError("--prefix-cache");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--kv-dtype", "q4").assertUsageError("--kv-dtype");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--model", " ").assertUsageError("--model");
+        CliRun.of("generate", "--prompt-tokens", "1,2", "--model", "huge").assertUsageError("--model");
     }
 
     private static String[] concat(String[] a, String... b) {

@@ -7,6 +7,7 @@ import io.radixkv.cli.workload.Workload;
 import io.radixkv.cli.workload.Workloads;
 import io.radixkv.kernels.DType;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,21 +81,31 @@ final class BenchCommand implements Callable<Integer> {
     Path plot;
 
     /** Validated settings of one bench invocation. */
-    record Settings(Workload workload, List<String> prefixCacheRuns, double timeScale, String model, DType kvDtype,
-                    int pageSize, Integer pages, String backend, long seed) {}
+    record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
+                    double timeScale, String model, DType kvDtype, int pageSize, Integer pages, String backend) {
+        /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
+        Workload workload(int vocab) {
+            Workloads.Options o = workloadOptions;
+            int v = Math.min(vocab, Workloads.DEFAULT_VOCAB);
+            return Workloads.generate(workloadName,
+                    new Workloads.Options(o.requests(), o.rate(), o.seed(), v, o.maxTokens()));
+        }
+    }
 
     @Override
     public Integer call() {
         Settings s = settings();
         PrintWriter out = spec.commandLine().getOut();
         List<RunMetrics> runs = new ArrayList<>();
+        Workload w = null;
         for (String pc : s.prefixCacheRuns()) {
-            runs.add(BenchRunner.run(s, pc.equals("on"), spec.commandLine().getErr()));
+            BenchRunner.Outcome o = BenchRunner.run(s, pc.equals("on"), spec.commandLine().getErr());
+            runs.add(o.metrics());
+            w = o.workload();
         }
-        int ps = s.pageSize();
-        long prompt = s.workload().promptTokens();
-        double ideal = (double) prompt / (prompt - s.workload().idealCachedTokens(ps));
-        BenchReport report = new BenchReport(s.workload().name(), s.workload().description(), runs, ideal);
+        long prompt = w.promptTokens();
+        double ideal = (double) prompt / (prompt - w.idealCachedTokens(s.pageSize()));
+        BenchReport report = new BenchReport(w.name(), w.description(), runs, ideal);
         out.print(report.table());
         if (json != null) {
             CliSupport.writeJson(json, report.toJson(CliSupport.JSON));
@@ -135,9 +146,12 @@ final class BenchCommand implements Callable<Integer> {
         }
         CliSupport.requireWritableTarget(spec, "--json", json);
         CliSupport.requireWritableTarget(spec, "--plot", plot);
-        Workload w = Workloads.generate(wl, new Workloads.Options(n, r, seed, Workloads.DEFAULT_VOCAB, mt));
+        if (!List.of("tiny", "small").contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
+            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
+        }
+        Workloads.Options wo = new Workloads.Options(n, r, seed, Workloads.DEFAULT_VOCAB, mt);
         List<String> runs = pc.equals("both") ? List.of("off", "on") : List.of(pc);
-        return new Settings(w, runs, timeScale, m, kv, pageSize, pages, be, seed);
+        return new Settings(wl, wo, runs, timeScale, m, kv, pageSize, pages, be);
     }
 
     private double parseRate() {

@@ -1,6 +1,8 @@
 package io.radixkv.cli;
 
 import io.radixkv.kernels.DType;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -57,7 +59,11 @@ final class GenerateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Settings s = settings();
-        GenerateRunner.run(s, spec.commandLine().getOut());
+        try {
+            GenerateRunner.run(s, spec.commandLine().getOut());
+        } catch (GenerateRunner.BadTokenException e) {
+            throw CliSupport.usage(spec, "invalid value for --prompt-tokens: " + e.getMessage());
+        }
         return Main.EXIT_OK;
     }
 
@@ -78,6 +84,10 @@ final class GenerateCommand implements Callable<Integer> {
         String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
         if (model == null || model.isBlank()) {
             throw CliSupport.usage(spec, "invalid value for --model: empty");
+        }
+        String m = model.trim();
+        if (!List.of("tiny", "small").contains(m.toLowerCase(java.util.Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
+            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
         }
         return new Settings(prompts, maxTokens, pc.equals("on"), model.trim(), kv, pageSize, be, seed);
     }
