@@ -54,6 +54,10 @@ public final class Main implements Callable<Integer> {
     public static void main(String[] args) {
         // Charts are rendered off-screen; never try to open a display.
         System.setProperty("java.awt.headless", "true");
+        // The CLI reports progress itself; library INFO logs only with -Dradixkv.log.level=info.
+        if (System.getProperty("radixkv.log.level") == null) {
+            System.setProperty("radixkv.log.level", "warn");
+        }
         PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
         PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
         int code = run(out, err, args);
