@@ -14,6 +14,11 @@ final class BenchRunner {
 
     private BenchRunner() {}
 
+    /** Why the engine would refuse these settings (a usage error), or null. */
+    static String configError(BenchCommand.Settings s) {
+        return null;
+    }
+
     static Outcome run(BenchCommand.Settings s, boolean prefixCache, PrintWriter log) {
         throw new IllegalStateException("the serving engine (io.radixkv.engine) is not part of this build yet");
     }
