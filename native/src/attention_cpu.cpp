@@ -663,7 +663,11 @@ RKV_API int rkv_merge_state(const float* v_a, const float* s_a, const float* v_b
     const float* a = v_a + r * hd;
     const float* b = v_b + r * hd;
     float* o = v_out + r * hd;
-    for (int d = 0; d < hd; d++) o[d] = w.wa * a[d] + w.wb * b[d];
+    if (w.lse == -INFINITY) {
+      for (int d = 0; d < hd; d++) o[d] = 0.f;  // both empty: +0, never -0 or NaN
+    } else {
+      for (int d = 0; d < hd; d++) o[d] = w.wa * a[d] + w.wb * b[d];
+    }
     s_out[r] = w.lse;
   }
   return RKV_OK;

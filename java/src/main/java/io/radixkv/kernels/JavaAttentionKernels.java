@@ -52,7 +52,8 @@ final class JavaAttentionKernels implements AttentionKernels {
             }
             for (int d = 0; d < headDim; d++) {
                 long i = r * headDim + d;
-                double v = wa * va.getAtIndex(FLOAT, i) + wb * vb.getAtIndex(FLOAT, i);
+                double v = s == Double.NEGATIVE_INFINITY ? 0.0
+                        : wa * va.getAtIndex(FLOAT, i) + wb * vb.getAtIndex(FLOAT, i);
                 vOut.setAtIndex(FLOAT, i, (float) v);
             }
             sOut.setAtIndex(FLOAT, r, (float) s);
