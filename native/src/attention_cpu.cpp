@@ -53,8 +53,8 @@ struct SeqView {
   int32_t dtype;
 };
 
-using AttendFn = void (*)(const SeqView&, const float*, int, int64_t, int64_t, const int64_t*, float, float*, float*,
-                          float*, float*, float*, float*);
+using AttendFn = void (*)(const SeqView&, int, const float*, int, int64_t, int64_t, const int64_t*, float, float*,
+                          float*, float*, float*, float*, float*);
 
 struct Isa {
   const char* name;
@@ -254,11 +254,10 @@ struct I {
       __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
       return _mm512_cvtph_ps(_mm256_slli_epi16(w, 8));
     } else {
-      __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
-      __m256i mag = _mm256_and_si256(w, _mm256_set1_epi16(0x7F));
-      __m256i h = _mm256_or_si256(_mm256_slli_epi16(mag, 7),
-                                  _mm256_slli_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x80)), 8));
-      __mmask16 nan = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7F));
+      // sign-extended byte << 7: sign lands in bit 15 (and 14, cleared), magnitude in bits 7..13
+      __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
+      __m256i h = _mm256_and_si256(_mm256_slli_epi16(w, 7), _mm256_set1_epi16((short)0xBF80));
+      __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)), _mm256_set1_epi16(0x3F80));
       h = _mm256_mask_mov_epi16(h, nan, _mm256_set1_epi16(0x7E00));
       return _mm512_cvtph_ps(h);
     }
@@ -445,23 +444,25 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
   const int G = num_qo_heads / num_kv_heads;
   const int hd = head_dim;
 
-  // Plan: one item per (sequence, kv head); with several threads, sequences longer than the
-  // chunk length are split so that there are about 4 items per thread (split-KV).
+  // Plan: one item per sequence covering all its KV heads (the K/V bytes of a token block are
+  // one contiguous region per page). With several threads, sequences longer than the chunk
+  // length are split so that there are about 4 items per thread (split-KV); the chunks are
+  // merged afterwards with the merge_state arithmetic.
   const int nt = omp_get_max_threads();
   int64_t total = 0;
-  for (int64_t len : lens) total += len * num_kv_heads;
+  for (int64_t len : lens) total += len;
   int64_t chunk = INT64_MAX;
   if (nt > 1) {
     chunk = std::max<int64_t>(256, (total + 4 * nt - 1) / (4 * nt));
     chunk = (chunk + kBlock - 1) / kBlock * kBlock;
   }
   struct Item {
-    int32_t b, h;
+    int32_t b;
     int64_t t0, t1;
     int64_t part;  // index of the partial result, -1 when the item writes the output directly
   };
   struct Group {
-    int32_t b, h;
+    int32_t b;
     int64_t part0, nparts;
   };
   std::vector<Item> items;
@@ -470,19 +471,18 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
   for (int b = 0; b < batch_size; b++) {
     int64_t len = lens[b];
     int64_t nch = len <= chunk ? 1 : (len + chunk - 1) / chunk;
-    for (int h = 0; h < num_kv_heads; h++) {
-      if (nch == 1) {
-        items.push_back({b, h, 0, len, -1});
-      } else {
-        groups.push_back({b, h, nparts, nch});
-        for (int64_t k = 0; k < nch; k++) items.push_back({b, h, k * chunk, std::min(len, (k + 1) * chunk), nparts++});
-      }
+    if (nch == 1) {
+      items.push_back({b, 0, len, -1});
+    } else {
+      groups.push_back({b, nparts, nch});
+      for (int64_t k = 0; k < nch; k++) items.push_back({b, k * chunk, std::min(len, (k + 1) * chunk), nparts++});
     }
   }
+  const int64_t row_elems = (int64_t)num_qo_heads * hd;  // one sequence's output
   std::vector<float> part_o, part_s;
   try {
-    part_o.resize((size_t)(nparts * G * hd));
-    part_s.resize((size_t)(nparts * G));
+    part_o.resize((size_t)(nparts * row_elems));
+    part_s.resize((size_t)(nparts * num_qo_heads));
   } catch (const std::bad_alloc&) {
     return set_error(RKV_ERR_OUT_OF_MEMORY, "decode attention: cannot allocate split-KV scratch");
   }
@@ -490,49 +490,54 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
 
 #pragma omp parallel num_threads(threads_for(n_items))
   {
-    std::vector<float> Q(G * hd), O(G * hd), m(G), l(G), S((size_t)G * kBlock), scale(G);
+    std::vector<float> Q(row_elems), O(row_elems), m(num_qo_heads), l(num_qo_heads), S((size_t)G * kBlock),
+        scale(G);
     std::vector<int64_t> lim(G);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < n_items; it++) {
       const Item& w = items[it];
-      const int qrow = w.b * num_qo_heads + w.h * G;  // first q head row of this group
-      load_q(q, q_dtype, (int64_t)qrow * hd, (int64_t)G * hd, sc.q_mul, Q.data());
+      const int64_t qrow = (int64_t)w.b * num_qo_heads;  // first q head row of this sequence
+      load_q(q, q_dtype, qrow * hd, row_elems, sc.q_mul, Q.data());
       std::fill(O.begin(), O.end(), 0.f);
       std::fill(m.begin(), m.end(), -INFINITY);
       std::fill(l.begin(), l.end(), 0.f);
       std::fill(lim.begin(), lim.end(), w.t1);
       if (w.t1 > w.t0) {
-        SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, w.h);
-        isa.attend(s, Q.data(), G, w.t0, w.t1, lim.data(), sc.soft_cap, O.data(), m.data(), l.data(), S.data(),
-                   scale.data(), nullptr);
+        SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, 0);
+        isa.attend(s, num_kv_heads, Q.data(), G, w.t0, w.t1, lim.data(), sc.soft_cap, O.data(), m.data(), l.data(),
+                   S.data(), scale.data(), nullptr);
       }
-      for (int g = 0; g < G; g++) {
-        float row_lse = finish_row(O.data() + g * hd, hd, m[g], l[g], sc.v_mul);
+      for (int g = 0; g < num_qo_heads; g++) {
+        float row_lse = finish_row(O.data() + (int64_t)g * hd, hd, m[g], l[g], sc.v_mul);
         if (w.part < 0) {
-          store_out(out, out_dtype, (int64_t)(qrow + g) * hd, O.data() + g * hd, hd);
           if (lse) lse[qrow + g] = row_lse;
         } else {
-          std::memcpy(&part_o[(size_t)((w.part * G + g) * hd)], O.data() + g * hd, hd * sizeof(float));
-          part_s[(size_t)(w.part * G + g)] = row_lse;
+          part_s[(size_t)(w.part * num_qo_heads + g)] = row_lse;
         }
       }
+      if (w.part < 0) {
+        store_out(out, out_dtype, qrow * hd, O.data(), row_elems);
+      } else {
+        std::memcpy(&part_o[(size_t)(w.part * row_elems)], O.data(), row_elems * sizeof(float));
+      }
     }
-    // split-KV: combine each group's chunks (in KV order) with merge_state arithmetic
+    // split-KV: combine each sequence's chunks (in KV order) with merge_state arithmetic
 #pragma omp for schedule(static)
     for (int64_t gi = 0; gi < (int64_t)groups.size(); gi++) {
       const Group& gr = groups[gi];
-      const int qrow = gr.b * num_qo_heads + gr.h * G;
-      for (int g = 0; g < G; g++) {
-        float* acc = O.data();
-        float s = part_s[(size_t)(gr.part0 * G + g)];
-        std::memcpy(acc, &part_o[(size_t)((gr.part0 * G + g) * hd)], hd * sizeof(float));
+      const int64_t qrow = (int64_t)gr.b * num_qo_heads;
+      for (int g = 0; g < num_qo_heads; g++) {
+        float* acc = O.data() + (int64_t)g * hd;
+        float s = part_s[(size_t)(gr.part0 * num_qo_heads + g)];
+        std::memcpy(acc, &part_o[(size_t)(gr.part0 * row_elems + (int64_t)g * hd)], hd * sizeof(float));
         for (int64_t k = 1; k < gr.nparts; k++) {
           int64_t p = gr.part0 + k;
-          merge_into(acc, &s, &part_o[(size_t)((p * G + g) * hd)], part_s[(size_t)(p * G + g)], hd);
+          merge_into(acc, &s, &part_o[(size_t)(p * row_elems + (int64_t)g * hd)],
+                     part_s[(size_t)(p * num_qo_heads + g)], hd);
         }
-        store_out(out, out_dtype, (int64_t)(qrow + g) * hd, acc, hd);
         if (lse) lse[qrow + g] = s;
       }
+      store_out(out, out_dtype, qrow * hd, O.data(), row_elems);
     }
   }
   return RKV_OK;
@@ -627,7 +632,7 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
       std::fill(m.begin(), m.begin() + R, -INFINITY);
       std::fill(l.begin(), l.begin() + R, 0.f);
       SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, w.h);
-      isa.attend(s, Q.data(), R, 0, kv_end, lim.data(), sc.soft_cap, O.data(), m.data(), l.data(), S.data(),
+      isa.attend(s, 1, Q.data(), R, 0, kv_end, lim.data(), sc.soft_cap, O.data(), m.data(), l.data(), S.data(),
                  scale.data(), R >= 16 ? pack.data() : nullptr);
       for (int i = 0; i < nq; i++) {
         int64_t row = qo_indptr[w.b] + w.i0 + i;

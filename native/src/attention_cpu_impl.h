@@ -22,12 +22,21 @@ struct Rows {
 // Fills the K/V row pointers of tokens [t0, t0 + n) of one sequence and KV head; entries
 // n..kBlock-1 repeat the first row (valid memory; their scores are masked).
 static inline void fill_rows(const SeqView& s, int64_t t0, int n, Rows& r) {
+  // one division per block, then walk pages incrementally (64-bit divisions per token would
+  // cost more than the arithmetic on the row)
+  int64_t pi = t0 / s.page_size;
+  int64_t off = t0 - pi * s.page_size;
+  const int64_t row_stride = (int64_t)s.num_kv_heads * s.row_bytes;
+  const int64_t head_off = (int64_t)s.kv_head * s.row_bytes;
+  int64_t base = (int64_t)s.pages[pi] * s.page_size * row_stride + head_off;
   for (int i = 0; i < n; i++) {
-    int64_t t = t0 + i;
-    int64_t page = s.pages[t / s.page_size];
-    int64_t off = ((page * s.page_size + t % s.page_size) * s.num_kv_heads + s.kv_head) * (int64_t)s.row_bytes;
-    r.k[i] = s.k_base + off;
-    r.v[i] = s.v_base + off;
+    int64_t o = base + off * row_stride;
+    r.k[i] = s.k_base + o;
+    r.v[i] = s.v_base + o;
+    if (++off == s.page_size && i + 1 < n) {
+      off = 0;
+      base = (int64_t)s.pages[++pi] * s.page_size * row_stride + head_off;
+    }
   }
   for (int i = n; i < kBlock; i++) {
     r.k[i] = r.k[0];
@@ -35,11 +44,11 @@ static inline void fill_rows(const SeqView& s, int64_t t0, int n, Rows& r) {
   }
 }
 
-static inline void prefetch_rows(const Rows& r, int n, int row_bytes) {
+static inline void prefetch_rows(const Rows& r, int n, int row_bytes, int64_t hoff) {
   for (int i = 0; i < n; i++) {
     for (int b = 0; b < row_bytes; b += 64) {
-      __builtin_prefetch(r.k[i] + b, 0, 3);
-      __builtin_prefetch(r.v[i] + b, 0, 3);
+      __builtin_prefetch(r.k[i] + hoff + b, 0, 3);
+      __builtin_prefetch(r.v[i] + hoff + b, 0, 3);
     }
   }
 }
@@ -192,42 +201,55 @@ static void pack_block(const uint8_t* const* src, int n, int hd, float* dst, con
   for (int t = n; t < kBlock; t++) out_rows[t] = out_rows[0];
 }
 
-// Attention of R query rows (pre-scaled q, f32 [R][hd]) sharing one KV head over tokens
-// [t0, t1) of sequence view s. lim[r]: exclusive visible-position limit of row r.
-// On return O[r] holds the *unnormalized* accumulator and m/l the row states (the caller
-// normalizes: out = O / l * v_mul). Scratch: S [R][kBlock], scale [R]; pack (f32,
-// 2*kBlock*hd) only when pack != nullptr.
+// Attention of R query rows per KV head for nh consecutive KV heads (starting at s.kv_head)
+// over tokens [t0, t1) of sequence view s. Q, O: [nh][R][hd] (pre-scaled q; O receives the
+// *unnormalized* accumulator), m, l: [nh][R]; lim[r]: exclusive visible-position limit of row r
+// (shared by the heads). The caller normalizes: out = O / l * v_mul.
+// Token blocks are visited in order; inside a block the heads are processed one after another,
+// so the block's K/V bytes (a contiguous region per page: all heads of each token) are consumed
+// together, and while head h of block i is computed, head h's rows of block i+1 are prefetched.
+// Scratch: S [R][kBlock], scale [R]; pack (f32, 2*kBlock*hd) only when pack != nullptr.
 template <int DT>
-static void attend_rows_t(const SeqView& s, const float* Q, int R, int64_t t0, int64_t t1, const int64_t* lim,
-                          float soft_cap, float* O, float* m, float* l, float* S, float* scale, float* pack) {
+static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
+                          const int64_t* lim, float soft_cap, float* O, float* m, float* l, float* S, float* scale,
+                          float* pack) {
   const int hd = s.head_dim;
   Rows cur, nxt;
   int64_t t = t0;
   int n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
   if (n <= 0) return;
   fill_rows(s, t, n, cur);
-  prefetch_rows(cur, n, s.row_bytes);
+  for (int h = 0; h < nh; h++) prefetch_rows(cur, n, s.row_bytes, (int64_t)h * s.row_bytes);
+  const uint8_t* kr[kBlock];
+  const uint8_t* vr[kBlock];
   while (n > 0) {
     int64_t tn = t + n;
     int nn = (int)(t1 - tn < kBlock ? t1 - tn : kBlock);
-    if (nn > 0) {
-      fill_rows(s, tn, nn, nxt);
-      prefetch_rows(nxt, nn, s.row_bytes);
-    }
-    const uint8_t* const* krow = cur.k;
-    const uint8_t* const* vrow = cur.v;
-    if (pack != nullptr && DT != RKV_DTYPE_F32) {
-      static thread_local const uint8_t* pk[kBlock];
-      static thread_local const uint8_t* pvr[kBlock];
-      pack_block<DT>(cur.k, n, hd, pack, pk);
-      pack_block<DT>(cur.v, n, hd, pack + (int64_t)kBlock * hd, pvr);
-      scores_block<RKV_DTYPE_F32>(Q, R, hd, pk, n, S, kBlock);
-      softmax_block(S, R, kBlock, t, n, lim, soft_cap, m, l, scale);
-      pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, O, hd, scale);
-    } else {
-      scores_block<DT>(Q, R, hd, krow, n, S, kBlock);
-      softmax_block(S, R, kBlock, t, n, lim, soft_cap, m, l, scale);
-      pv_block<DT>(S, R, kBlock, vrow, n, O, hd, scale);
+    if (nn > 0) fill_rows(s, tn, nn, nxt);
+    for (int h = 0; h < nh; h++) {
+      const int64_t hoff = (int64_t)h * s.row_bytes;
+      if (nn > 0) prefetch_rows(nxt, nn, s.row_bytes, hoff);
+      for (int i = 0; i < kBlock; i++) {
+        kr[i] = cur.k[i] + hoff;
+        vr[i] = cur.v[i] + hoff;
+      }
+      const float* Qh = Q + (int64_t)h * R * hd;
+      float* Oh = O + (int64_t)h * R * hd;
+      float* mh = m + (int64_t)h * R;
+      float* lh = l + (int64_t)h * R;
+      if (pack != nullptr && DT != RKV_DTYPE_F32) {
+        const uint8_t* pk[kBlock];
+        const uint8_t* pvr[kBlock];
+        pack_block<DT>(kr, n, hd, pack, pk);
+        pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
+        scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kBlock);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
+        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale);
+      } else {
+        scores_block<DT>(Qh, R, hd, kr, n, S, kBlock);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
+        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale);
+      }
     }
     cur = nxt;
     t = tn;
@@ -235,13 +257,13 @@ static void attend_rows_t(const SeqView& s, const float* Q, int R, int64_t t0, i
   }
 }
 
-static void attend_rows(const SeqView& s, const float* Q, int R, int64_t t0, int64_t t1, const int64_t* lim,
+static void attend_rows(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1, const int64_t* lim,
                         float soft_cap, float* O, float* m, float* l, float* S, float* scale, float* pack) {
   switch (s.dtype) {
-    case RKV_DTYPE_F32: attend_rows_t<RKV_DTYPE_F32>(s, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
-    case RKV_DTYPE_F16: attend_rows_t<RKV_DTYPE_F16>(s, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
-    case RKV_DTYPE_BF16: attend_rows_t<RKV_DTYPE_BF16>(s, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
-    case RKV_DTYPE_FP8_E4M3: attend_rows_t<RKV_DTYPE_FP8_E4M3>(s, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
-    default: attend_rows_t<RKV_DTYPE_FP8_E5M2>(s, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    case RKV_DTYPE_F32: attend_rows_t<RKV_DTYPE_F32>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    case RKV_DTYPE_F16: attend_rows_t<RKV_DTYPE_F16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    case RKV_DTYPE_BF16: attend_rows_t<RKV_DTYPE_BF16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    case RKV_DTYPE_FP8_E4M3: attend_rows_t<RKV_DTYPE_FP8_E4M3>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    default: attend_rows_t<RKV_DTYPE_FP8_E5M2>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
   }
 }
