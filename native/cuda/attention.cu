@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
       }
       rkv::SoftmaxState st{M, L};
       const float lse = rkv::softmax_lse(st);
-      const float val = L > 0.f ? O / L * p.v_mul : 0.f;
+      const float val = L != 0.f ? O / L * p.v_mul : 0.f;
       const int64_t row = (int64_t)b * p.nqo + kvh * G + g0 + g;
       if (nsplit == 1) {
         rkv::store_from_float(p.out, row * p.hd + d, p.out_dtype, val);
@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
 #pragma unroll
   for (int j = 0; j < kPrefillRowsPerWarp; j++) {
     if (orow[j] < 0) continue;
-    const float inv = l[j] > 0.f ? p.v_mul / l[j] : 0.f;
+    const float inv = l[j] != 0.f ? p.v_mul / l[j] : 0.f;
 #pragma unroll
     for (int i = 0; i < VEC; i++) {
       const int d = i * 32 + lane;

@@ -39,6 +39,9 @@ namespace rkv {
 namespace attn {
 
 constexpr int kBlock = 32;  // tokens per online-softmax block
+// Pseudo cache dtype for e4m3 blocks known to hold no NaN code: the vector loaders then skip
+// the NaN fix-up (blocks are scanned once, 64 bytes at a time, in attend_rows_t).
+constexpr int kE4M3Finite = 103;
 
 // One sequence's pages seen from one KV head.
 struct SeqView {
@@ -85,7 +88,12 @@ struct I {
   static V reduce_w(const V* acc) { return acc[0]; }
   template <int DT>
   static V load_cvt(const uint8_t* row, int d) {
-    return load_as_float(row, d, DT);
+    return load_as_float(row, d, DT == kE4M3Finite ? RKV_DTYPE_FP8_E4M3 : DT);
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
+    for (int i = 0; i < bytes; i++)
+      if ((p[i] & 0x7F) == 0x7F) return true;
+    return false;
   }
 };
 #include "attention_cpu_impl.h"
@@ -125,7 +133,7 @@ struct I {
   static V exp2(V x) {
     const V lo = _mm256_set1_ps(-125.f);
     V tiny = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-    x = _mm256_max_ps(x, lo);
+    x = _mm256_max_ps(lo, x);  // second operand wins on NaN: keeps NaN
     V n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     V f = _mm256_sub_ps(x, n);  // [-0.5, 0.5]
     V p = _mm256_set1_ps(1.5403530393381609e-4f);
@@ -175,10 +183,25 @@ struct I {
       __m128i w = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + d)));
       __m128i mag = _mm_and_si128(w, _mm_set1_epi16(0x7F));
       __m128i h = _mm_or_si128(_mm_slli_epi16(mag, 7), _mm_slli_epi16(_mm_and_si128(w, _mm_set1_epi16(0x80)), 8));
-      __m128i nan = _mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7F));
-      h = _mm_blendv_epi8(h, _mm_set1_epi16(0x7E00), nan);
+      if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
+        __m128i nan = _mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7F));
+        h = _mm_blendv_epi8(h, _mm_set1_epi16(0x7E00), nan);
+      }
       return _mm256_cvtph_ps(h);
     }
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
+    const __m256i m7f = _mm256_set1_epi8(0x7F);
+    int i = 0;
+    __m256i any = _mm256_setzero_si256();
+    for (; i + 32 <= bytes; i += 32) {
+      __m256i x = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), m7f);
+      any = _mm256_or_si256(any, _mm256_cmpeq_epi8(x, m7f));
+    }
+    if (!_mm256_testz_si256(any, any)) return true;
+    for (; i < bytes; i++)
+      if ((p[i] & 0x7F) == 0x7F) return true;
+    return false;
   }
 };
 #include "attention_cpu_impl.h"
@@ -207,7 +230,7 @@ struct I {
   static V exp2(V x) {
     const V lo = _mm512_set1_ps(-125.f);
     __mmask16 keep = _mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ);  // not (x < -125): keeps NaN
-    x = _mm512_max_ps(x, lo);
+    x = _mm512_max_ps(lo, x);  // second operand wins on NaN: keeps NaN
     V n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     V f = _mm512_sub_ps(x, n);
     V p = _mm512_set1_ps(1.5403530393381609e-4f);
@@ -257,10 +280,23 @@ struct I {
       // sign-extended byte << 7: sign lands in bit 15 (and 14, cleared), magnitude in bits 7..13
       __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
       __m256i h = _mm256_and_si256(_mm256_slli_epi16(w, 7), _mm256_set1_epi16((short)0xBF80));
-      __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)), _mm256_set1_epi16(0x3F80));
-      h = _mm256_mask_mov_epi16(h, nan, _mm256_set1_epi16(0x7E00));
+      if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
+        __mmask16 nan =
+            _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)), _mm256_set1_epi16(0x3F80));
+        h = _mm256_mask_mov_epi16(h, nan, _mm256_set1_epi16(0x7E00));
+      }
       return _mm512_cvtph_ps(h);
     }
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
+    const __m512i m7f = _mm512_set1_epi8(0x7F);
+    __mmask64 any = 0;
+    for (int i = 0; i < bytes; i += 64) {
+      __mmask64 lm = bytes - i >= 64 ? ~0ULL : ((1ULL << (bytes - i)) - 1);
+      __m512i x = _mm512_and_si512(_mm512_maskz_loadu_epi8(lm, p + i), m7f);
+      any |= _mm512_mask_cmpeq_epi8_mask(lm, x, m7f);
+    }
+    return any != 0;
   }
 };
 #include "attention_cpu_impl.h"
@@ -398,7 +434,7 @@ static void store_out(void* out, int32_t dtype, int64_t base, const float* src, 
 // Normalizes one row in place: O / l * v_mul (zeros for an empty row); returns the LSE.
 static float finish_row(float* o, int hd, float m, float l, float v_mul) {
   SoftmaxState st{m, l};
-  if (!(l > 0.f)) {
+  if (l == 0.f) {  // empty row (a NaN l propagates instead)
     std::fill(o, o + hd, 0.f);
     return -INFINITY;
   }

@@ -53,6 +53,12 @@ static inline void prefetch_rows(const Rows& r, int n, int row_bytes, int64_t ho
   }
 }
 
+static inline bool block_has_e4m3_nan(const uint8_t* const* kr, const uint8_t* const* vr, int n, int row_bytes) {
+  for (int i = 0; i < n; i++)
+    if (I::has_e4m3_nan(kr[i], row_bytes) || I::has_e4m3_nan(vr[i], row_bytes)) return true;
+  return false;
+}
+
 // ---- scores: S[g][t] = q_g . k_t for GB rows x TB tokens, TB = W / GB ----
 template <int DT, int GB>
 static inline void score_tile(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
@@ -245,6 +251,10 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
         scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kBlock);
         softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
         pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale);
+      } else if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes)) {
+        scores_block<kE4M3Finite>(Qh, R, hd, kr, n, S, kBlock);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
+        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale);
       } else {
         scores_block<DT>(Qh, R, hd, kr, n, S, kBlock);
         softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);

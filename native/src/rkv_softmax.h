@@ -36,9 +36,10 @@ RKV_HD SoftmaxState softmax_init() { return SoftmaxState{-INFINITY, 0.f}; }
 // (m_new >= m_old, m_new finite). exp2(-inf) = 0 covers the empty initial state.
 RKV_HD float softmax_rescale(float m_old, float m_new) { return exp2f(m_old - m_new); }
 
-// Natural-log LSE of a finished state; -inf for an empty one.
+// Natural-log LSE of a finished state; -inf for an empty one (l == 0). A NaN sum (a NaN
+// in K) stays NaN rather than being mistaken for an empty row.
 RKV_HD float softmax_lse(SoftmaxState s) {
-  if (!(s.l > 0.f)) return -INFINITY;
+  if (s.l == 0.f) return -INFINITY;
   return (s.m + log2f(s.l)) * kLn2;
 }
 
