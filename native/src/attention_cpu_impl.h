@@ -53,6 +53,39 @@ static inline void prefetch_rows(const Rows& r, int n, int row_bytes, int64_t ho
   }
 }
 
+// Spreads the prefetches of the next block over the value loop of the current one (a few
+// lines per token step), so that memory stays busy while computing instead of receiving one
+// burst per block that stalls on the line-fill buffers.
+struct Prefetcher {
+  const uint8_t* const* k = nullptr;
+  const uint8_t* const* v = nullptr;
+  int64_t hoff = 0;
+  int n = 0, lines = 0;      // rows, 64-byte lines per row
+  int row = 0, line = 0;     // next (row, line); both K and V lines are issued for it
+  int per_step = 0;          // line pairs per token step
+
+  void reset(const Rows& r, int rows, int row_bytes, int64_t head_off) {
+    k = r.k;
+    v = r.v;
+    n = rows;
+    lines = (row_bytes + 63) / 64;
+    hoff = head_off;
+    row = 0;
+    line = 0;
+  }
+  inline void issue(int count) {
+    for (; count > 0 && row < n; count--) {
+      __builtin_prefetch(k[row] + hoff + 64 * line, 0, 3);
+      __builtin_prefetch(v[row] + hoff + 64 * line, 0, 3);
+      if (++line == lines) {
+        line = 0;
+        row++;
+      }
+    }
+  }
+  void finish() { issue(1 << 30); }
+};
+
 static inline bool block_has_e4m3_nan(const uint8_t* const* kr, const uint8_t* const* vr, int n, int row_bytes) {
   for (int i = 0; i < n; i++)
     if (I::has_e4m3_nan(kr[i], row_bytes) || I::has_e4m3_nan(vr[i], row_bytes)) return true;
@@ -146,13 +179,14 @@ static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, const int
 // ---- values: O[r][:] = O[r][:] * scale[r] + sum_t P[r][t] * v_t ----
 template <int DT, int RB, int CB>
 static inline void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                           const float* scale, int d0) {
+                           const float* scale, int d0, Prefetcher& pf) {
   typename I::V acc[RB][CB];
   for (int r = 0; r < RB; r++) {
     typename I::V s = I::set1(scale[r]);
     for (int c = 0; c < CB; c++) acc[r][c] = I::mul(s, I::load(O + (int64_t)r * hd + d0 + c * I::W));
   }
   for (int t = 0; t < n; t++) {
+    pf.issue(pf.per_step);
     typename I::V vv[CB];
     for (int c = 0; c < CB; c++) vv[c] = I::template load_cvt<DT>(vrow[t], d0 + c * I::W);
     for (int r = 0; r < RB; r++) {
@@ -164,35 +198,63 @@ static inline void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, 
     for (int c = 0; c < CB; c++) I::store(O + (int64_t)r * hd + d0 + c * I::W, acc[r][c]);
 }
 
+template <int RB>
+static constexpr int pv_cbmax() {
+  return I::kAcc / RB >= 4 ? 4 : (I::kAcc / RB >= 2 ? 2 : 1);
+}
+
+// Number of pv_tile calls pv_rows<RB> makes for `chunks` head_dim chunks.
+template <int RB>
+static inline int pv_row_calls(int chunks) {
+  constexpr int CBMAX = pv_cbmax<RB>();
+  int calls = 0, c = 0;
+  if (CBMAX >= 4) for (; c + 4 <= chunks; c += 4) calls++;
+  if (CBMAX >= 2) for (; c + 2 <= chunks; c += 2) calls++;
+  return calls + (chunks - c);
+}
+
 template <int DT, int RB>
 static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                           const float* scale) {
+                           const float* scale, Prefetcher& pf) {
   const int chunks = hd / I::W;
-  constexpr int CBMAX = I::kAcc / RB >= 4 ? 4 : (I::kAcc / RB >= 2 ? 2 : 1);
+  constexpr int CBMAX = pv_cbmax<RB>();
   int c = 0;
   if constexpr (CBMAX >= 4) {
-    for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, c * I::W);
+    for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
   }
   if constexpr (CBMAX >= 2) {
-    for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, c * I::W);
+    for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
   }
-  for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, c * I::W);
+  for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
 }
 
 template <int DT>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                     const float* scale) {
+                     const float* scale, Prefetcher& pf) {
+  // spread the pending prefetches evenly over all token steps of this call
+  {
+    const int chunks = hd / I::W;
+    int calls = 0, r = 0;
+    if (I::kAcc >= 16) for (; r + 8 <= R; r += 8) calls += pv_row_calls<8>(chunks);
+    if (I::kAcc >= 8) for (; r + 4 <= R; r += 4) calls += pv_row_calls<4>(chunks);
+    if (I::kAcc >= 2) for (; r + 2 <= R; r += 2) calls += pv_row_calls<2>(chunks);
+    for (; r < R; r++) calls += pv_row_calls<1>(chunks);
+    const int64_t steps = (int64_t)calls * n;
+    const int64_t pending = (int64_t)(pf.n - pf.row) * pf.lines;
+    pf.per_step = steps > 0 ? (int)((pending + steps - 1) / steps) : 0;
+  }
   int r = 0;
   if constexpr (I::kAcc >= 16) {
-    for (; r + 8 <= R; r += 8) pv_rows<DT, 8>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r);
+    for (; r + 8 <= R; r += 8) pv_rows<DT, 8>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
   }
   if constexpr (I::kAcc >= 8) {
-    for (; r + 4 <= R; r += 4) pv_rows<DT, 4>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r);
+    for (; r + 4 <= R; r += 4) pv_rows<DT, 4>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
   }
   if constexpr (I::kAcc >= 2) {
-    for (; r + 2 <= R; r += 2) pv_rows<DT, 2>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r);
+    for (; r + 2 <= R; r += 2) pv_rows<DT, 2>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
   }
-  for (; r < R; r++) pv_rows<DT, 1>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r);
+  for (; r < R; r++) pv_rows<DT, 1>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+  pf.finish();
 }
 
 // Converts kBlock rows of the cache dtype into a contiguous f32 tile (GEMM-style packing for
@@ -234,7 +296,8 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
     if (nn > 0) fill_rows(s, tn, nn, nxt);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
-      if (nn > 0) prefetch_rows(nxt, nn, s.row_bytes, hoff);
+      Prefetcher pf;  // head h's rows of the next block, issued during this block's value loop
+      if (nn > 0) pf.reset(nxt, nn, s.row_bytes, hoff);
       for (int i = 0; i < kBlock; i++) {
         kr[i] = cur.k[i] + hoff;
         vr[i] = cur.v[i] + hoff;
@@ -250,15 +313,15 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
         pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
         scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kBlock);
         softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
-        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale);
+        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, pf);
       } else if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes)) {
         scores_block<kE4M3Finite>(Qh, R, hd, kr, n, S, kBlock);
         softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
-        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale);
+        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, pf);
       } else {
         scores_block<DT>(Qh, R, hd, kr, n, S, kBlock);
         softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
-        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale);
+        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, pf);
       }
     }
     cur = nxt;

@@ -17,7 +17,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.LongVector;
@@ -185,58 +184,47 @@ final class AttentionBenchData implements AutoCloseable {
         return a.add(b).reduceLanes(VectorOperators.ADD);
     }
 
-    /** FMA peak in GFLOP/s over `threads` threads (native when available). */
-    static double fmaPeak(int threads, double seconds) throws Exception {
-        if (FMA_PEAK != null) {
-            radixkv_h.rkv_set_num_threads(threads);
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment out = a.allocate(8);
-                int rc = (int) FMA_PEAK.invokeExact(seconds, out);
-                NativeLibrary.check("rkv_bench_fma_peak", rc);
-                return out.get(ValueLayout.JAVA_DOUBLE, 0);
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
-            }
-        }
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try {
-            List<Future<Double>> fs = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                fs.add(pool.submit(() -> javaFma(seconds)));
-            }
-            double total = 0;
-            for (Future<Double> f : fs) {
-                total += f.get();
-            }
-            return total;
-        } finally {
-            pool.shutdown();
+    /** True when libradixkv provides rkv_bench_fma_peak. */
+    static boolean hasNativeFmaPeak() {
+        return FMA_PEAK != null;
+    }
+
+    /** Native FMA peak in GFLOP/s over `threads` threads (rkv_bench_fma_peak). */
+    static double nativeFmaPeak(int threads, double seconds) {
+        radixkv_h.rkv_set_num_threads(threads);
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(8);
+            int rc = (int) FMA_PEAK.invokeExact(seconds, out);
+            NativeLibrary.check("rkv_bench_fma_peak", rc);
+            return out.get(ValueLayout.JAVA_DOUBLE, 0);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
         }
     }
 
-    private static double javaFma(double seconds) {
+    static final int FMA_ITERS = 200_000;
+
+    /**
+     * Fallback FMA peak kernel: 8 independent chains of FMAs on the widest float vectors,
+     * {@link #FMA_ITERS} iterations; returns a checksum. FLOPs = FMA_ITERS * 8 * lanes * 2.
+     * Run it through JMH (warmed up, compiled) on each thread of the pool.
+     */
+    static double fmaChains() {
         VectorSpecies<Float> fs = FloatVector.SPECIES_PREFERRED;
         FloatVector m = FloatVector.broadcast(fs, 0.999f);
         FloatVector c = FloatVector.broadcast(fs, 1e-4f);
         FloatVector a0 = FloatVector.broadcast(fs, 1), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        long iters = 0;
-        long end = System.nanoTime() + (long) (seconds * 1e9);
-        long start = System.nanoTime();
-        while (System.nanoTime() < end) {
-            for (int i = 0; i < 10_000; i++) {
-                a0 = a0.fma(m, c); a1 = a1.fma(m, c); a2 = a2.fma(m, c); a3 = a3.fma(m, c);
-                a4 = a4.fma(m, c); a5 = a5.fma(m, c); a6 = a6.fma(m, c); a7 = a7.fma(m, c);
-            }
-            iters += 10_000;
+        for (int i = 0; i < FMA_ITERS; i++) {
+            a0 = a0.fma(m, c); a1 = a1.fma(m, c); a2 = a2.fma(m, c); a3 = a3.fma(m, c);
+            a4 = a4.fma(m, c); a5 = a5.fma(m, c); a6 = a6.fma(m, c); a7 = a7.fma(m, c);
         }
-        double dt = (System.nanoTime() - start) / 1e9;
-        float sink = a0.add(a1).add(a2).add(a3).add(a4).add(a5).add(a6).add(a7).reduceLanes(VectorOperators.ADD);
-        if (sink == 42.4242f) {
-            System.out.print("");
-        }
-        return iters * 8.0 * fs.length() * 2 / dt / 1e9;
+        return a0.add(a1).add(a2).add(a3).add(a4).add(a5).add(a6).add(a7).reduceLanes(VectorOperators.ADD);
+    }
+
+    static double fmaChainFlops() {
+        return FMA_ITERS * 8.0 * FloatVector.SPECIES_PREFERRED.length() * 2;
     }
 
     @Override
