@@ -75,8 +75,8 @@ struct Prefetcher {
   }
   inline void issue(int count) {
     for (; count > 0 && row < n; count--) {
-      __builtin_prefetch(k[row] + hoff + 64 * line, 0, 3);
-      __builtin_prefetch(v[row] + hoff + 64 * line, 0, 3);
+      __builtin_prefetch(k[row] + hoff + 64 * line, 0, 2);  // prefetcht1: into L2
+      __builtin_prefetch(v[row] + hoff + 64 * line, 0, 2);  // prefetcht1: into L2
       if (++line == lines) {
         line = 0;
         row++;
