@@ -16,16 +16,16 @@ module io.radixkv {
 
     exports io.radixkv.kernels;
 
-    // exports io.radixkv.paging;
+    exports io.radixkv.paging;
 
-    // exports io.radixkv.cache;
+    exports io.radixkv.cache;
 
     // exports io.radixkv.sched;
 
     // exports io.radixkv.engine;
 
-    // exports io.radixkv.model;
-    // opens io.radixkv.model to com.fasterxml.jackson.databind;
+    exports io.radixkv.model;
+    opens io.radixkv.model to com.fasterxml.jackson.databind;
 
     // exports io.radixkv.cli;
     // opens io.radixkv.cli to info.picocli, com.fasterxml.jackson.databind;
