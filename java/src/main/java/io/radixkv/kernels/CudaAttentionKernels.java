@@ -12,19 +12,32 @@ import java.lang.foreign.MemorySegment;
  * stream); the upload of the next call is ordered after the previous kernels on that stream.
  */
 final class CudaAttentionKernels implements AttentionKernels {
-    private final BackendMemory device;
+    private BackendMemory device;
     private MemorySegment scratch;
 
-    /** @param device the CUDA backend's device memory (used for the uploaded page tables) */
+    /**
+     * Kernels whose table uploads go to their own device memory, created on first use (so that
+     * constructing this object never touches CUDA: {@code CudaBackend} builds it before probing).
+     */
+    CudaAttentionKernels() {}
+
+    /** @param device device memory (e.g. the CUDA backend's) used for the uploaded page tables */
     CudaAttentionKernels(BackendMemory device) {
         if (device == null || !device.isDevice()) {
             throw new IllegalArgumentException("CudaAttentionKernels needs device memory");
         }
-        if (NativeLibrary.loadCuda().isEmpty()) {
-            throw new UnsupportedOperationException("libradixkv_cuda is not available: "
-                    + NativeLibrary.cudaUnavailableReason());
-        }
         this.device = device;
+    }
+
+    private BackendMemory device() {
+        if (device == null) {
+            if (NativeLibrary.loadCuda().isEmpty()) {
+                throw new UnsupportedOperationException("libradixkv_cuda is not available: "
+                        + NativeLibrary.cudaUnavailableReason());
+            }
+            device = new CudaMemory();
+        }
+        return device;
     }
 
     @Override
@@ -90,7 +103,7 @@ final class CudaAttentionKernels implements AttentionKernels {
         }
         if (scratch == null || scratch.byteSize() < total) {
             // grows geometrically; earlier buffers are released with the backend's memory
-            scratch = device.allocate(Math.max(total, scratch == null ? 4096 : 2 * scratch.byteSize()));
+            scratch = device().allocate(Math.max(total, scratch == null ? 4096 : 2 * scratch.byteSize()));
         }
         MemorySegment[] dst = new MemorySegment[sizes.length];
         long offset = 0;
@@ -100,7 +113,7 @@ final class CudaAttentionKernels implements AttentionKernels {
                 continue;
             }
             dst[i] = scratch.asSlice(offset, sizes[i]);
-            device.copyFromHost(src[i], dst[i], sizes[i]);
+            device().copyFromHost(src[i], dst[i], sizes[i]);
             offset += align(sizes[i]);
         }
         return new Uploaded(dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]);
