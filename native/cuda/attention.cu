@@ -1,0 +1,502 @@
+// CUDA paged attention: decode (split-KV + merge), tiled append prefill, merge_state.
+// Same ABI and semantics as the CPU kernels (radixkv.h); the dtype conversions (rkv_dtype.h)
+// and the softmax/merge arithmetic (rkv_softmax.h) are the RKV_HD helpers the CPU code uses.
+//
+// Layout of a row inside a warp: lane l holds elements d = i*32 + l (i < VEC), so global loads
+// of a K/V row are coalesced per i and shared-memory reads are bank-conflict free.
+//
+// Contract: page tables and tensors are device pointers; the CSR is validated on the host by
+// the Java layer (CudaAttentionKernels) before the call. As a memory-safety guard the kernels
+// skip page ids outside [0, num_pages) instead of reading out of bounds.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "rkv_cuda_common.cuh"
+#include "rkv_dtype.h"
+#include "rkv_softmax.h"
+
+namespace {
+
+constexpr int kWarps = 4;            // warps per block
+constexpr int kThreads = kWarps * 32;
+constexpr int kDecodeGroup = 8;      // query heads of a GQA group handled together per pass
+constexpr int kMaxHeadDim = 256;
+constexpr int kPrefillRowsPerWarp = 4;
+constexpr int kPrefillRows = kWarps * kPrefillRowsPerWarp;  // query rows (token x head) per block
+constexpr int kPrefillTile = 16;     // KV tokens per shared-memory tile
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ int64_t seq_len(const int32_t* indptr, const int32_t* last, int b, int ps) {
+  int pages = indptr[b + 1] - indptr[b];
+  return pages == 0 ? 0 : (int64_t)ps * (pages - 1) + last[b];
+}
+
+// Element offset of (token t, kv head h) in a pool, or -1 for an invalid page id.
+__device__ __forceinline__ int64_t row_offset(const int32_t* indices, int32_t first, int64_t t, int ps, int nkv,
+                                              int kvh, int hd, int64_t num_pages) {
+  int64_t page = indices[first + t / ps];
+  if (page < 0 || page >= num_pages) return -1;
+  return ((page * ps + t % ps) * nkv + kvh) * (int64_t)hd;
+}
+
+// Base-2 logit of a score already multiplied by q_mul (sm_scale * k_scale, and log2(e) or 1/cap).
+__device__ __forceinline__ float to_logit2(float s, float cap) {
+  return cap > 0.f ? cap * rkv::kLog2e * tanhf(s) : s;
+}
+
+struct Params {
+  const void* q;
+  int q_dtype;
+  void* out;
+  int out_dtype;
+  float* lse;
+  const uint8_t* k;
+  const uint8_t* v;
+  int cache_dtype;
+  int64_t num_pages;
+  int ps, nqo, nkv, hd;
+  const int32_t* indptr;
+  const int32_t* indices;
+  const int32_t* last;
+  float q_mul, cap, v_mul;
+};
+
+// ---------------------------------------------------------------- decode
+
+// grid (num_kv_heads, batch, nsplit); each block handles one KV chunk of one (sequence, kv
+// head) for all its query heads, 8 at a time; warps take interleaved tokens and are merged at
+// the end. With nsplit > 1 the normalized partial results and LSEs go to the workspace.
+template <int VEC>
+__global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, float* part_o, float* part_s) {
+  const int kvh = blockIdx.x, b = blockIdx.y, z = blockIdx.z;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int G = p.nqo / p.nkv;
+  const int64_t len = seq_len(p.indptr, p.last, b, p.ps);
+  const int64_t chunk = (len + nsplit - 1) / nsplit;
+  const int64_t t0 = min(len, (int64_t)z * chunk), t1 = min(len, t0 + chunk);
+  const int32_t first = p.indptr[b];
+
+  __shared__ float sm_m[kWarps][kDecodeGroup], sm_l[kWarps][kDecodeGroup];
+  __shared__ float sm_o[kWarps][kDecodeGroup][kMaxHeadDim];
+
+  for (int g0 = 0; g0 < G; g0 += kDecodeGroup) {
+    const int gn = min(kDecodeGroup, G - g0);
+    float qv[kDecodeGroup][VEC], o[kDecodeGroup][VEC], m[kDecodeGroup], l[kDecodeGroup];
+#pragma unroll
+    for (int g = 0; g < kDecodeGroup; g++) {
+      m[g] = -INFINITY;
+      l[g] = 0.f;
+#pragma unroll
+      for (int i = 0; i < VEC; i++) {
+        int d = i * 32 + lane;
+        o[g][i] = 0.f;
+        qv[g][i] = (g < gn && d < p.hd)
+                       ? rkv::load_as_float(p.q, ((int64_t)b * p.nqo + kvh * G + g0 + g) * p.hd + d, p.q_dtype) * p.q_mul
+                       : 0.f;
+      }
+    }
+    for (int64_t t = t0 + warp; t < t1; t += kWarps) {
+      int64_t off = row_offset(p.indices, first, t, p.ps, p.nkv, kvh, p.hd, p.num_pages);
+      if (off < 0) continue;
+      float kv[VEC], vv[VEC];
+#pragma unroll
+      for (int i = 0; i < VEC; i++) {
+        int d = i * 32 + lane;
+        kv[i] = d < p.hd ? rkv::load_as_float(p.k, off + d, p.cache_dtype) : 0.f;
+        vv[i] = d < p.hd ? rkv::load_as_float(p.v, off + d, p.cache_dtype) : 0.f;
+      }
+#pragma unroll
+      for (int g = 0; g < kDecodeGroup; g++) {
+        if (g >= gn) break;
+        float s = 0.f;
+#pragma unroll
+        for (int i = 0; i < VEC; i++) s = fmaf(qv[g][i], kv[i], s);
+        float x = to_logit2(warp_sum(s), p.cap);
+        float m_new = fmaxf(m[g], x);
+        float sc = rkv::softmax_rescale(m[g], m_new);
+        float pr = exp2f(x - m_new);
+        l[g] = l[g] * sc + pr;
+#pragma unroll
+        for (int i = 0; i < VEC; i++) o[g][i] = fmaf(pr, vv[i], o[g][i] * sc);
+        m[g] = m_new;
+      }
+    }
+#pragma unroll
+    for (int g = 0; g < kDecodeGroup; g++) {
+      if (lane == 0) {
+        sm_m[warp][g] = m[g];
+        sm_l[warp][g] = l[g];
+      }
+#pragma unroll
+      for (int i = 0; i < VEC; i++) {
+        int d = i * 32 + lane;
+        if (d < p.hd) sm_o[warp][g][d] = o[g][i];
+      }
+    }
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < gn * p.hd; idx += kThreads) {
+      const int g = idx / p.hd, d = idx % p.hd;
+      float M = -INFINITY;
+      for (int w = 0; w < kWarps; w++) M = fmaxf(M, sm_m[w][g]);
+      float L = 0.f, O = 0.f;
+      if (M != -INFINITY) {
+        for (int w = 0; w < kWarps; w++) {
+          float f = exp2f(sm_m[w][g] - M);  // 0 for a warp that saw no token
+          L += sm_l[w][g] * f;
+          O += sm_o[w][g][d] * f;
+        }
+      }
+      rkv::SoftmaxState st{M, L};
+      const float lse = rkv::softmax_lse(st);
+      const float val = L != 0.f ? O / L * p.v_mul : 0.f;
+      const int64_t row = (int64_t)b * p.nqo + kvh * G + g0 + g;
+      if (nsplit == 1) {
+        rkv::store_from_float(p.out, row * p.hd + d, p.out_dtype, val);
+        if (d == 0 && p.lse != nullptr) p.lse[row] = lse;
+      } else {
+        part_o[(row * nsplit + z) * p.hd + d] = val;
+        if (d == 0) part_s[row * nsplit + z] = lse;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// grid (batch * num_qo_heads): folds the nsplit partial results of one row (in KV order).
+__global__ void __launch_bounds__(kThreads) decode_merge_kernel(Params p, int nsplit, const float* part_o,
+                                                                const float* part_s) {
+  const int64_t row = blockIdx.x;
+  const float* s = part_s + row * nsplit;
+  float M = -INFINITY;
+  for (int k = 0; k < nsplit; k++) M = fmaxf(M, s[k]);
+  float sum = 0.f;
+  if (M != -INFINITY)
+    for (int k = 0; k < nsplit; k++) sum += expf(s[k] - M);
+  for (int d = threadIdx.x; d < p.hd; d += kThreads) {
+    float acc = 0.f;
+    if (M != -INFINITY)
+      for (int k = 0; k < nsplit; k++) acc += expf(s[k] - M) * part_o[(row * nsplit + k) * p.hd + d];
+    rkv::store_from_float(p.out, row * p.hd + d, p.out_dtype, M != -INFINITY ? acc / sum : 0.f);
+  }
+  if (threadIdx.x == 0 && p.lse != nullptr) p.lse[row] = M != -INFINITY ? M + logf(sum) : -INFINITY;
+}
+
+// ---------------------------------------------------------------- append prefill
+
+struct PrefillItem {
+  int32_t b, kvh, r0, pad;
+};
+
+// One block per item: kPrefillRows consecutive rows r of the flattened (query token i, head g)
+// list of one (sequence, kv head), r = i * G + g. Every K/V tile is converted once into shared
+// memory and used by all rows (all GQA heads of the group and several query tokens).
+template <int VEC>
+__global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const PrefillItem* items,
+                                                           const int32_t* qo_indptr, const int32_t* bidir_indptr,
+                                                           const int32_t* bidir_regions) {
+  const PrefillItem it = items[blockIdx.x];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int G = p.nqo / p.nkv;
+  const int32_t q_begin = qo_indptr[it.b];
+  const int32_t q_len = qo_indptr[it.b + 1] - q_begin;
+  const int64_t kv_len = seq_len(p.indptr, p.last, it.b, p.ps);
+  const int64_t off = kv_len - q_len;
+  const int64_t rows_total = (int64_t)q_len * G;
+  const int32_t first = p.indptr[it.b];
+
+  __shared__ float ks[kPrefillTile][kMaxHeadDim], vs[kPrefillTile][kMaxHeadDim];
+  __shared__ int64_t sm_end[kWarps];
+
+  float qv[kPrefillRowsPerWarp][VEC], o[kPrefillRowsPerWarp][VEC], m[kPrefillRowsPerWarp], l[kPrefillRowsPerWarp];
+  int64_t lim[kPrefillRowsPerWarp], orow[kPrefillRowsPerWarp];
+  int64_t warp_end = 0;
+#pragma unroll
+  for (int j = 0; j < kPrefillRowsPerWarp; j++) {
+    const int64_t r = (int64_t)it.r0 + warp * kPrefillRowsPerWarp + j;
+    m[j] = -INFINITY;
+    l[j] = 0.f;
+    lim[j] = 0;
+    orow[j] = -1;
+    if (r < rows_total) {
+      const int64_t i = r / G;
+      const int g = (int)(r % G);
+      const int64_t pos = off + i;
+      int64_t ext = pos;
+      if (bidir_indptr != nullptr) {
+        for (int32_t k = bidir_indptr[it.b]; k < bidir_indptr[it.b + 1]; k++) {
+          int64_t s = bidir_regions[2 * k], e = bidir_regions[2 * k + 1];
+          if (s <= pos && pos < e && e - 1 > ext) ext = e - 1;
+        }
+      }
+      lim[j] = ext + 1;
+      orow[j] = (q_begin + i) * p.nqo + it.kvh * G + g;
+      warp_end = max(warp_end, lim[j]);
+    }
+#pragma unroll
+    for (int i = 0; i < VEC; i++) {
+      const int d = i * 32 + lane;
+      o[j][i] = 0.f;
+      qv[j][i] = (orow[j] >= 0 && d < p.hd) ? rkv::load_as_float(p.q, orow[j] * p.hd + d, p.q_dtype) * p.q_mul : 0.f;
+    }
+  }
+  if (lane == 0) sm_end[warp] = warp_end;
+  __syncthreads();
+  int64_t kv_end = 0;
+  for (int w = 0; w < kWarps; w++) kv_end = max(kv_end, sm_end[w]);
+
+  for (int64_t t0 = 0; t0 < kv_end; t0 += kPrefillTile) {
+    const int nt = (int)min((int64_t)kPrefillTile, kv_end - t0);
+    __syncthreads();  // previous tile fully consumed
+    for (int idx = threadIdx.x; idx < nt * p.hd; idx += kThreads) {
+      const int j = idx / p.hd, d = idx % p.hd;
+      const int64_t ro = row_offset(p.indices, first, t0 + j, p.ps, p.nkv, it.kvh, p.hd, p.num_pages);
+      ks[j][d] = ro >= 0 ? rkv::load_as_float(p.k, ro + d, p.cache_dtype) : 0.f;
+      vs[j][d] = ro >= 0 ? rkv::load_as_float(p.v, ro + d, p.cache_dtype) : 0.f;
+    }
+    __syncthreads();
+    for (int jt = 0; jt < nt; jt++) {
+      float kv[VEC], vv[VEC];
+#pragma unroll
+      for (int i = 0; i < VEC; i++) {
+        const int d = i * 32 + lane;
+        kv[i] = d < p.hd ? ks[jt][d] : 0.f;
+        vv[i] = d < p.hd ? vs[jt][d] : 0.f;
+      }
+      const int64_t t = t0 + jt;
+#pragma unroll
+      for (int j = 0; j < kPrefillRowsPerWarp; j++) {
+        if (t >= lim[j]) continue;  // warp-uniform: lim is the same in every lane
+        float s = 0.f;
+#pragma unroll
+        for (int i = 0; i < VEC; i++) s = fmaf(qv[j][i], kv[i], s);
+        const float x = to_logit2(warp_sum(s), p.cap);
+        const float m_new = fmaxf(m[j], x);
+        const float sc = rkv::softmax_rescale(m[j], m_new);
+        const float pr = exp2f(x - m_new);
+        l[j] = l[j] * sc + pr;
+#pragma unroll
+        for (int i = 0; i < VEC; i++) o[j][i] = fmaf(pr, vv[i], o[j][i] * sc);
+        m[j] = m_new;
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < kPrefillRowsPerWarp; j++) {
+    if (orow[j] < 0) continue;
+    const float inv = l[j] != 0.f ? p.v_mul / l[j] : 0.f;
+#pragma unroll
+    for (int i = 0; i < VEC; i++) {
+      const int d = i * 32 + lane;
+      if (d < p.hd) rkv::store_from_float(p.out, orow[j] * p.hd + d, p.out_dtype, o[j][i] * inv);
+    }
+    if (lane == 0 && p.lse != nullptr) p.lse[orow[j]] = rkv::softmax_lse(rkv::SoftmaxState{m[j], l[j]});
+  }
+}
+
+// ---------------------------------------------------------------- merge_state
+
+// One warp per row: every lane reads the two LSEs before lane 0 writes s_out (which may alias s_a).
+__global__ void merge_state_kernel(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
+                                   float* v_out, float* s_out, int64_t rows, int hd) {
+  const int64_t row = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= rows) return;
+  const rkv::MergeWeights w = rkv::merge_weights(s_a[row], s_b[row]);
+  for (int d = lane; d < hd; d += 32) {
+    const int64_t i = row * hd + d;
+    v_out[i] = w.lse == -INFINITY ? 0.f : w.wa * v_a[i] + w.wb * v_b[i];
+  }
+  __syncwarp();
+  if (lane == 0) s_out[row] = w.lse;
+}
+
+// ---------------------------------------------------------------- host helpers
+
+bool io_dtype(int32_t d) { return d == RKV_DTYPE_F32 || d == RKV_DTYPE_F16 || d == RKV_DTYPE_BF16; }
+
+int check_common(const Params& p, int batch, float sm_scale, float k_scale, float v_scale) {
+  RKV_CUDA_CHECK_ARG(batch >= 0, "batch_size must be >= 0, got %d", batch);
+  RKV_CUDA_CHECK_ARG(p.nqo > 0 && p.nkv > 0 && p.nqo % p.nkv == 0,
+                     "num_qo_heads (%d) must be a positive multiple of num_kv_heads (%d)", p.nqo, p.nkv);
+  RKV_CUDA_CHECK_ARG(p.hd > 0 && p.hd <= kMaxHeadDim, "head_dim must be in 1..%d, got %d", kMaxHeadDim, p.hd);
+  RKV_CUDA_CHECK_ARG(p.ps > 0, "page_size must be positive, got %d", p.ps);
+  RKV_CUDA_CHECK_ARG(p.num_pages >= 0, "num_pages must be >= 0");
+  RKV_CUDA_CHECK_ARG(rkv_cuda::dtype_size(p.cache_dtype) > 0, "unknown cache dtype %d", p.cache_dtype);
+  RKV_CUDA_CHECK_ARG(io_dtype(p.q_dtype) && io_dtype(p.out_dtype), "q/out dtypes must be f32, f16 or bf16 (got %d, %d)",
+                     p.q_dtype, p.out_dtype);
+  RKV_CUDA_CHECK_ARG(std::isfinite(sm_scale) && sm_scale > 0.f, "sm_scale must be positive and finite");
+  RKV_CUDA_CHECK_ARG(std::isfinite(k_scale) && k_scale > 0.f && std::isfinite(v_scale) && v_scale > 0.f,
+                     "k_scale and v_scale must be positive and finite");
+  if (batch > 0) {
+    RKV_CUDA_CHECK_ARG(p.q && p.out && p.indptr && p.last, "q, out, kv_indptr and kv_last_page_len must not be NULL");
+    RKV_CUDA_CHECK_ARG(p.num_pages == 0 || (p.k && p.v && p.indices), "k_cache, v_cache and kv_indices must not be NULL");
+  }
+  return RKV_OK;
+}
+
+Params make_params(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse, const void* k_cache,
+                   const void* v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads,
+                   int32_t num_kv_heads, int32_t head_dim, const int32_t* kv_indptr, const int32_t* kv_indices,
+                   const int32_t* kv_last_page_len, float sm_scale, float soft_cap, float k_scale, float v_scale) {
+  Params p;
+  p.q = q;
+  p.q_dtype = q_dtype;
+  p.out = out;
+  p.out_dtype = out_dtype;
+  p.lse = lse;
+  p.k = static_cast<const uint8_t*>(k_cache);
+  p.v = static_cast<const uint8_t*>(v_cache);
+  p.cache_dtype = cache_dtype;
+  p.num_pages = num_pages;
+  p.ps = page_size;
+  p.nqo = num_qo_heads;
+  p.nkv = num_kv_heads;
+  p.hd = head_dim;
+  p.indptr = kv_indptr;
+  p.indices = kv_indices;
+  p.last = kv_last_page_len;
+  const bool fp8 = cache_dtype == RKV_DTYPE_FP8_E4M3 || cache_dtype == RKV_DTYPE_FP8_E5M2;
+  p.cap = soft_cap > 0.f ? soft_cap : 0.f;
+  p.q_mul = sm_scale * (fp8 ? k_scale : 1.f) * (p.cap > 0.f ? 1.f / p.cap : rkv::kLog2e);
+  p.v_mul = fp8 ? v_scale : 1.f;
+  return p;
+}
+
+int vec_for(int hd) { return hd <= 32 ? 1 : hd <= 64 ? 2 : hd <= 128 ? 4 : 8; }
+
+int sm_count() {
+  static int count = 0;
+  if (count == 0) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      count = 80;
+  }
+  return count;
+}
+
+}  // namespace
+
+extern "C" {
+
+RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                      const void* k_cache, const void* v_cache, int32_t cache_dtype, int64_t num_pages,
+                                      int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                      const int32_t* kv_indptr, const int32_t* kv_indices,
+                                      const int32_t* kv_last_page_len, int32_t batch_size, float sm_scale,
+                                      float logits_soft_cap, float k_scale, float v_scale) {
+  Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
+                         num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
+                         logits_soft_cap, k_scale, v_scale);
+  int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale);
+  if (rc != RKV_OK || batch_size == 0) return rc;
+  cudaStream_t stream = rkv_cuda::current_stream();
+  // Split-KV: enough blocks to fill the GPU about twice when batch x kv heads is small. Chunk
+  // boundaries are computed on the device from each sequence's length (no host sync).
+  const int64_t blocks = (int64_t)batch_size * num_kv_heads;
+  int nsplit = (int)std::min<int64_t>(32, std::max<int64_t>(1, (2 * sm_count() + blocks - 1) / blocks));
+  float* part_o = nullptr;
+  float* part_s = nullptr;
+  if (nsplit > 1) {
+    const int64_t rows = (int64_t)batch_size * num_qo_heads;
+    RKV_CUDA_TRY(cudaMallocAsync(&part_o, (size_t)(rows * nsplit * (head_dim + 1)) * sizeof(float), stream));
+    part_s = part_o + rows * nsplit * head_dim;
+  }
+  dim3 grid(num_kv_heads, batch_size, nsplit);
+  switch (vec_for(head_dim)) {
+    case 1: decode_kernel<1><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
+    case 2: decode_kernel<2><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
+    case 4: decode_kernel<4><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
+    default: decode_kernel<8><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
+  }
+  cudaError_t launch = cudaGetLastError();
+  if (nsplit > 1) {
+    if (launch == cudaSuccess) {
+      decode_merge_kernel<<<(unsigned)((int64_t)batch_size * num_qo_heads), kThreads, 0, stream>>>(p, nsplit, part_o,
+                                                                                                  part_s);
+      launch = cudaGetLastError();
+    }
+    cudaFreeAsync(part_o, stream);
+  }
+  if (launch != cudaSuccess)
+    return rkv_cuda::set_error(RKV_ERR_CUDA, "decode attention launch: %s", cudaGetErrorString(launch));
+  return RKV_OK;
+}
+
+RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype,
+                                              float* lse, const int32_t* qo_indptr, const void* k_cache,
+                                              const void* v_cache, int32_t cache_dtype, int64_t num_pages,
+                                              int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads,
+                                              int32_t head_dim, const int32_t* kv_indptr, const int32_t* kv_indices,
+                                              const int32_t* kv_last_page_len, int32_t batch_size,
+                                              const int32_t* bidir_indptr, const int32_t* bidir_regions,
+                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+  Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
+                         num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
+                         logits_soft_cap, k_scale, v_scale);
+  int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale);
+  if (rc != RKV_OK || batch_size == 0) return rc;
+  RKV_CUDA_CHECK_ARG(qo_indptr != nullptr, "qo_indptr must not be NULL");
+  RKV_CUDA_CHECK_ARG(!(bidir_indptr == nullptr && bidir_regions != nullptr),
+                     "bidir_regions is set but bidir_indptr is NULL");
+  cudaStream_t stream = rkv_cuda::current_stream();
+  // Work items need the query counts: copy qo_indptr to the host (batch+1 ints).
+  std::vector<int32_t> qo(batch_size + 1);
+  RKV_CUDA_TRY(cudaMemcpyAsync(qo.data(), qo_indptr, qo.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream));
+  RKV_CUDA_TRY(cudaStreamSynchronize(stream));
+  const int G = num_qo_heads / num_kv_heads;
+  std::vector<PrefillItem> items;
+  for (int b = 0; b < batch_size; b++) {
+    int32_t ql = qo[b + 1] - qo[b];
+    RKV_CUDA_CHECK_ARG(ql >= 0, "qo_indptr is not monotone at %d", b + 1);
+    const int64_t rows = (int64_t)ql * G;
+    for (int h = 0; h < num_kv_heads; h++)
+      for (int64_t r0 = 0; r0 < rows; r0 += kPrefillRows) items.push_back({b, h, (int32_t)r0, 0});
+  }
+  if (items.empty()) return RKV_OK;
+  PrefillItem* d_items = nullptr;
+  RKV_CUDA_TRY(cudaMallocAsync(&d_items, items.size() * sizeof(PrefillItem), stream));
+  cudaError_t e = cudaMemcpyAsync(d_items, items.data(), items.size() * sizeof(PrefillItem), cudaMemcpyHostToDevice,
+                                  stream);
+  if (e == cudaSuccess) {
+    const unsigned grid = (unsigned)items.size();
+    switch (vec_for(head_dim)) {
+      case 1: prefill_kernel<1><<<grid, kThreads, 0, stream>>>(p, d_items, qo_indptr, bidir_indptr, bidir_regions); break;
+      case 2: prefill_kernel<2><<<grid, kThreads, 0, stream>>>(p, d_items, qo_indptr, bidir_indptr, bidir_regions); break;
+      case 4: prefill_kernel<4><<<grid, kThreads, 0, stream>>>(p, d_items, qo_indptr, bidir_indptr, bidir_regions); break;
+      default: prefill_kernel<8><<<grid, kThreads, 0, stream>>>(p, d_items, qo_indptr, bidir_indptr, bidir_regions); break;
+    }
+    e = cudaGetLastError();
+  }
+  // the host vector must outlive the async copy
+  cudaError_t sync = cudaStreamSynchronize(stream);
+  cudaFreeAsync(d_items, stream);
+  if (e != cudaSuccess) return rkv_cuda::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(e));
+  if (sync != cudaSuccess) return rkv_cuda::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(sync));
+  return RKV_OK;
+}
+
+RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b, float* v_out,
+                                 float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim) {
+  RKV_CUDA_CHECK_ARG(num_tokens >= 0, "num_tokens must be >= 0");
+  RKV_CUDA_CHECK_ARG(num_heads > 0 && head_dim > 0, "num_heads (%d) and head_dim (%d) must be positive", num_heads,
+                     head_dim);
+  if (num_tokens == 0) return RKV_OK;
+  RKV_CUDA_CHECK_ARG(v_a && s_a && v_b && s_b && v_out && s_out, "merge_state pointers must not be NULL");
+  const int64_t rows = num_tokens * num_heads;
+  const int warps_per_block = 8;
+  const int64_t blocks = (rows + warps_per_block - 1) / warps_per_block;
+  merge_state_kernel<<<(unsigned)blocks, warps_per_block * 32, 0, rkv_cuda::current_stream()>>>(
+      v_a, s_a, v_b, s_b, v_out, s_out, rows, head_dim);
+  RKV_CUDA_CHECK_LAUNCH();
+  return RKV_OK;
+}
+
+}  // extern "C"

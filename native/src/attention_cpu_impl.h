@@ -1,0 +1,342 @@
+// ISA-generic CPU attention core. Included once per instruction set inside its own namespace
+// (see attention_cpu.cpp), after that namespace defines `struct I` (the vector ISA: W lanes,
+// loads that convert cache dtypes in registers, exp2, a transpose-reduction) under the
+// matching `#pragma GCC target`. No include guard on purpose.
+//
+// One call of attend_rows() processes R query rows that share one KV head (the G query heads
+// of a GQA group for decode; q_tile x G rows for prefill) over a token range of one sequence:
+//   scores  S[R][BT] = Q . K^T for a block of BT tokens (register tiles of GB rows x TB tokens,
+//                      each K vector converted once per GB rows, one transpose-reduction per
+//                      W dot products),
+//   softmax per row, online (base-2 max/sum), masked by a per-row exclusive position limit,
+//   values  O[R][hd] += P . V (register tiles of RB rows x CB head_dim chunks, each V vector
+//                      converted once per RB rows).
+// Each K/V row is therefore read once per call, for all R rows: GQA groups read K/V once per
+// KV head. Rows of the next block are prefetched while the current one is computed.
+
+struct Rows {
+  const uint8_t* k[kBlock];
+  const uint8_t* v[kBlock];
+};
+
+// Fills the K/V row pointers of tokens [t0, t0 + n) of one sequence and KV head; entries
+// n..kBlock-1 repeat the first row (valid memory; their scores are masked).
+static inline void fill_rows(const SeqView& s, int64_t t0, int n, Rows& r) {
+  // one division per block, then walk pages incrementally (64-bit divisions per token would
+  // cost more than the arithmetic on the row)
+  int64_t pi = t0 / s.page_size;
+  int64_t off = t0 - pi * s.page_size;
+  const int64_t row_stride = (int64_t)s.num_kv_heads * s.row_bytes;
+  const int64_t head_off = (int64_t)s.kv_head * s.row_bytes;
+  int64_t base = (int64_t)s.pages[pi] * s.page_size * row_stride + head_off;
+  for (int i = 0; i < n; i++) {
+    int64_t o = base + off * row_stride;
+    r.k[i] = s.k_base + o;
+    r.v[i] = s.v_base + o;
+    if (++off == s.page_size && i + 1 < n) {
+      off = 0;
+      base = (int64_t)s.pages[++pi] * s.page_size * row_stride + head_off;
+    }
+  }
+  for (int i = n; i < kBlock; i++) {
+    r.k[i] = r.k[0];
+    r.v[i] = r.v[0];
+  }
+}
+
+static inline void prefetch_rows(const Rows& r, int n, int row_bytes, int64_t hoff) {
+  for (int i = 0; i < n; i++) {
+    for (int b = 0; b < row_bytes; b += 64) {
+      __builtin_prefetch(r.k[i] + hoff + b, 0, 3);
+      __builtin_prefetch(r.v[i] + hoff + b, 0, 3);
+    }
+  }
+}
+
+// Spreads the prefetches of the next block over the value loop of the current one (a few
+// lines per token step), so that memory stays busy while computing instead of receiving one
+// burst per block that stalls on the line-fill buffers.
+struct Prefetcher {
+  const uint8_t* const* k = nullptr;
+  const uint8_t* const* v = nullptr;
+  int64_t hoff = 0;
+  int n = 0, lines = 0;      // rows, 64-byte lines per row
+  int row = 0, line = 0;     // next (row, line); both K and V lines are issued for it
+  int per_step = 0;          // line pairs per token step
+
+  void reset(const Rows& r, int rows, int row_bytes, int64_t head_off) {
+    k = r.k;
+    v = r.v;
+    n = rows;
+    lines = (row_bytes + 63) / 64;
+    hoff = head_off;
+    row = 0;
+    line = 0;
+  }
+  inline void issue(int count) {
+    for (; count > 0 && row < n; count--) {
+      __builtin_prefetch(k[row] + hoff + 64 * line, 0, 2);  // prefetcht1: into L2
+      __builtin_prefetch(v[row] + hoff + 64 * line, 0, 2);  // prefetcht1: into L2
+      if (++line == lines) {
+        line = 0;
+        row++;
+      }
+    }
+  }
+  void finish() { issue(1 << 30); }
+};
+
+static inline bool block_has_e4m3_nan(const uint8_t* const* kr, const uint8_t* const* vr, int n, int row_bytes) {
+  for (int i = 0; i < n; i++)
+    if (I::has_e4m3_nan(kr[i], row_bytes) || I::has_e4m3_nan(vr[i], row_bytes)) return true;
+  return false;
+}
+
+// ---- scores: S[g][t] = q_g . k_t for GB rows x TB tokens, TB = W / GB ----
+template <int DT, int GB>
+static inline void score_tile(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
+  constexpr int TB = I::W / GB;
+  typename I::V acc[I::W];
+  for (int j = 0; j < I::W; j++) acc[j] = I::zero();
+  for (int d = 0; d < hd; d += I::W) {
+    typename I::V qv[GB];
+    for (int g = 0; g < GB; g++) qv[g] = I::load(q + (int64_t)g * hd + d);
+    for (int t = 0; t < TB; t++) {
+      typename I::V kv = I::template load_cvt<DT>(krow[t], d);
+      for (int g = 0; g < GB; g++) acc[g * TB + t] = I::fma(qv[g], kv, acc[g * TB + t]);
+    }
+  }
+  alignas(64) float sums[I::W];
+  I::store(sums, I::reduce_w(acc));
+  for (int g = 0; g < GB; g++)
+    for (int t = 0; t < TB; t++) S[(int64_t)g * ldS + t] = sums[g * TB + t];
+}
+
+template <int DT, int GB>
+static inline void score_rows(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS) {
+  constexpr int TB = I::W / GB;
+  for (int t = 0; t < n_pad; t += TB) score_tile<DT, GB>(Q, hd, krow + t, S + t, ldS);
+}
+
+template <int DT>
+static void scores_block(const float* Q, int R, int hd, const uint8_t* const* krow, int n, float* S, int ldS) {
+  // tokens are padded up to a multiple of W (the padding rows are valid, masked later)
+  int n_pad = (n + I::W - 1) / I::W * I::W;
+  int r = 0;
+  if constexpr (I::W >= 16) {
+    for (; r + 8 <= R; r += 8) score_rows<DT, 8>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+  }
+  if constexpr (I::W >= 8) {
+    for (; r + 4 <= R; r += 4) score_rows<DT, 4>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+  }
+  if constexpr (I::W >= 2) {
+    for (; r + 2 <= R; r += 2) score_rows<DT, 2>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+  }
+  for (; r < R; r++) score_rows<DT, 1>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+}
+
+// ---- online softmax over one block ----
+// S rows hold raw scaled scores for tokens t0 .. t0+n; lim[r] is row r's exclusive position
+// limit. On return S holds the probabilities exp2(x - m_new) (0 where masked), m/l are updated
+// and scale[r] is the factor to apply to the row's previous output accumulator.
+static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, const int64_t* lim, float soft_cap,
+                          float* m, float* l, float* scale) {
+  const int n_pad = (n + I::W - 1) / I::W * I::W;
+  const typename I::V ninf = I::set1(-INFINITY);
+  for (int r = 0; r < R; r++) {
+    float* row = S + (int64_t)r * ldS;
+    if (soft_cap > 0.f) {
+      // q was pre-scaled by 1/cap: x2 = cap * log2(e) * tanh(s)
+      const typename I::V c = I::set1(soft_cap * kLog2e);
+      for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::mul(c, I::tanh(I::load(row + t))));
+    }
+    int64_t visible = lim[r] - t0;  // tokens t < visible are visible
+    int nv = visible >= n ? n : (visible <= 0 ? 0 : (int)visible);
+    for (int t = nv; t < n_pad; t++) row[t] = -INFINITY;
+    if (nv == 0) {
+      // nothing visible in this block: state unchanged, zero probabilities
+      scale[r] = 1.f;
+      for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::zero());
+      continue;
+    }
+    typename I::V mx = ninf;
+    for (int t = 0; t < n_pad; t += I::W) mx = I::max(mx, I::load(row + t));
+    float m_new = I::hmax(mx);
+    if (m[r] > m_new) m_new = m[r];
+    scale[r] = softmax_rescale(m[r], m_new);
+    const typename I::V mv = I::set1(m_new);
+    typename I::V sum = I::zero();
+    for (int t = 0; t < n_pad; t += I::W) {
+      typename I::V p = I::exp2(I::sub(I::load(row + t), mv));  // exp2(-inf) = 0 exactly
+      I::store(row + t, p);
+      sum = I::add(sum, p);
+    }
+    l[r] = l[r] * scale[r] + I::hsum(sum);
+    m[r] = m_new;
+  }
+}
+
+// ---- values: O[r][:] = O[r][:] * scale[r] + sum_t P[r][t] * v_t ----
+template <int DT, int RB, int CB>
+static inline void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
+                           const float* scale, int d0, Prefetcher& pf) {
+  typename I::V acc[RB][CB];
+  for (int r = 0; r < RB; r++) {
+    typename I::V s = I::set1(scale[r]);
+    for (int c = 0; c < CB; c++) acc[r][c] = I::mul(s, I::load(O + (int64_t)r * hd + d0 + c * I::W));
+  }
+  for (int t = 0; t < n; t++) {
+    pf.issue(pf.per_step);
+    typename I::V vv[CB];
+    for (int c = 0; c < CB; c++) vv[c] = I::template load_cvt<DT>(vrow[t], d0 + c * I::W);
+    for (int r = 0; r < RB; r++) {
+      typename I::V p = I::set1(P[(int64_t)r * ldP + t]);
+      for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p, vv[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < RB; r++)
+    for (int c = 0; c < CB; c++) I::store(O + (int64_t)r * hd + d0 + c * I::W, acc[r][c]);
+}
+
+template <int RB>
+static constexpr int pv_cbmax() {
+  return I::kAcc / RB >= 4 ? 4 : (I::kAcc / RB >= 2 ? 2 : 1);
+}
+
+// Number of pv_tile calls pv_rows<RB> makes for `chunks` head_dim chunks.
+template <int RB>
+static inline int pv_row_calls(int chunks) {
+  constexpr int CBMAX = pv_cbmax<RB>();
+  int calls = 0, c = 0;
+  if (CBMAX >= 4) for (; c + 4 <= chunks; c += 4) calls++;
+  if (CBMAX >= 2) for (; c + 2 <= chunks; c += 2) calls++;
+  return calls + (chunks - c);
+}
+
+template <int DT, int RB>
+static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
+                           const float* scale, Prefetcher& pf) {
+  const int chunks = hd / I::W;
+  constexpr int CBMAX = pv_cbmax<RB>();
+  int c = 0;
+  if constexpr (CBMAX >= 4) {
+    for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
+  }
+  if constexpr (CBMAX >= 2) {
+    for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
+  }
+  for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
+}
+
+template <int DT>
+static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
+                     const float* scale, Prefetcher& pf) {
+  // spread the pending prefetches evenly over all token steps of this call
+  {
+    const int chunks = hd / I::W;
+    int calls = 0, r = 0;
+    if (I::kAcc >= 16) for (; r + 8 <= R; r += 8) calls += pv_row_calls<8>(chunks);
+    if (I::kAcc >= 8) for (; r + 4 <= R; r += 4) calls += pv_row_calls<4>(chunks);
+    if (I::kAcc >= 2) for (; r + 2 <= R; r += 2) calls += pv_row_calls<2>(chunks);
+    for (; r < R; r++) calls += pv_row_calls<1>(chunks);
+    const int64_t steps = (int64_t)calls * n;
+    const int64_t pending = (int64_t)(pf.n - pf.row) * pf.lines;
+    pf.per_step = steps > 0 ? (int)((pending + steps - 1) / steps) : 0;
+  }
+  int r = 0;
+  if constexpr (I::kAcc >= 16) {
+    for (; r + 8 <= R; r += 8) pv_rows<DT, 8>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+  }
+  if constexpr (I::kAcc >= 8) {
+    for (; r + 4 <= R; r += 4) pv_rows<DT, 4>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+  }
+  if constexpr (I::kAcc >= 2) {
+    for (; r + 2 <= R; r += 2) pv_rows<DT, 2>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+  }
+  for (; r < R; r++) pv_rows<DT, 1>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+  pf.finish();
+}
+
+// Converts kBlock rows of the cache dtype into a contiguous f32 tile (GEMM-style packing for
+// prefill, where each K/V tile is reused by many query rows) and repoints rows at it.
+template <int DT>
+static void pack_block(const uint8_t* const* src, int n, int hd, float* dst, const uint8_t** out_rows) {
+  for (int t = 0; t < n; t++) {
+    float* d = dst + (int64_t)t * hd;
+    for (int c = 0; c < hd; c += I::W) I::store(d + c, I::template load_cvt<DT>(src[t], c));
+    out_rows[t] = reinterpret_cast<const uint8_t*>(d);
+  }
+  for (int t = n; t < kBlock; t++) out_rows[t] = out_rows[0];
+}
+
+// Attention of R query rows per KV head for nh consecutive KV heads (starting at s.kv_head)
+// over tokens [t0, t1) of sequence view s. Q, O: [nh][R][hd] (pre-scaled q; O receives the
+// *unnormalized* accumulator), m, l: [nh][R]; lim[r]: exclusive visible-position limit of row r
+// (shared by the heads). The caller normalizes: out = O / l * v_mul.
+// Token blocks are visited in order; inside a block the heads are processed one after another,
+// so the block's K/V bytes (a contiguous region per page: all heads of each token) are consumed
+// together, and while head h of block i is computed, head h's rows of block i+1 are prefetched.
+// Scratch: S [R][kBlock], scale [R]; pack (f32, 2*kBlock*hd) only when pack != nullptr.
+template <int DT>
+static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
+                          const int64_t* lim, float soft_cap, float* O, float* m, float* l, float* S, float* scale,
+                          float* pack) {
+  const int hd = s.head_dim;
+  Rows cur, nxt;
+  int64_t t = t0;
+  int n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
+  if (n <= 0) return;
+  fill_rows(s, t, n, cur);
+  for (int h = 0; h < nh; h++) prefetch_rows(cur, n, s.row_bytes, (int64_t)h * s.row_bytes);
+  const uint8_t* kr[kBlock];
+  const uint8_t* vr[kBlock];
+  while (n > 0) {
+    int64_t tn = t + n;
+    int nn = (int)(t1 - tn < kBlock ? t1 - tn : kBlock);
+    if (nn > 0) fill_rows(s, tn, nn, nxt);
+    for (int h = 0; h < nh; h++) {
+      const int64_t hoff = (int64_t)h * s.row_bytes;
+      Prefetcher pf;  // head h's rows of the next block, issued during this block's value loop
+      if (nn > 0) pf.reset(nxt, nn, s.row_bytes, hoff);
+      for (int i = 0; i < kBlock; i++) {
+        kr[i] = cur.k[i] + hoff;
+        vr[i] = cur.v[i] + hoff;
+      }
+      const float* Qh = Q + (int64_t)h * R * hd;
+      float* Oh = O + (int64_t)h * R * hd;
+      float* mh = m + (int64_t)h * R;
+      float* lh = l + (int64_t)h * R;
+      if (pack != nullptr && DT != RKV_DTYPE_F32) {
+        const uint8_t* pk[kBlock];
+        const uint8_t* pvr[kBlock];
+        pack_block<DT>(kr, n, hd, pack, pk);
+        pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
+        scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kBlock);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
+        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, pf);
+      } else if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes)) {
+        scores_block<kE4M3Finite>(Qh, R, hd, kr, n, S, kBlock);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
+        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, pf);
+      } else {
+        scores_block<DT>(Qh, R, hd, kr, n, S, kBlock);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
+        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, pf);
+      }
+    }
+    cur = nxt;
+    t = tn;
+    n = nn;
+  }
+}
+
+static void attend_rows(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1, const int64_t* lim,
+                        float soft_cap, float* O, float* m, float* l, float* S, float* scale, float* pack) {
+  switch (s.dtype) {
+    case RKV_DTYPE_F32: attend_rows_t<RKV_DTYPE_F32>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    case RKV_DTYPE_F16: attend_rows_t<RKV_DTYPE_F16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    case RKV_DTYPE_BF16: attend_rows_t<RKV_DTYPE_BF16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    case RKV_DTYPE_FP8_E4M3: attend_rows_t<RKV_DTYPE_FP8_E4M3>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    default: attend_rows_t<RKV_DTYPE_FP8_E5M2>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+  }
+}
