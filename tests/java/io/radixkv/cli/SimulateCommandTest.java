@@ -107,6 +107,8 @@ class SimulateCommandTest {
         CliRun.of("simulate", "--trace", bad.toString()).assertFailure("line 2");
         Files.writeString(bad, "{\"tokens\":[1,2]\n");
         CliRun.of("simulate", "--trace", bad.toString()).assertFailure("line 1");
+        Files.writeString(bad, "{\"tokens\":[1], \"priority\":1.5}\n");
+        CliRun.of("simulate", "--trace", bad.toString()).assertFailure("priority");
         Files.writeString(bad, "\n\n");
         CliRun.of("simulate", "--trace", bad.toString()).assertFailure("no requests");
     }

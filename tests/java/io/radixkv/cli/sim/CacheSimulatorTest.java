@@ -136,6 +136,21 @@ class CacheSimulatorTest {
         assertResult(run(1, 100, EvictionPolicy.LRU, false, t), 4, 15, 3, 0, 0);
     }
 
+    // Trace E, page size 1, 6 pages: r1 [1,2,3] priority 5, r2 [4,5,6] priority 0, r3 [7,8,9], r4 [1,2,3,4].
+    //  PRIORITY: r3 evicts B (priority 0, though A is older) -> evicted 3; r4 reuses A (hits 3) and
+    //            needs 1 page: evicts C (A is locked) -> evicted 6.
+    //  LRU:      r3 evicts A (older) -> evicted 3; r4 hits nothing and needs 4 pages with 0 free:
+    //            evicts B (3) then C (3) -> evicted 9.
+    private static final List<TraceRequest> TRACE_E = List.of(
+            new TraceRequest(new int[] {1, 2, 3}, null, null, 5), new TraceRequest(4, 5, 6),
+            new TraceRequest(7, 8, 9), new TraceRequest(1, 2, 3, 4));
+
+    @Test
+    void pageSize1Priority() {
+        assertResult(run(1, 6, EvictionPolicy.PRIORITY, false, TRACE_E), 4, 13, 3, 6, 0);
+        assertResult(run(1, 6, EvictionPolicy.LRU, false, TRACE_E), 4, 13, 0, 9, 0);
+    }
+
     @Test
     void resultsAreDeterministic() {
         CacheSimulator.Result a = run(4, 4, EvictionPolicy.LFU, false, TRACE_D);

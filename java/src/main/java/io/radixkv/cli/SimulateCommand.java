@@ -25,8 +25,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "simulate", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         description = {
             "Cache-only replay of a request trace (no model compute), for sizing a prefix cache.",
-            "The trace is JSON lines, one request each: {\"tokens\":[...], \"output\":[...], \"namespace\":\"...\"} "
-                    + "(output and namespace optional). Requests run one at a time in file order: match, reuse per "
+            "The trace is JSON lines, one request each: {\"tokens\":[...], \"output\":[...], \"namespace\":\"...\", "
+                    + "\"priority\":n} (all but tokens optional; priority feeds --policy priority). Requests run one at a time in file order: match, reuse per "
                     + "the full-match rule (a fully matched prompt recomputes its last page), take pages for prompt + "
                     + "output (evicting when short; a request that cannot fit is rejected), insert the prompt "
                     + "(plus the output with --cache-output), release. A logical clock makes results deterministic.",

@@ -137,7 +137,7 @@ public final class CacheSimulator {
                 pages[i] = pool.allocate();
             }
             int[] cached = config.cacheOutput() ? concat(prompt, r.output()) : prompt;
-            InsertResult ins = cache.insert(ns, TokenSequence.ofText(cached), cached.length, pages);
+            InsertResult ins = cache.insert(ns, TokenSequence.ofText(cached), cached.length, pages, r.priority());
             // Free every page of ours that the cache did not keep.
             boolean[] kept = new boolean[pages.length];
             for (int i = 0; i < reusedPages; i++) {

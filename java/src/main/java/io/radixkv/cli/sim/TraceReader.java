@@ -15,8 +15,8 @@ import java.util.List;
 
 /**
  * Reads a simulation trace: JSON lines, one request each,
- * {@code {"tokens":[...], "output":[...], "namespace":"..."}} ({@code output} and
- * {@code namespace} optional; blank lines ignored). Errors name the line.
+ * {@code {"tokens":[...], "output":[...], "namespace":"...", "priority":n}} ({@code output},
+ * {@code namespace} and {@code priority} optional; blank lines ignored). Errors name the line.
  */
 public final class TraceReader {
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -72,7 +72,15 @@ public final class TraceReader {
             }
             namespace = ns.asText();
         }
-        return new TraceRequest(tokens, output, namespace);
+        JsonNode pr = n.get("priority");
+        int priority = 0;
+        if (pr != null && !pr.isNull()) {
+            if (!pr.isIntegralNumber() || !pr.canConvertToInt()) {
+                throw new IllegalArgumentException("'priority' must be an integer, got " + pr);
+            }
+            priority = pr.asInt();
+        }
+        return new TraceRequest(tokens, output, namespace, priority);
     }
 
     private static int[] ids(JsonNode a, String field, boolean required) {
