@@ -86,9 +86,27 @@ class SimulateCommandTest {
     }
 
     @Test
+    void workloadAsTrace() throws Exception {
+        // prefix_caching: 48 prompts sharing 1024 tokens (64 pages of 16): 47 requests reuse them.
+        JsonNode pc = parse(CliRun.of("simulate", "--workload", "prefix_caching").assertOk().out());
+        assertEquals(48, pc.get("requests").asInt());
+        assertEquals(47L * 1024, pc.get("hit_tokens").asLong());
+        // multi_turn with page size 1: --cache-output also reuses the previous turn's reply.
+        JsonNode prompts = parse(CliRun.of("simulate", "--workload", "multi_turn", "--page-size", "1").assertOk().out());
+        JsonNode outputs = parse(CliRun.of("simulate", "--workload", "multi_turn", "--page-size", "1", "--cache-output")
+                .assertOk().out());
+        // 24 follow-up turns each reuse a 32-token reply more with --cache-output.
+        assertEquals(prompts.get("hit_tokens").asLong() + 24 * 32, outputs.get("hit_tokens").asLong());
+    }
+
+    @Test
     void badArguments() {
         String t = trace.toString();
         CliRun.of("simulate").assertUsageError("--trace");
+        CliRun.of("simulate", "--trace", t, "--workload", "multi_turn").assertUsageError("--workload");
+        CliRun.of("simulate", "--workload", "nope").assertUsageError("--workload");
+        CliRun.of("simulate", "--workload", "multi_turn", "--requests", "0").assertUsageError("--requests");
+        CliRun.of("simulate", "--trace", t, "--requests", "3").assertUsageError("--requests");
         CliRun.of("simulate", "--trace", dir.resolve("missing.jsonl").toString()).assertUsageError("--trace");
         CliRun.of("simulate", "--trace", t, "--page-size", "0").assertUsageError("--page-size");
         CliRun.of("simulate", "--trace", t, "--page-size", "x").assertUsageError("--page-size");

@@ -7,9 +7,15 @@ import io.radixkv.cli.report.Charts;
 import io.radixkv.cli.sim.CacheSimulator;
 import io.radixkv.cli.sim.TraceReader;
 import io.radixkv.cli.sim.TraceRequest;
+import io.radixkv.cli.workload.Workload;
+import io.radixkv.cli.workload.WorkloadRequest;
+import io.radixkv.cli.workload.Workloads;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.function.IntConsumer;
@@ -36,8 +42,20 @@ final class SimulateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--trace", required = true, paramLabel = "FILE", description = "JSON-lines trace.")
+    @Option(names = "--trace", paramLabel = "FILE", description = "JSON-lines trace.")
     Path trace;
+
+    @Option(names = "--workload", paramLabel = "NAME",
+            description = "Instead of --trace: a bench workload as the trace (prefix_caching, generated_shared_prefix, "
+                    + "multi_turn, paged_attention, continuous_batching); outputs are the tokens a later turn "
+                    + "repeats (multi_turn), else random.")
+    String workload;
+
+    @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Seed of --workload (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--requests", paramLabel = "N", description = "Requests of --workload (default: the workload's).")
+    Integer requestCount;
 
     @Option(names = "--page-size", paramLabel = "P", defaultValue = "16",
             description = "Tokens per page (default ${DEFAULT-VALUE}).")
@@ -79,11 +97,28 @@ final class SimulateCommand implements Callable<Integer> {
         if (plot != null && sweep == null) {
             throw CliSupport.usage(spec, "--plot needs --sweep-pages");
         }
-        CliSupport.requireReadableFile(spec, "--trace", trace);
+        if ((trace == null) == (workload == null)) {
+            throw CliSupport.usage(spec, "give exactly one of --trace FILE or --workload NAME");
+        }
+        String wl = null;
+        if (workload != null) {
+            wl = CliSupport.requireOneOf(spec, "--workload", workload, Workloads.NAMES.toArray(String[]::new));
+            if (requestCount != null) {
+                CliSupport.requirePositive(spec, "--requests", requestCount);
+            }
+        } else {
+            CliSupport.requireReadableFile(spec, "--trace", trace);
+            if (requestCount != null) {
+                throw CliSupport.usage(spec, "--requests applies to --workload only");
+            }
+        }
         CliSupport.requireWritableTarget(spec, "--json", json);
         CliSupport.requireWritableTarget(spec, "--plot", plot);
 
-        List<TraceRequest> requests = TraceReader.read(trace);
+        List<TraceRequest> requests = wl != null ? traceOf(Workloads.generate(wl, new Workloads.Options(
+                requestCount == null ? 0 : requestCount, 0, seed, Workloads.DEFAULT_VOCAB, 0)), seed)
+                : TraceReader.read(trace);
+        String source = wl != null ? "workload " + wl : trace.toString();
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         int[] sizes = sweep != null ? sweep : new int[] {pages != null ? pages : pagesForWholeTrace(requests)};
@@ -92,7 +127,7 @@ final class SimulateCommand implements Callable<Integer> {
             IntConsumer step = bar == null ? i -> { } : i -> bar.step();
             if (sweep == null) {
                 CacheSimulator.Result r = CacheSimulator.run(config(sizes[0], pol), requests, step);
-                err.printf("simulate: %s, page size %d, %d pages%s, policy %s, %s%n", trace, pageSize, sizes[0],
+                err.printf("simulate: %s, page size %d, %d pages%s, policy %s, %s%n", source, pageSize, sizes[0],
                         pages == null ? " (whole trace)" : "", pol.name().toLowerCase(Locale.ROOT),
                         cacheOutput ? "prompts + outputs cached" : "prompts cached");
                 err.flush();
@@ -121,7 +156,7 @@ final class SimulateCommand implements Callable<Integer> {
                 }
                 if (plot != null) {
                     Charts.hitRateByPages(String.format(Locale.ROOT, "%s: hit rate vs cache size (page size %d, %s)",
-                            trace.getFileName(), pageSize, pol.name().toLowerCase(Locale.ROOT)), sizes, rates, plot);
+                            wl != null ? wl : trace.getFileName(), pageSize, pol.name().toLowerCase(Locale.ROOT)), sizes, rates, plot);
                     out.println("wrote " + plot);
                 }
             }
@@ -132,6 +167,33 @@ final class SimulateCommand implements Callable<Integer> {
 
     private CacheSimulator.Config config(int n, EvictionPolicy pol) {
         return new CacheSimulator.Config(pageSize, n, pol, cacheOutput);
+    }
+
+    /**
+     * A workload as a trace, in request order. A request's output is what a dependent request
+     * (its conversation's next turn) repeats right after this prompt, so --cache-output
+     * models multi-turn reuse; otherwise it is {@code maxTokens} random ids.
+     */
+    static List<TraceRequest> traceOf(Workload w, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed ^ 0x5deece66dL);
+        int[][] outputs = new int[w.size()][];
+        for (WorkloadRequest r : w.requests()) {
+            if (r.after() >= 0 && outputs[r.after()] == null) {
+                int[] prev = w.requests().get(r.after()).prompt();
+                int[] cur = r.prompt();
+                int n = Math.min(w.requests().get(r.after()).maxTokens(), cur.length - prev.length);
+                outputs[r.after()] = Arrays.copyOfRange(cur, prev.length, prev.length + n);
+            }
+        }
+        List<TraceRequest> trace = new ArrayList<>(w.size());
+        for (WorkloadRequest r : w.requests()) {
+            int[] out = outputs[r.id()];
+            if (out == null) {
+                out = rnd.ints(r.maxTokens(), 1, Workloads.DEFAULT_VOCAB).toArray();
+            }
+            trace.add(new TraceRequest(r.prompt(), out, null));
+        }
+        return trace;
     }
 
     /** Enough pages to hold every request's whole sequence at once: nothing is ever evicted. */
