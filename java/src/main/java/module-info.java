@@ -16,7 +16,7 @@ module io.radixkv {
 
     exports io.radixkv.kernels;
 
-    // exports io.radixkv.paging;
+    exports io.radixkv.paging;
 
     exports io.radixkv.cache;
 

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * double free) and answers {@link RadixCache#containsPage}.
  */
 final class PageOwnership {
-    private static final int CHUNK_BITS = 16; // 65536 pages per chunk
+    private static final int CHUNK_BITS = 18; // 262144 pages (32 KiB) per chunk, 512 chunk slots
     private static final int CHUNK_WORDS = (1 << CHUNK_BITS) / 64;
     private final AtomicReferenceArray<AtomicLongArray> chunks = new AtomicReferenceArray<>(1 << (31 - CHUNK_BITS));
 

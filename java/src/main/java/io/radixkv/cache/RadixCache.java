@@ -346,7 +346,12 @@ public final class RadixCache {
                 if (tree.dead) {
                     continue;
                 }
-                return insertLocked(tree, seq, tokenCount, kvLim, pages, priority, lock);
+                try {
+                    return insertLocked(tree, seq, tokenCount, kvLim, pages, priority, lock);
+                } catch (RuntimeException e) {
+                    pruneIfEmpty(tree); // a refused insert into a new namespace leaves no empty root
+                    throw e;
+                }
             } finally {
                 tree.lock.unlock();
             }
@@ -678,6 +683,9 @@ public final class RadixCache {
     /** Bookkeeping for a node leaving the tree (already detached from its parent). */
     private void retire(Node n) {
         n.evicted = true;
+        n.label = null; // stale heap entries and callers' NodeRefs must not pin the keys
+        n.kids = null;
+        n.kidCount = 0;
         heap.invalidate(n);
         for (int pg : n.pages) {
             owned.release(pg);

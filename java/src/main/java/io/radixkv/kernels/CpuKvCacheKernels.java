@@ -1,13 +1,129 @@
 package io.radixkv.kernels;
 
+import io.radixkv.bindings.radixkv_h;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.util.List;
 
-/** PLACEHOLDER: replaced by the foundation kernels work. */
+/**
+ * {@link KvCacheKernels} of libradixkv (vectorized C++, OpenMP) over host memory.
+ *
+ * <p>Every argument (sizes, dtypes, each slot, each block id) is checked in Java before
+ * the downcall; libradixkv checks again and would report anything missed as a
+ * {@link NativeException}, never a crash. The downcalls use {@code Linker.Option.critical(true)}:
+ * these kernels are bandwidth-bound, run for at most milliseconds on realistic sizes and never
+ * block, so skipping the thread-state transition is worth it (and heap segments are accepted).
+ * Requires libradixkv to be loaded ({@link CpuBackend} does that).
+ */
 final class CpuKvCacheKernels implements KvCacheKernels {
-    @Override public void reshapeAndCache(MemorySegment k, MemorySegment v, DType srcDtype, MemorySegment slotMapping, long numTokens, KvCacheView cache) { throw new UnsupportedOperationException(); }
-    @Override public void fp8Quantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) { throw new UnsupportedOperationException(); }
-    @Override public void fp8Dequantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) { throw new UnsupportedOperationException(); }
-    @Override public void convert(MemorySegment src, DType srcDtype, MemorySegment dst, DType dstDtype, long n, float scale) { throw new UnsupportedOperationException(); }
-    @Override public void copyBlocks(List<KvCacheView> layers, MemorySegment blockMapping, long numPairs) { throw new UnsupportedOperationException(); }
+    private static final MethodHandle RESHAPE =
+            critical(radixkv_h.rkv_reshape_and_cache$address(), radixkv_h.rkv_reshape_and_cache$descriptor());
+    private static final MethodHandle COPY_BLOCKS =
+            critical(radixkv_h.rkv_copy_blocks$address(), radixkv_h.rkv_copy_blocks$descriptor());
+    private static final MethodHandle QUANTIZE =
+            critical(radixkv_h.rkv_fp8_quantize$address(), radixkv_h.rkv_fp8_quantize$descriptor());
+    private static final MethodHandle DEQUANTIZE =
+            critical(radixkv_h.rkv_fp8_dequantize$address(), radixkv_h.rkv_fp8_dequantize$descriptor());
+    private static final MethodHandle CONVERT =
+            critical(radixkv_h.rkv_convert$address(), radixkv_h.rkv_convert$descriptor());
+
+    CpuKvCacheKernels() {
+        NativeLibrary.loadCpu();
+    }
+
+    static MethodHandle critical(MemorySegment address, FunctionDescriptor descriptor) {
+        return Linker.nativeLinker().downcallHandle(address, descriptor, Linker.Option.critical(true));
+    }
+
+    @Override
+    public void reshapeAndCache(MemorySegment k, MemorySegment v, DType srcDtype, MemorySegment slotMapping,
+                                long numTokens, KvCacheView cache) {
+        KvCacheChecks.reshapeAndCacheShapes(k, v, srcDtype, slotMapping, numTokens, cache);
+        KvCacheChecks.slots(slotMapping, numTokens, cache.layout());
+        PagedKvLayout l = cache.layout();
+        int status;
+        try {
+            status = (int) RESHAPE.invokeExact(k, v, srcDtype.code(), slotMapping, numTokens, l.numKvHeads(), l.headDim(),
+                    cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
+                    cache.kScale(), cache.vScale());
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_reshape_and_cache", status);
+    }
+
+    @Override
+    public void fp8Quantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
+        KvCacheChecks.fp8("fp8Quantize", src, 4, dst, 1, n, fp8Dtype, scale);
+        int status;
+        try {
+            status = (int) QUANTIZE.invokeExact(src, dst, n, fp8Dtype.code(), scale);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_fp8_quantize", status);
+    }
+
+    @Override
+    public void fp8Dequantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
+        KvCacheChecks.fp8("fp8Dequantize", src, 1, dst, 4, n, fp8Dtype, scale);
+        int status;
+        try {
+            status = (int) DEQUANTIZE.invokeExact(src, dst, n, fp8Dtype.code(), scale);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_fp8_dequantize", status);
+    }
+
+    @Override
+    public void convert(MemorySegment src, DType srcDtype, MemorySegment dst, DType dstDtype, long n, float scale) {
+        KvCacheChecks.convert(src, srcDtype, dst, dstDtype, n, scale);
+        int status;
+        try {
+            status = (int) CONVERT.invokeExact(src, srcDtype.code(), dst, dstDtype.code(), n, scale);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_convert", status);
+    }
+
+    @Override
+    public void copyBlocks(List<KvCacheView> layers, MemorySegment blockMapping, long numPairs) {
+        PagedKvLayout layout = KvCacheChecks.layers(layers);
+        KvCacheChecks.blockMapping(blockMapping, numPairs, layout);
+        if (numPairs == 0) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment ks = arena.allocate(ValueLayout.ADDRESS, layers.size());
+            MemorySegment vs = arena.allocate(ValueLayout.ADDRESS, layers.size());
+            for (int i = 0; i < layers.size(); i++) {
+                ks.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).kCache());
+                vs.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).vCache());
+            }
+            int status;
+            try {
+                status = (int) COPY_BLOCKS.invokeExact(ks, vs, layers.size(), blockMapping, numPairs, layout.pageBytes(),
+                        layout.numPages());
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+            NativeLibrary.check("rkv_copy_blocks", status);
+        }
+    }
+
+    static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException("downcall failed", t);
+    }
 }

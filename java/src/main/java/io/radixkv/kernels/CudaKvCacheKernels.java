@@ -1,0 +1,98 @@
+package io.radixkv.kernels;
+
+import io.radixkv.bindings.radixkv_h;
+import io.radixkv.bindings.cuda.cudart_h;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+/**
+ * {@link KvCacheKernels} of libradixkv_cuda. Tensors and caches are device segments (from
+ * {@link CudaMemory}).
+ *
+ * <p>Validation needs the indices on the host: {@link #reshapeAndCache} copies the device
+ * slot mapping back (8 bytes per token, one synchronous cudaMemcpy) and checks every slot
+ * before launching, so a bad slot is an IllegalArgumentException and the pools stay
+ * unchanged. {@link #copyBlocks}'s block mapping is a <b>host</b> segment (the scheduler
+ * builds it on the host; rkv_cuda_copy_blocks takes a host array), as are the per-layer
+ * pointer arrays built here.
+ */
+final class CudaKvCacheKernels implements KvCacheKernels {
+    static String lastError() {
+        return radixkv_h.rkv_cuda_last_error().reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
+    static void check(String function, int status) {
+        if (status < 0) {
+            throw new NativeException(function, status, lastError());
+        }
+    }
+
+    @Override
+    public void reshapeAndCache(MemorySegment k, MemorySegment v, DType srcDtype, MemorySegment slotMapping,
+                                long numTokens, KvCacheView cache) {
+        KvCacheChecks.reshapeAndCacheShapes(k, v, srcDtype, slotMapping, numTokens, cache);
+        if (numTokens == 0) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment hostSlots = arena.allocate(ValueLayout.JAVA_LONG, numTokens);
+            CudaMemory.check("cudaMemcpy(slot_mapping DeviceToHost)", cudart_h.cudaMemcpy(hostSlots, slotMapping,
+                    8 * numTokens, cudart_h.cudaMemcpyDeviceToHost()));
+            KvCacheChecks.slots(hostSlots, numTokens, cache.layout());
+        }
+        PagedKvLayout l = cache.layout();
+        check("rkv_cuda_reshape_and_cache", radixkv_h.rkv_cuda_reshape_and_cache(k, v, srcDtype.code(), slotMapping,
+                numTokens, l.numKvHeads(), l.headDim(), cache.kCache(), cache.vCache(), l.cacheDtype().code(),
+                l.numPages(), l.pageSize(), cache.kScale(), cache.vScale()));
+    }
+
+    @Override
+    public void fp8Quantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
+        KvCacheChecks.fp8("fp8Quantize", src, 4, dst, 1, n, fp8Dtype, scale);
+        check("rkv_cuda_fp8_quantize", radixkv_h.rkv_cuda_fp8_quantize(src, dst, n, fp8Dtype.code(), scale));
+    }
+
+    @Override
+    public void fp8Dequantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
+        KvCacheChecks.fp8("fp8Dequantize", src, 1, dst, 4, n, fp8Dtype, scale);
+        check("rkv_cuda_fp8_dequantize", radixkv_h.rkv_cuda_fp8_dequantize(src, dst, n, fp8Dtype.code(), scale));
+    }
+
+    /**
+     * libradixkv_cuda has no general conversion kernel: FP8 quantize/dequantize are routed to
+     * their kernels, everything else is unsupported.
+     */
+    @Override
+    public void convert(MemorySegment src, DType srcDtype, MemorySegment dst, DType dstDtype, long n, float scale) {
+        KvCacheChecks.convert(src, srcDtype, dst, dstDtype, n, scale);
+        if (srcDtype == DType.F32 && dstDtype.isFp8()) {
+            fp8Quantize(src, dst, n, dstDtype, scale);
+        } else if (srcDtype.isFp8() && dstDtype == DType.F32) {
+            fp8Dequantize(src, dst, n, srcDtype, scale);
+        } else {
+            throw new UnsupportedOperationException("CUDA convert " + srcDtype + " -> " + dstDtype
+                    + " is not implemented (only f32 <-> fp8)");
+        }
+    }
+
+    @Override
+    public void copyBlocks(List<KvCacheView> layers, MemorySegment blockMapping, long numPairs) {
+        PagedKvLayout layout = KvCacheChecks.layers(layers);
+        KvCacheChecks.blockMapping(blockMapping, numPairs, layout);
+        if (numPairs == 0) {
+            return;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment ks = arena.allocate(ValueLayout.ADDRESS, layers.size());
+            MemorySegment vs = arena.allocate(ValueLayout.ADDRESS, layers.size());
+            for (int i = 0; i < layers.size(); i++) {
+                ks.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).kCache());
+                vs.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).vCache());
+            }
+            check("rkv_cuda_copy_blocks", radixkv_h.rkv_cuda_copy_blocks(ks, vs, layers.size(), blockMapping, numPairs,
+                    layout.pageBytes(), layout.numPages()));
+        }
+    }
+}

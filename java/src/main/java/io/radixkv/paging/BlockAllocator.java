@@ -1,0 +1,450 @@
+package io.radixkv.paging;
+
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.function.IntPredicate;
+import java.util.function.IntUnaryOperator;
+
+/**
+ * Fixed pool of KV page ids {@code [0, numPages)} with O(1) allocate/free.
+ *
+ * <p>Every page is in exactly one {@link PageState}. Free ids live in an int stack (LIFO, so
+ * a just-freed page, likely still warm in caches, is handed out first); per-page state and
+ * owner live in primitive arrays, so the hot path never boxes or allocates. The owner of a
+ * {@link PageState#PRIVATE} page is the id its allocator call named (a request/sequence id,
+ * used for leak detection); FREE and CACHED pages have owner {@link #NO_OWNER}.
+ *
+ * <p>When an allocation runs short, the allocator asks its {@linkplain #setReclaimer
+ * reclaimer} (the engine wires radix-cache eviction here) once to free the shortfall, then
+ * retries. Allocation is all-or-nothing: a failed call changes nothing.
+ *
+ * <p>Not thread-safe: the engine's scheduling thread owns it (as it owns the page tables).
+ */
+public final class BlockAllocator {
+    /** Owner recorded for FREE and CACHED pages, and accepted for untracked allocations. */
+    public static final int NO_OWNER = -1;
+
+    private static final byte FREE = 0;
+    private static final byte PRIVATE = 1;
+    private static final byte CACHED = 2;
+    /** Transient mark used inside {@link #free(int[], int, int)} to detect duplicates. */
+    private static final byte MARKED = 3;
+
+    private static final PageState[] STATES = PageState.values();
+
+    private final int numPages;
+    private final int[] freeStack;
+    private int freeTop;
+    private final byte[] state;
+    private final int[] owner;
+    private int privateCount;
+    private int cachedCount;
+    private IntUnaryOperator reclaimer;
+    private boolean reclaiming;
+    /** Scratch bitmap for {@link #checkInvariants()} (allocated once). */
+    private final long[] seen;
+
+    public BlockAllocator(int numPages) {
+        if (numPages < 0) {
+            throw new IllegalArgumentException("numPages must not be negative, got " + numPages);
+        }
+        this.numPages = numPages;
+        this.freeStack = new int[numPages];
+        this.state = new byte[numPages];
+        this.owner = new int[numPages];
+        this.seen = new long[(numPages + 63) >>> 6];
+        Arrays.fill(owner, NO_OWNER);
+        // top of stack = page 0, so a fresh allocator hands out 0, 1, 2, ...
+        for (int i = 0; i < numPages; i++) {
+            freeStack[i] = numPages - 1 - i;
+        }
+        freeTop = numPages;
+    }
+
+    public int numPages() {
+        return numPages;
+    }
+
+    public int freePages() {
+        return freeTop;
+    }
+
+    public int privatePages() {
+        return privateCount;
+    }
+
+    public int cachedPages() {
+        return cachedCount;
+    }
+
+    /** PRIVATE + CACHED pages. */
+    public int allocatedPages() {
+        return numPages - freeTop;
+    }
+
+    /** Whether {@code n} pages are free right now (without asking the reclaimer). */
+    public boolean canAllocate(int n) {
+        return n >= 0 && n <= freeTop;
+    }
+
+    /**
+     * Sets the callback asked to free pages when an allocation is short: it receives the
+     * shortfall (pages still needed) and returns how many pages it freed (informational;
+     * the allocator re-reads its own free count). Null removes it.
+     */
+    public void setReclaimer(IntUnaryOperator reclaimer) {
+        this.reclaimer = reclaimer;
+    }
+
+    /**
+     * Allocates {@code n} pages as PRIVATE to {@code owner}, writing their ids to
+     * {@code out[off .. off+n)}. All-or-nothing: if fewer than {@code n} pages are free, asks
+     * the reclaimer once and retries; returns false with nothing changed (and {@code out}
+     * untouched) if still short. {@code n == 0} succeeds trivially.
+     */
+    public boolean allocate(int n, int owner, int[] out, int off) {
+        Objects.requireNonNull(out, "out");
+        if (n < 0) {
+            throw new IllegalArgumentException("page count must not be negative, got " + n);
+        }
+        Objects.checkFromIndexSize(off, n, out.length);
+        if (n > freeTop && !reclaimFor(n)) {
+            return false;
+        }
+        int top = freeTop;
+        for (int i = 0; i < n; i++) {
+            int page = freeStack[--top];
+            state[page] = PRIVATE;
+            this.owner[page] = owner;
+            out[off + i] = page;
+        }
+        freeTop = top;
+        privateCount += n;
+        return true;
+    }
+
+    /** Allocates one PRIVATE page for {@code owner}; -1 if none is free even after reclaiming. */
+    public int allocateOne(int owner) {
+        if (freeTop == 0 && !reclaimFor(1)) {
+            return -1;
+        }
+        int page = freeStack[--freeTop];
+        state[page] = PRIVATE;
+        this.owner[page] = owner;
+        privateCount++;
+        return page;
+    }
+
+    /** Asks the reclaimer (once, never re-entrantly) to make {@code n} pages free. */
+    private boolean reclaimFor(int n) {
+        if (reclaimer != null && !reclaiming) {
+            reclaiming = true;
+            try {
+                reclaimer.applyAsInt(n - freeTop);
+            } finally {
+                reclaiming = false;
+            }
+        }
+        return n <= freeTop;
+    }
+
+    /**
+     * Returns a PRIVATE page to the free pool.
+     *
+     * @throws IllegalArgumentException for an id outside {@code [0, numPages)}
+     * @throws IllegalStateException for a FREE page (double free / never allocated) or a
+     *     CACHED page (only {@link #freeCached} frees those)
+     */
+    public void free(int page) {
+        checkRange(page);
+        byte s = state[page];
+        if (s != PRIVATE) {
+            throw notPrivate(page, s, "free");
+        }
+        release(page);
+        privateCount--;
+    }
+
+    /**
+     * Frees {@code pages[off .. off+len)}, all PRIVATE. All-or-nothing: every id is checked
+     * (range, state, duplicates within the list) before any is freed.
+     */
+    public void free(int[] pages, int off, int len) {
+        Objects.requireNonNull(pages, "pages");
+        Objects.checkFromIndexSize(off, len, pages.length);
+        int end = off + len;
+        for (int i = off; i < end; i++) {
+            int page = pages[i];
+            RuntimeException bad = null;
+            if (page < 0 || page >= numPages) {
+                bad = outOfRange(page);
+            } else if (state[page] == MARKED) {
+                bad = new IllegalStateException("page " + page + " appears twice in the list to free (double free)");
+            } else if (state[page] != PRIVATE) {
+                bad = notPrivate(page, state[page], "free");
+            }
+            if (bad != null) {
+                for (int j = off; j < i; j++) {
+                    state[pages[j]] = PRIVATE; // undo the marks: nothing changed
+                }
+                throw bad;
+            }
+            state[page] = MARKED;
+        }
+        for (int i = off; i < end; i++) {
+            release(pages[i]);
+        }
+        privateCount -= len;
+    }
+
+    /** PRIVATE → CACHED: the prefix cache takes ownership; the owner is cleared. */
+    public void transferToCache(int page) {
+        checkRange(page);
+        byte s = state[page];
+        if (s != PRIVATE) {
+            throw notPrivate(page, s, "transfer to the cache");
+        }
+        state[page] = CACHED;
+        owner[page] = NO_OWNER;
+        privateCount--;
+        cachedCount++;
+    }
+
+    /** CACHED → FREE; called by cache eviction. */
+    public void freeCached(int page) {
+        checkRange(page);
+        byte s = state[page];
+        if (s != CACHED) {
+            throw new IllegalStateException("freeCached(page " + page + "): page is " + STATES[s]
+                    + ", not CACHED");
+        }
+        release(page);
+        cachedCount--;
+    }
+
+    /** {@link #freeCached(int)} for {@code pages[off .. off+len)}; all are checked first. */
+    public void freeCached(int[] pages, int off, int len) {
+        Objects.requireNonNull(pages, "pages");
+        Objects.checkFromIndexSize(off, len, pages.length);
+        int end = off + len;
+        for (int i = off; i < end; i++) {
+            int page = pages[i];
+            RuntimeException bad = null;
+            if (page < 0 || page >= numPages) {
+                bad = outOfRange(page);
+            } else if (state[page] == MARKED) {
+                bad = new IllegalStateException("page " + page + " appears twice in the list to free (double free)");
+            } else if (state[page] != CACHED) {
+                bad = new IllegalStateException("freeCached(page " + page + "): page is " + STATES[state[page]]
+                        + ", not CACHED");
+            }
+            if (bad != null) {
+                for (int j = off; j < i; j++) {
+                    state[pages[j]] = CACHED; // undo the marks: nothing changed
+                }
+                throw bad;
+            }
+            state[page] = MARKED;
+        }
+        for (int i = off; i < end; i++) {
+            release(pages[i]);
+        }
+        cachedCount -= len;
+    }
+
+    public PageState stateOf(int page) {
+        checkRange(page);
+        return STATES[state[page]];
+    }
+
+    public boolean isPrivate(int page) {
+        return page >= 0 && page < numPages && state[page] == PRIVATE;
+    }
+
+    public boolean isCached(int page) {
+        return page >= 0 && page < numPages && state[page] == CACHED;
+    }
+
+    /** Owner of a PRIVATE page; {@link #NO_OWNER} for FREE and CACHED pages. */
+    public int ownerOf(int page) {
+        checkRange(page);
+        return owner[page];
+    }
+
+    // ---- diagnostics and recovery (seed 002: leak audit, unreferenced audit, force free) ----
+
+    /**
+     * PRIVATE pages whose owner is not active, grouped by owner (both ascending). Pages
+     * allocated with {@link #NO_OWNER} are not tracked. Empty map: no leaks. O(numPages).
+     */
+    public Map<Integer, int[]> findLeaked(IntPredicate activeOwner) {
+        Objects.requireNonNull(activeOwner, "activeOwner");
+        // (owner, page) pairs packed into longs and sorted: grouped by owner, pages ascending
+        long[] pairs = new long[privateCount];
+        int n = 0;
+        for (int p = 0; p < numPages; p++) {
+            int o = owner[p];
+            if (state[p] == PRIVATE && o != NO_OWNER && !activeOwner.test(o)) {
+                pairs[n++] = ((long) o << 32) | p;
+            }
+        }
+        Arrays.sort(pairs, 0, n);
+        TreeMap<Integer, int[]> leaked = new TreeMap<>();
+        for (int i = 0; i < n; ) {
+            int o = (int) (pairs[i] >> 32);
+            int j = i;
+            while (j < n && (int) (pairs[j] >> 32) == o) {
+                j++;
+            }
+            int[] pages = new int[j - i];
+            for (int k = i; k < j; k++) {
+                pages[k - i] = (int) pairs[k];
+            }
+            leaked.put(o, pages);
+            i = j;
+        }
+        return leaked;
+    }
+
+    /** {@link #findLeaked(IntPredicate)} with the active owners listed. */
+    public Map<Integer, int[]> findLeaked(int... activeOwners) {
+        int[] sorted = activeOwners.clone();
+        Arrays.sort(sorted);
+        return findLeaked(o -> Arrays.binarySearch(sorted, o) >= 0);
+    }
+
+    /**
+     * Allocated (PRIVATE or CACHED) pages that {@code referenced} does not claim, ascending:
+     * pages reachable from no page table / cache node are leaked. O(numPages).
+     */
+    public int[] audit(IntPredicate referenced) {
+        Objects.requireNonNull(referenced, "referenced");
+        int[] out = new int[allocatedPages()];
+        int n = 0;
+        for (int p = 0; p < numPages; p++) {
+            if (state[p] != FREE && !referenced.test(p)) {
+                out[n++] = p;
+            }
+        }
+        return Arrays.copyOf(out, n);
+    }
+
+    /**
+     * Force-frees {@code pages[off .. off+len)} whatever their state, without the double-free
+     * check (for leak recovery: pages known to be unreachable). Already-free ids and repeats
+     * are ignored; out-of-range ids are rejected before anything changes.
+     *
+     * @return the number of pages that were allocated and are now free
+     */
+    public int reclaim(int[] pages, int off, int len) {
+        Objects.requireNonNull(pages, "pages");
+        Objects.checkFromIndexSize(off, len, pages.length);
+        for (int i = off; i < off + len; i++) {
+            checkRange(pages[i]);
+        }
+        int freed = 0;
+        for (int i = off; i < off + len; i++) {
+            int page = pages[i];
+            byte s = state[page];
+            if (s == PRIVATE) {
+                privateCount--;
+            } else if (s == CACHED) {
+                cachedCount--;
+            } else {
+                continue;
+            }
+            release(page);
+            freed++;
+        }
+        return freed;
+    }
+
+    /** {@link #reclaim(int[], int, int)} of the whole array. */
+    public int reclaim(int... pages) {
+        return reclaim(pages, 0, pages.length);
+    }
+
+    /** Ids of all allocated (PRIVATE or CACHED) pages, ascending; a fresh copy. */
+    public int[] allocatedPageIds() {
+        return audit(p -> false);
+    }
+
+    /**
+     * Checks {@code free + private + cached == total}, that the free stack holds exactly the
+     * FREE pages (each once), and that only PRIVATE pages have an owner. O(numPages), no
+     * allocation. Throws IllegalStateException describing the first violation.
+     */
+    public void checkInvariants() {
+        int free = 0;
+        int priv = 0;
+        int cached = 0;
+        for (int p = 0; p < numPages; p++) {
+            switch (state[p]) {
+                case FREE -> free++;
+                case PRIVATE -> priv++;
+                case CACHED -> cached++;
+                default -> throw new IllegalStateException("page " + p + " has invalid state " + state[p]);
+            }
+            if (state[p] != PRIVATE && owner[p] != NO_OWNER) {
+                throw new IllegalStateException("page " + p + " is " + STATES[state[p]] + " but has owner " + owner[p]);
+            }
+        }
+        if (free + priv + cached != numPages) {
+            throw new IllegalStateException("free " + free + " + private " + priv + " + cached " + cached
+                    + " != total " + numPages);
+        }
+        if (free != freeTop || priv != privateCount || cached != cachedCount) {
+            throw new IllegalStateException("counters (free " + freeTop + ", private " + privateCount + ", cached "
+                    + cachedCount + ") disagree with page states (free " + free + ", private " + priv + ", cached "
+                    + cached + ")");
+        }
+        Arrays.fill(seen, 0L);
+        for (int i = 0; i < freeTop; i++) {
+            int p = freeStack[i];
+            if (p < 0 || p >= numPages) {
+                throw new IllegalStateException("free stack entry " + i + " = " + p + " is out of range");
+            }
+            if (state[p] != FREE) {
+                throw new IllegalStateException("page " + p + " is on the free stack but " + STATES[state[p]]);
+            }
+            long bit = 1L << p;
+            if ((seen[p >>> 6] & bit) != 0) {
+                throw new IllegalStateException("page " + p + " is on the free stack twice");
+            }
+            seen[p >>> 6] |= bit;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "BlockAllocator[total=" + numPages + ", free=" + freeTop + ", private=" + privateCount
+                + ", cached=" + cachedCount + "]";
+    }
+
+    private void release(int page) {
+        state[page] = FREE;
+        owner[page] = NO_OWNER;
+        freeStack[freeTop++] = page;
+    }
+
+    private void checkRange(int page) {
+        if (page < 0 || page >= numPages) {
+            throw outOfRange(page);
+        }
+    }
+
+    private IllegalArgumentException outOfRange(int page) {
+        return new IllegalArgumentException("page " + page + " is outside [0, " + numPages + ")");
+    }
+
+    private static IllegalStateException notPrivate(int page, byte s, String what) {
+        String why = switch (s) {
+            case FREE -> "it is already free (double free, or never allocated)";
+            case CACHED -> "it is cache-owned (only cache eviction frees it, via freeCached)";
+            default -> "its state is " + s;
+        };
+        return new IllegalStateException("cannot " + what + " page " + page + ": " + why);
+    }
+}

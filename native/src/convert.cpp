@@ -1,0 +1,462 @@
+// Element-wise dtype conversion and FP8 quantize/dequantize on the CPU.
+//
+// The vector code (AVX-512, compiled per function with target attributes and chosen at run
+// time, so a portable x86-64-v3 build still uses it) reimplements the scalar helpers of
+// rkv_dtype.h lane-wise in integer arithmetic and must agree with them bit for bit; the
+// native tests check this on every dtype pair with random bit patterns.
+#include <omp.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define RKV_HAVE_X86 1
+// GCC 12 reports the deliberately undefined pass-through operands of AVX-512 intrinsics
+// (_mm512_undefined_*) as "maybe uninitialized" once they are inlined: a known false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#include "kv_convert.h"
+#include "rkv_common.h"
+#include "rkv_kv.h"
+
+namespace rkv {
+namespace {
+
+// ---- scalar path: the reference helpers in a loop ----
+
+template <int SD, int DD, int MODE>
+void row_scalar(const void* src, void* dst, int64_t n, float scale) {
+  for (int64_t i = 0; i < n; ++i) convert_element(src, SD, i, dst, DD, i, MODE, scale);
+}
+
+void row_copy(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, src, (size_t)n); }
+void row_copy2(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, src, (size_t)n * 2); }
+void row_copy4(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, src, (size_t)n * 4); }
+
+#if RKV_HAVE_X86
+#define RKV_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,fma")))
+#define RKV_AVX512_INLINE RKV_AVX512 __attribute__((always_inline)) inline
+
+RKV_AVX512_INLINE __m512i set1(uint32_t v) { return _mm512_set1_epi32((int)v); }
+
+// f16 -> f32. vcvtph2ps is exact; NaN lanes are rebuilt without quieting, like f16_to_float.
+RKV_AVX512_INLINE __m512 load_f16(const uint16_t* p) {
+  __m256i h = _mm256_loadu_si256((const __m256i*)p);
+  __m512 f = _mm512_cvtph_ps(h);
+  __m512i w = _mm512_cvtepu16_epi32(h);
+  __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(w, set1(0x7FFF)), set1(0x7C00));
+  if (nan) {
+    __m512i bits = _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(w, set1(0x8000)), 16),
+                                   _mm512_or_si512(set1(0x7F800000u), _mm512_slli_epi32(_mm512_and_si512(w, set1(0x3FF)), 13)));
+    f = _mm512_mask_mov_ps(f, nan, _mm512_castsi512_ps(bits));
+  }
+  return f;
+}
+
+RKV_AVX512_INLINE __m512 load_bf16(const uint16_t* p) {
+  __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+
+// e4m3 -> f32: normal codes rebias the exponent (7 -> 127), subnormals are man * 2^-9,
+// S.1111.111 is NaN (the format has no infinities).
+RKV_AVX512_INLINE __m512 load_e4m3(const uint8_t* p) {
+  __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)p));
+  __m512i sign = _mm512_slli_epi32(_mm512_and_si512(c, set1(0x80)), 24);
+  __m512i m7 = _mm512_and_si512(c, set1(0x7F));
+  __m512i bits = _mm512_add_epi32(_mm512_slli_epi32(m7, 20), set1(120u << 23));
+  __mmask16 sub = _mm512_cmplt_epi32_mask(m7, set1(8));
+  __m512 subv = _mm512_mul_ps(_mm512_cvtepi32_ps(m7), _mm512_set1_ps(0.001953125f));
+  bits = _mm512_mask_mov_epi32(bits, sub, _mm512_castps_si512(subv));
+  bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(m7, set1(0x7F)), set1(0x7FC00000u));
+  return _mm512_castsi512_ps(_mm512_or_si512(bits, sign));
+}
+
+// e5m2 -> f32: rebias 15 -> 127, subnormals man * 2^-16, exponent 31 is inf / NaN.
+RKV_AVX512_INLINE __m512 load_e5m2(const uint8_t* p) {
+  __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)p));
+  __m512i sign = _mm512_slli_epi32(_mm512_and_si512(c, set1(0x80)), 24);
+  __m512i m7 = _mm512_and_si512(c, set1(0x7F));
+  __m512i bits = _mm512_add_epi32(_mm512_slli_epi32(m7, 21), set1(112u << 23));
+  __mmask16 sub = _mm512_cmplt_epi32_mask(m7, set1(4));
+  __m512 subv = _mm512_mul_ps(_mm512_cvtepi32_ps(m7), _mm512_set1_ps(1.52587890625e-05f));
+  bits = _mm512_mask_mov_epi32(bits, sub, _mm512_castps_si512(subv));
+  __m512i special = _mm512_or_si512(set1(0x7F800000u), _mm512_slli_epi32(_mm512_and_si512(c, set1(3)), 21));
+  bits = _mm512_mask_mov_epi32(bits, _mm512_cmpge_epi32_mask(m7, set1(0x7C)), special);
+  return _mm512_castsi512_ps(_mm512_or_si512(bits, sign));
+}
+
+template <int SD>
+RKV_AVX512_INLINE __m512 load16(const void* src, int64_t i) {
+  if constexpr (SD == RKV_DTYPE_F32) return _mm512_loadu_ps((const float*)src + i);
+  else if constexpr (SD == RKV_DTYPE_F16) return load_f16((const uint16_t*)src + i);
+  else if constexpr (SD == RKV_DTYPE_BF16) return load_bf16((const uint16_t*)src + i);
+  else if constexpr (SD == RKV_DTYPE_FP8_E4M3) return load_e4m3((const uint8_t*)src + i);
+  else return load_e5m2((const uint8_t*)src + i);
+}
+
+// f32 -> f16 with vcvtps2ph (IEEE round to nearest even; NaN -> quiet NaN keeping the top
+// payload bits, which is what float_to_f16 computes).
+RKV_AVX512_INLINE void store_f16(uint16_t* p, __m512 v) {
+  _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// f32 -> bf16 in integers (vcvtneps2bf16 would flush subnormals): RNE on the top 16 bits,
+// NaN -> quiet NaN.
+RKV_AVX512_INLINE void store_bf16(uint16_t* p, __m512 v) {
+  __m512i u = _mm512_castps_si512(v);
+  __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, set1(0x7FFFFFFFu)), set1(0x7F800000u));
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), set1(1));
+  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, set1(0x7FFF))), 16);
+  r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), set1(0x40)));
+  _mm256_storeu_si256((__m256i*)p, _mm512_cvtepi32_epi16(r));
+}
+
+// f32 -> fp8 (fp8_encode lane-wise): NaN -> 0x7F; |x| >= max + half ulp saturates; normal
+// range rounds the dropped mantissa bits to nearest even with an integer add (carries
+// into the exponent as they should); the subnormal range scales by 2^(bias + mbits - 1)
+// (exact) and rounds to an integer with vrndscaleps (RNE).
+template <int MB, int BIAS, uint32_t MAXC, uint32_t OVF, uint32_t MINN>
+RKV_AVX512_INLINE void store_fp8(uint8_t* p, __m512 v) {
+  constexpr int drop = 23 - MB;
+  __m512i u = _mm512_castps_si512(v);
+  __m512i sign = _mm512_and_si512(_mm512_srli_epi32(u, 24), set1(0x80));
+  __m512i a = _mm512_and_si512(u, set1(0x7FFFFFFFu));
+  __mmask16 nan = _mm512_cmpgt_epi32_mask(a, set1(0x7F800000u));
+  __mmask16 ovf = _mm512_cmpge_epi32_mask(a, set1(OVF));
+  __mmask16 norm = _mm512_cmpge_epi32_mask(a, set1(MINN));
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(a, drop), set1(1));
+  __m512i rn = _mm512_srli_epi32(_mm512_add_epi32(a, _mm512_add_epi32(lsb, set1((1u << (drop - 1)) - 1u))), drop);
+  rn = _mm512_sub_epi32(rn, set1((uint32_t)(127 - BIAS) << MB));
+  constexpr float sub_scale = (float)(1u << (BIAS + MB - 1));
+  __m512 fs = _mm512_mul_ps(_mm512_castsi512_ps(a), _mm512_set1_ps(sub_scale));
+  __m512i rs = _mm512_cvtps_epi32(_mm512_roundscale_ps(fs, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  __m512i r = _mm512_or_si512(_mm512_mask_mov_epi32(rs, norm, rn), sign);
+  r = _mm512_mask_mov_epi32(r, ovf, _mm512_or_si512(sign, set1(MAXC)));
+  r = _mm512_mask_mov_epi32(r, nan, set1(0x7F));
+  _mm_storeu_si128((__m128i*)p, _mm512_cvtepi32_epi8(r));
+}
+
+template <int DD>
+RKV_AVX512_INLINE void store16(void* dst, int64_t i, __m512 v) {
+  if constexpr (DD == RKV_DTYPE_F32) _mm512_storeu_ps((float*)dst + i, v);
+  else if constexpr (DD == RKV_DTYPE_F16) store_f16((uint16_t*)dst + i, v);
+  else if constexpr (DD == RKV_DTYPE_BF16) store_bf16((uint16_t*)dst + i, v);
+  else if constexpr (DD == RKV_DTYPE_FP8_E4M3) store_fp8<3, 7, 0x7Eu, 0x43E80000u, 0x3C800000u>((uint8_t*)dst + i, v);
+  else store_fp8<2, 15, 0x7Bu, 0x47700000u, 0x38800000u>((uint8_t*)dst + i, v);
+}
+
+template <int SD, int DD, int MODE>
+RKV_AVX512 void row_avx512(const void* src, void* dst, int64_t n, float scale) {
+  const __m512 vs = _mm512_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512 x0 = load16<SD>(src, i);
+    __m512 x1 = load16<SD>(src, i + 16);
+    if constexpr (MODE == kScaleMul) {
+      x0 = _mm512_mul_ps(x0, vs);
+      x1 = _mm512_mul_ps(x1, vs);
+    } else if constexpr (MODE == kScaleDiv) {
+      x0 = _mm512_div_ps(x0, vs);
+      x1 = _mm512_div_ps(x1, vs);
+    }
+    store16<DD>(dst, i, x0);
+    store16<DD>(dst, i + 16, x1);
+  }
+  for (; i + 16 <= n; i += 16) {
+    __m512 x = load16<SD>(src, i);
+    if constexpr (MODE == kScaleMul) x = _mm512_mul_ps(x, vs);
+    else if constexpr (MODE == kScaleDiv) x = _mm512_div_ps(x, vs);
+    store16<DD>(dst, i, x);
+  }
+  for (; i < n; ++i) convert_element(src, SD, i, dst, DD, i, MODE, scale);
+}
+
+
+// ---- AVX2 (+F16C): the same lane-wise algorithm on 8 lanes, compare masks as vectors ----
+#define RKV_AVX2 __attribute__((target("avx2,f16c,fma")))
+#define RKV_AVX2_INLINE RKV_AVX2 __attribute__((always_inline)) inline
+
+RKV_AVX2_INLINE __m256i s1(uint32_t v) { return _mm256_set1_epi32((int)v); }
+// a >= b for non-negative int32 lanes
+RKV_AVX2_INLINE __m256i ge(__m256i a, uint32_t b) { return _mm256_cmpgt_epi32(a, s1(b - 1)); }
+RKV_AVX2_INLINE __m256i sel(__m256i mask, __m256i yes, __m256i no) { return _mm256_blendv_epi8(no, yes, mask); }
+
+RKV_AVX2_INLINE __m256 a2_load_f16(const uint16_t* p) {
+  __m128i h = _mm_loadu_si128((const __m128i*)p);
+  __m256 f = _mm256_cvtph_ps(h);
+  __m256i w = _mm256_cvtepu16_epi32(h);
+  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(w, s1(0x7FFF)), s1(0x7C00));
+  __m256i bits = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(w, s1(0x8000)), 16),
+                                 _mm256_or_si256(s1(0x7F800000u), _mm256_slli_epi32(_mm256_and_si256(w, s1(0x3FF)), 13)));
+  return _mm256_castsi256_ps(sel(nan, bits, _mm256_castps_si256(f)));
+}
+
+RKV_AVX2_INLINE __m256 a2_load_bf16(const uint16_t* p) {
+  __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+
+template <int MB, int BIAS>
+RKV_AVX2_INLINE __m256 a2_load_fp8(const uint8_t* p) {
+  __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)p));
+  __m256i sign = _mm256_slli_epi32(_mm256_and_si256(c, s1(0x80)), 24);
+  __m256i m7 = _mm256_and_si256(c, s1(0x7F));
+  __m256i bits = _mm256_add_epi32(_mm256_slli_epi32(m7, 23 - MB), s1((uint32_t)(127 - BIAS) << 23));
+  __m256i sub = _mm256_cmpgt_epi32(s1(1u << MB), m7);
+  const float min_sub = MB == 3 ? 0.001953125f : 1.52587890625e-05f;
+  __m256 subv = _mm256_mul_ps(_mm256_cvtepi32_ps(m7), _mm256_set1_ps(min_sub));
+  bits = sel(sub, _mm256_castps_si256(subv), bits);
+  if constexpr (MB == 3) {
+    bits = sel(_mm256_cmpeq_epi32(m7, s1(0x7F)), s1(0x7FC00000u), bits);
+  } else {
+    __m256i special = _mm256_or_si256(s1(0x7F800000u), _mm256_slli_epi32(_mm256_and_si256(c, s1(3)), 21));
+    bits = sel(ge(m7, 0x7C), special, bits);
+  }
+  return _mm256_castsi256_ps(_mm256_or_si256(bits, sign));
+}
+
+template <int SD>
+RKV_AVX2_INLINE __m256 a2_load8(const void* src, int64_t i) {
+  if constexpr (SD == RKV_DTYPE_F32) return _mm256_loadu_ps((const float*)src + i);
+  else if constexpr (SD == RKV_DTYPE_F16) return a2_load_f16((const uint16_t*)src + i);
+  else if constexpr (SD == RKV_DTYPE_BF16) return a2_load_bf16((const uint16_t*)src + i);
+  else if constexpr (SD == RKV_DTYPE_FP8_E4M3) return a2_load_fp8<3, 7>((const uint8_t*)src + i);
+  else return a2_load_fp8<2, 15>((const uint8_t*)src + i);
+}
+
+// 8 int32 lanes holding values <= 0xFFFF -> 8 uint16
+RKV_AVX2_INLINE __m128i a2_pack16(__m256i r) {
+  __m256i p = _mm256_packus_epi32(r, r);  // per 128-bit lane: r0..3 r0..3 | r4..7 r4..7
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(p, 0x08));
+}
+
+RKV_AVX2_INLINE void a2_store_bf16(uint16_t* p, __m256 v) {
+  __m256i u = _mm256_castps_si256(v);
+  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, s1(0x7FFFFFFFu)), s1(0x7F800000u));
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), s1(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, s1(0x7FFF))), 16);
+  r = sel(nan, _mm256_or_si256(_mm256_srli_epi32(u, 16), s1(0x40)), r);
+  _mm_storeu_si128((__m128i*)p, a2_pack16(r));
+}
+
+template <int MB, int BIAS, uint32_t MAXC, uint32_t OVF, uint32_t MINN>
+RKV_AVX2_INLINE void a2_store_fp8(uint8_t* p, __m256 v) {
+  constexpr int drop = 23 - MB;
+  __m256i u = _mm256_castps_si256(v);
+  __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 24), s1(0x80));
+  __m256i a = _mm256_and_si256(u, s1(0x7FFFFFFFu));
+  __m256i nan = _mm256_cmpgt_epi32(a, s1(0x7F800000u));
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(a, drop), s1(1));
+  __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(a, _mm256_add_epi32(lsb, s1((1u << (drop - 1)) - 1u))), drop);
+  rn = _mm256_sub_epi32(rn, s1((uint32_t)(127 - BIAS) << MB));
+  constexpr float sub_scale = (float)(1u << (BIAS + MB - 1));
+  __m256 fs = _mm256_mul_ps(_mm256_castsi256_ps(a), _mm256_set1_ps(sub_scale));
+  __m256i rs = _mm256_cvtps_epi32(_mm256_round_ps(fs, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  __m256i r = _mm256_or_si256(sel(ge(a, MINN), rn, rs), sign);
+  r = sel(ge(a, OVF), _mm256_or_si256(sign, s1(MAXC)), r);
+  r = sel(nan, s1(0x7F), r);
+  __m256i p16 = _mm256_packus_epi32(r, r);
+  __m256i p8 = _mm256_packus_epi16(p16, p16);  // lane 0: r0..3 repeated, lane 1: r4..7 repeated
+  __m128i lo = _mm256_castsi256_si128(p8), hi = _mm256_extracti128_si256(p8, 1);
+  _mm_storel_epi64((__m128i*)p, _mm_unpacklo_epi32(lo, hi));
+}
+
+template <int DD>
+RKV_AVX2_INLINE void a2_store8(void* dst, int64_t i, __m256 v) {
+  if constexpr (DD == RKV_DTYPE_F32) _mm256_storeu_ps((float*)dst + i, v);
+  else if constexpr (DD == RKV_DTYPE_F16)
+    _mm_storeu_si128((__m128i*)((uint16_t*)dst + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  else if constexpr (DD == RKV_DTYPE_BF16) a2_store_bf16((uint16_t*)dst + i, v);
+  else if constexpr (DD == RKV_DTYPE_FP8_E4M3) a2_store_fp8<3, 7, 0x7Eu, 0x43E80000u, 0x3C800000u>((uint8_t*)dst + i, v);
+  else a2_store_fp8<2, 15, 0x7Bu, 0x47700000u, 0x38800000u>((uint8_t*)dst + i, v);
+}
+
+template <int SD, int DD, int MODE>
+RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
+  const __m256 vs = _mm256_set1_ps(scale);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 x = a2_load8<SD>(src, i);
+    if constexpr (MODE == kScaleMul) x = _mm256_mul_ps(x, vs);
+    else if constexpr (MODE == kScaleDiv) x = _mm256_div_ps(x, vs);
+    a2_store8<DD>(dst, i, x);
+  }
+  for (; i < n; ++i) convert_element(src, SD, i, dst, DD, i, MODE, scale);
+}
+
+bool cpu_has_avx512() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  }();
+  return has;
+}
+
+bool cpu_has_avx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
+  }();
+  return has;
+}
+#endif  // RKV_HAVE_X86
+
+constexpr int kNumDtypes = 5;
+struct Table {
+  RowConvertFn fn[kNumDtypes][kNumDtypes][3];
+};
+
+enum Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+template <int SD, int DD, int MODE>
+void fill(Table& t, int isa) {
+#if RKV_HAVE_X86
+  t.fn[SD][DD][MODE] = isa == kAvx512 ? &row_avx512<SD, DD, MODE>
+                       : isa == kAvx2 ? &row_avx2<SD, DD, MODE>
+                                      : &row_scalar<SD, DD, MODE>;
+#else
+  (void)isa;
+  t.fn[SD][DD][MODE] = &row_scalar<SD, DD, MODE>;
+#endif
+}
+
+template <int SD, int DD>
+void fill_modes(Table& t, int vec) {
+  fill<SD, DD, kScaleNone>(t, vec);
+  fill<SD, DD, kScaleMul>(t, vec);
+  fill<SD, DD, kScaleDiv>(t, vec);
+}
+
+template <int SD>
+void fill_src(Table& t, int vec) {
+  fill_modes<SD, RKV_DTYPE_F32>(t, vec);
+  fill_modes<SD, RKV_DTYPE_F16>(t, vec);
+  fill_modes<SD, RKV_DTYPE_BF16>(t, vec);
+  fill_modes<SD, RKV_DTYPE_FP8_E4M3>(t, vec);
+  fill_modes<SD, RKV_DTYPE_FP8_E5M2>(t, vec);
+}
+
+Table make_table(int vec) {
+  Table t{};
+  fill_src<RKV_DTYPE_F32>(t, vec);
+  fill_src<RKV_DTYPE_F16>(t, vec);
+  fill_src<RKV_DTYPE_BF16>(t, vec);
+  fill_src<RKV_DTYPE_FP8_E4M3>(t, vec);
+  fill_src<RKV_DTYPE_FP8_E5M2>(t, vec);
+  return t;
+}
+
+// The best ISA of this CPU; RKV_ISA=scalar|avx2|avx512 in the environment lowers it (tests
+// use it to check every path against the scalar reference on one machine).
+int select_isa() {
+#if RKV_HAVE_X86
+  int best = cpu_has_avx512() ? kAvx512 : cpu_has_avx2() ? kAvx2 : kScalar;
+  if (const char* env = std::getenv("RKV_ISA")) {
+    int want = !std::strcmp(env, "scalar") ? kScalar : !std::strcmp(env, "avx2") ? kAvx2 : kAvx512;
+    if (want < best) best = want;
+  }
+  return best;
+#else
+  return kScalar;
+#endif
+}
+
+const Table& table() {
+  static const Table t = make_table(select_isa());
+  return t;
+}
+
+// Elements per OpenMP chunk: large enough that a chunk is a few hundred KiB of traffic.
+constexpr int64_t kChunk = 1 << 16;
+
+int check_scale(const char* name, float scale) {
+  if (!(scale > 0.0f) || std::isinf(scale))
+    return set_error(RKV_ERR_INVALID_ARGUMENT, "%s must be positive and finite, got %g", name, (double)scale);
+  return RKV_OK;
+}
+
+int convert_impl(const void* src, int32_t sd, void* dst, int32_t dd, int64_t n, float scale) {
+  if (n == 0) return RKV_OK;
+  RowConverter rc = row_converter(sd, dd, scale);
+  const char* s = (const char*)src;
+  char* d = (char*)dst;
+  const int ss = dtype_size(sd), ds = dtype_size(dd);
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t b = c * kChunk;
+    int64_t len = n - b < kChunk ? n - b : kChunk;
+    rc.fn(s + b * ss, d + b * ds, len, rc.scale);
+  }
+  return RKV_OK;
+}
+
+}  // namespace
+
+RowConverter row_converter(int32_t src_dtype, int32_t dst_dtype, float scale) {
+  if (src_dtype == dst_dtype) {
+    int b = dtype_size(src_dtype);
+    return {b == 4 ? &row_copy4 : b == 2 ? &row_copy2 : &row_copy, 1.0f};
+  }
+  int mode = scale_mode(src_dtype, dst_dtype);
+  if (mode == kScaleDiv) {
+    // x / s == x * (1 / s) bit for bit when 1 / s is exact (s a power of two): both are the
+    // correctly rounded value of the same real number. A multiply is much cheaper.
+    float r = 1.0f / scale;
+    if (std::isfinite(r) && r != 0.0f && (double)r * (double)scale == 1.0) return {table().fn[src_dtype][dst_dtype][kScaleMul], r};
+  }
+  return {table().fn[src_dtype][dst_dtype][mode], scale};
+}
+
+}  // namespace rkv
+
+using rkv::dtype_name;
+
+extern "C" {
+
+RKV_API int rkv_convert(const void* src, int32_t src_dtype, void* dst, int32_t dst_dtype, int64_t n, float scale) {
+  RKV_CHECK(rkv::is_valid_dtype(src_dtype), "rkv_convert: unknown src_dtype %d", src_dtype);
+  RKV_CHECK(rkv::is_valid_dtype(dst_dtype), "rkv_convert: unknown dst_dtype %d", dst_dtype);
+  RKV_CHECK(n >= 0, "rkv_convert: n must not be negative, got %lld", (long long)n);
+  if (n > 0) {
+    RKV_CHECK_PTR(src);
+    RKV_CHECK_PTR(dst);
+  }
+  if (int e = rkv::check_scale("rkv_convert: scale", scale)) return e;
+  bool sf = rkv::is_fp8(src_dtype), df = rkv::is_fp8(dst_dtype);
+  RKV_CHECK(sf || df || scale == 1.0f, "rkv_convert: scale must be 1 for %s -> %s, got %g", dtype_name(src_dtype),
+            dtype_name(dst_dtype), (double)scale);
+  return rkv::convert_impl(src, src_dtype, dst, dst_dtype, n, scale);
+}
+
+RKV_API int rkv_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale) {
+  RKV_CHECK(rkv::is_fp8(fp8_dtype), "rkv_fp8_quantize: fp8_dtype must be %d (e4m3) or %d (e5m2), got %d",
+            RKV_DTYPE_FP8_E4M3, RKV_DTYPE_FP8_E5M2, fp8_dtype);
+  RKV_CHECK(n >= 0, "rkv_fp8_quantize: n must not be negative, got %lld", (long long)n);
+  if (n > 0) {
+    RKV_CHECK_PTR(src);
+    RKV_CHECK_PTR(dst);
+  }
+  if (int e = rkv::check_scale("rkv_fp8_quantize: scale", scale)) return e;
+  return rkv::convert_impl(src, RKV_DTYPE_F32, dst, fp8_dtype, n, scale);
+}
+
+RKV_API int rkv_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale) {
+  RKV_CHECK(rkv::is_fp8(fp8_dtype), "rkv_fp8_dequantize: fp8_dtype must be %d (e4m3) or %d (e5m2), got %d",
+            RKV_DTYPE_FP8_E4M3, RKV_DTYPE_FP8_E5M2, fp8_dtype);
+  RKV_CHECK(n >= 0, "rkv_fp8_dequantize: n must not be negative, got %lld", (long long)n);
+  if (n > 0) {
+    RKV_CHECK_PTR(src);
+    RKV_CHECK_PTR(dst);
+  }
+  if (int e = rkv::check_scale("rkv_fp8_dequantize: scale", scale)) return e;
+  return rkv::convert_impl(src, fp8_dtype, dst, RKV_DTYPE_F32, n, scale);
+}
+
+}  // extern "C"

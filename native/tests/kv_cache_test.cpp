@@ -1,0 +1,192 @@
+// libradixkv's vectorized conversion, scatter and page copy against the scalar RKV_HD
+// reference (rkv_kv.h, compiled into this test), plus the native argument checks: every
+// rejected call returns RKV_ERR_INVALID_ARGUMENT with a message and writes nothing.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "radixkv.h"
+#include "rkv_kv.h"
+
+namespace {
+
+int g_failures = 0;
+
+#define EXPECT(cond, ...)                                 \
+  do {                                                    \
+    if (!(cond)) {                                        \
+      ++g_failures;                                       \
+      std::printf("FAIL %s:%d: ", __FILE__, __LINE__);    \
+      std::printf(__VA_ARGS__);                           \
+      std::printf("\n");                                  \
+    }                                                     \
+  } while (0)
+
+const char* kNames[] = {"f32", "f16", "bf16", "e4m3", "e5m2"};
+int size_of(int d) { return rkv::dtype_bytes(d); }
+
+std::vector<uint8_t> random_bytes(size_t n, std::mt19937_64& rng) {
+  std::vector<uint8_t> b(n);
+  for (auto& x : b) x = (uint8_t)rng();
+  return b;
+}
+
+// Source elements: half random bit patterns (NaNs, infinities, subnormals included), half
+// moderate finite values so every rounding path is exercised.
+std::vector<uint8_t> random_elements(int dtype, int64_t n, std::mt19937_64& rng) {
+  std::vector<uint8_t> b = random_bytes((size_t)(n * size_of(dtype)), rng);
+  std::normal_distribution<float> nd(0.0f, 30.0f);
+  for (int64_t i = 0; i < n; i += 2) rkv::store_from_float(b.data(), i, dtype, nd(rng));
+  return b;
+}
+
+void test_convert_all_pairs() {
+  std::mt19937_64 rng(7);
+  for (int sd = 0; sd < 5; ++sd)
+    for (int dd = 0; dd < 5; ++dd)
+      for (int64_t n : {1, 15, 16, 33, 4099, 200003}) {
+        bool fp8 = rkv::is_fp8(sd) || rkv::is_fp8(dd);
+        for (float scale : {1.0f, 0.37f, 4.0f}) {
+          if (!fp8 && scale != 1.0f) continue;
+          std::vector<uint8_t> src = random_elements(sd, n, rng);
+          std::vector<uint8_t> got((size_t)(n * size_of(dd)), 0xAB), want(got.size());
+          int rc = rkv_convert(src.data(), sd, got.data(), dd, n, scale);
+          EXPECT(rc == RKV_OK, "rkv_convert %s->%s: %s", kNames[sd], kNames[dd], rkv_last_error());
+          int mode = rkv::scale_mode(sd, dd);
+          for (int64_t i = 0; i < n; ++i) rkv::convert_element(src.data(), sd, i, want.data(), dd, i, mode, scale);
+          int64_t bad = -1;
+          for (int64_t i = 0; i < n && bad < 0; ++i)
+            if (std::memcmp(&got[i * size_of(dd)], &want[i * size_of(dd)], size_of(dd))) bad = i;
+          EXPECT(bad < 0, "rkv_convert %s->%s n=%lld scale=%g differs from the scalar reference at %lld", kNames[sd],
+                 kNames[dd], (long long)n, (double)scale, (long long)bad);
+        }
+      }
+}
+
+void test_reshape_and_cache() {
+  std::mt19937_64 rng(11);
+  const int H = 3, D = 80, P = 16;
+  const int64_t pages = 7, T = 40, row = H * D;
+  for (int sd : {RKV_DTYPE_F32, RKV_DTYPE_F16, RKV_DTYPE_BF16})
+    for (int cd = 0; cd < 5; ++cd) {
+      float ks = rkv::is_fp8(cd) ? 0.5f : 1.0f, vs = rkv::is_fp8(cd) ? 0.3f : 1.0f;
+      std::vector<uint8_t> k = random_elements(sd, T * row, rng), v = random_elements(sd, T * row, rng);
+      std::vector<int64_t> slots(T);
+      std::vector<int64_t> perm(pages * P);
+      for (int64_t i = 0; i < pages * P; ++i) perm[i] = i;
+      std::shuffle(perm.begin(), perm.end(), rng);
+      for (int64_t t = 0; t < T; ++t) slots[t] = t % 5 == 3 ? -1 : perm[t];
+      size_t pool = (size_t)(pages * P * row * size_of(cd));
+      std::vector<uint8_t> kc = random_bytes(pool, rng), vc = random_bytes(pool, rng);
+      std::vector<uint8_t> kw = kc, vw = vc;
+      int mode = rkv::scale_mode(sd, cd);
+      for (int64_t t = 0; t < T; ++t) {
+        if (slots[t] < 0) continue;
+        for (int64_t e = 0; e < row; ++e) {
+          int64_t dst = rkv::slot_row_element(slots[t], row) + e;
+          rkv::convert_element(k.data(), sd, t * row + e, kw.data(), cd, dst, mode, ks);
+          rkv::convert_element(v.data(), sd, t * row + e, vw.data(), cd, dst, mode, vs);
+        }
+      }
+      int rc = rkv_reshape_and_cache(k.data(), v.data(), sd, slots.data(), T, H, D, kc.data(), vc.data(), cd, pages, P,
+                                     ks, vs);
+      EXPECT(rc == RKV_OK, "reshape_and_cache %s->%s: %s", kNames[sd], kNames[cd], rkv_last_error());
+      EXPECT(kc == kw && vc == vw, "reshape_and_cache %s->%s differs from the scalar reference", kNames[sd], kNames[cd]);
+
+      // A slot out of range anywhere: error naming it, nothing written.
+      std::vector<int64_t> bad = slots;
+      bad[T - 2] = pages * P;
+      std::vector<uint8_t> kb = kc, vb = vc;
+      rc = rkv_reshape_and_cache(k.data(), v.data(), sd, bad.data(), T, H, D, kc.data(), vc.data(), cd, pages, P, ks, vs);
+      EXPECT(rc == RKV_ERR_INVALID_ARGUMENT && std::strstr(rkv_last_error(), "slot_mapping[38] = 112"),
+             "bad slot: rc=%d msg=%s", rc, rkv_last_error());
+      EXPECT(kc == kb && vc == vb, "a rejected scatter wrote to the cache");
+    }
+  std::vector<float> x(row);
+  std::vector<int64_t> s1 = {0};
+  std::vector<float> c(P * row);
+  EXPECT(rkv_reshape_and_cache(x.data(), x.data(), RKV_DTYPE_FP8_E4M3, s1.data(), 1, H, D, c.data(), c.data(),
+                               RKV_DTYPE_F32, 1, P, 1, 1) == RKV_ERR_INVALID_ARGUMENT, "fp8 source accepted");
+  EXPECT(rkv_reshape_and_cache(x.data(), x.data(), RKV_DTYPE_F32, s1.data(), 1, H, D, c.data(), c.data(), 9, 1, P, 1, 1) ==
+             RKV_ERR_INVALID_ARGUMENT, "unknown cache dtype accepted");
+  EXPECT(rkv_reshape_and_cache(nullptr, x.data(), RKV_DTYPE_F32, s1.data(), 1, H, D, c.data(), c.data(), RKV_DTYPE_F32,
+                               1, P, 1, 1) == RKV_ERR_INVALID_ARGUMENT, "NULL k accepted");
+  EXPECT(rkv_reshape_and_cache(x.data(), x.data(), RKV_DTYPE_F32, s1.data(), 1, H, D, c.data(), c.data(),
+                               RKV_DTYPE_FP8_E4M3, 1, P, 0.0f, 1) == RKV_ERR_INVALID_ARGUMENT, "scale 0 accepted");
+  EXPECT(rkv_reshape_and_cache(x.data(), x.data(), RKV_DTYPE_F32, s1.data(), 1, H, D, c.data(), c.data(), RKV_DTYPE_F32,
+                               1, P, 2.0f, 1) == RKV_ERR_INVALID_ARGUMENT, "scale 2 accepted for an f32 cache");
+}
+
+void test_copy_blocks() {
+  std::mt19937_64 rng(5);
+  const int L = 3;
+  const int64_t pages = 9, pb = 4096 + 64;
+  std::vector<std::vector<uint8_t>> k(L), v(L);
+  std::vector<void*> kp(L), vp(L);
+  for (int l = 0; l < L; ++l) {
+    k[l] = random_bytes(pages * pb, rng);
+    v[l] = random_bytes(pages * pb, rng);
+    kp[l] = k[l].data();
+    vp[l] = v[l].data();
+  }
+  auto k0 = k, v0 = v;
+  std::vector<int64_t> map = {0, 5, 2, 3, 8, 1};
+  EXPECT(rkv_copy_blocks(kp.data(), vp.data(), L, map.data(), 3, pb, pages) == RKV_OK, "copy_blocks: %s", rkv_last_error());
+  for (int l = 0; l < L; ++l)
+    for (int64_t p = 0; p < pages; ++p) {
+      int64_t from = p == 5 ? 0 : p == 3 ? 2 : p == 1 ? 8 : p;
+      EXPECT(!std::memcmp(&k[l][p * pb], &k0[l][from * pb], pb) && !std::memcmp(&v[l][p * pb], &v0[l][from * pb], pb),
+             "copy_blocks layer %d page %lld", l, (long long)p);
+    }
+  auto k1 = k, v1 = v;
+  for (auto bad : {std::vector<int64_t>{0, 5, 1, 9}, std::vector<int64_t>{0, 5, 1, 5}, std::vector<int64_t>{0, 5, 5, 1},
+                   std::vector<int64_t>{0, 5, -1, 2}}) {
+    int rc = rkv_copy_blocks(kp.data(), vp.data(), L, bad.data(), 2, pb, pages);
+    EXPECT(rc == RKV_ERR_INVALID_ARGUMENT, "bad block mapping accepted (%lld %lld)", (long long)bad[2], (long long)bad[3]);
+    EXPECT(k == k1 && v == v1, "a rejected copy_blocks wrote");
+  }
+}
+
+void test_bench() {
+  std::vector<uint8_t> a(1 << 20), b(1 << 20);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = (uint8_t)(i * 7);
+  double sink = -1;
+  EXPECT(rkv_bench_read(a.data(), (int64_t)a.size() - 3, &sink) == RKV_OK && sink > 0, "bench_read");
+  EXPECT(rkv_bench_copy(b.data(), a.data(), (int64_t)a.size() - 3) == RKV_OK && !std::memcmp(a.data(), b.data(), a.size() - 3),
+         "bench_copy");
+}
+
+
+// Runs this test again with RKV_ISA=avx2 and =scalar so every conversion path of the
+// library is checked on this machine (the library picks its ISA once per process).
+int rerun_lower_isas(const char* self) {
+  if (std::getenv("RKV_ISA")) return 0;
+  int failed = 0;
+  for (const char* isa : {"avx2", "scalar"}) {
+    std::string cmd = std::string("RKV_ISA=") + isa + " '" + self + "'";
+    std::printf("-- re-running with RKV_ISA=%s\n", isa);
+    std::fflush(stdout);
+    if (std::system(cmd.c_str()) != 0) failed = 1;
+  }
+  return failed;
+}
+
+}  // namespace
+
+int main(int, char** argv) {
+  test_convert_all_pairs();
+  test_reshape_and_cache();
+  test_copy_blocks();
+  test_bench();
+  if (g_failures) {
+    std::printf("kv_cache_test: %d failures\n", g_failures);
+    return 1;
+  }
+  std::printf("kv_cache_test: OK (%s)\n", std::getenv("RKV_ISA") ? std::getenv("RKV_ISA") : "best ISA");
+  return rerun_lower_isas(argv[0]);
+}

@@ -1,0 +1,151 @@
+package io.radixkv.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.radixkv.bindings.radixkv_h;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The committed jextract bindings agree with native/include/radixkv.h, without needing
+ * jextract: every RKV_API function has a static method of the same name with the mapped
+ * parameter and return types (int32_t/int -> int, int64_t -> long, float, double, any
+ * pointer -> MemorySegment), every rkv_* binding is still in the header, and every
+ * {@code #define RKV_*} integer constant has the same value.
+ */
+class BindingsDriftTest {
+    /** Surefire runs in java/; fall back to the repository root for IDE runs. */
+    static Path header() {
+        for (String p : new String[] {"../native/include/radixkv.h", "native/include/radixkv.h"}) {
+            Path path = Path.of(p);
+            if (Files.isRegularFile(path)) {
+                return path;
+            }
+        }
+        throw new AssertionError("radixkv.h not found from " + Path.of("").toAbsolutePath());
+    }
+
+    static String stripComments(String s) {
+        return s.replaceAll("(?s)/\\*.*?\\*/", " ").replaceAll("//[^\n]*", " ");
+    }
+
+    static Class<?> javaType(String cType) {
+        String t = cType.replace("const", " ").trim().replaceAll("\\s+", " ");
+        if (t.contains("*")) {
+            return MemorySegment.class;
+        }
+        return switch (t) {
+            case "int", "int32_t" -> int.class;
+            case "int64_t" -> long.class;
+            case "float" -> float.class;
+            case "double" -> double.class;
+            case "void" -> void.class;
+            default -> throw new AssertionError("no mapping for C type '" + cType + "'");
+        };
+    }
+
+    /** C parameter "const int64_t* slot_mapping" -> its type (the declarator without the name). */
+    static String paramType(String param) {
+        String p = param.trim();
+        Matcher m = Pattern.compile("^(.*?)([A-Za-z_]\\w*)$").matcher(p);
+        if (!m.matches() || m.group(1).isBlank()) {
+            throw new AssertionError("cannot parse parameter '" + param + "'");
+        }
+        return m.group(1);
+    }
+
+    /** name -> [return type, parameter types...] for every RKV_API function of the header. */
+    static Map<String, List<Class<?>>> headerFunctions(String src) {
+        String code = stripComments(src).replaceAll("(?m)^\\s*#.*$", " ").replaceAll("\\s+", " ");
+        Matcher m = Pattern.compile("RKV_API ([\\w\\s*]+?)\\s*\\b(rkv_\\w+)\\s*\\(([^)]*)\\)\\s*;").matcher(code);
+        Map<String, List<Class<?>>> fns = new TreeMap<>();
+        while (m.find()) {
+            List<Class<?>> sig = new ArrayList<>();
+            sig.add(javaType(m.group(1)));
+            String params = m.group(3).trim();
+            if (!params.equals("void") && !params.isEmpty()) {
+                for (String p : params.split(",")) {
+                    sig.add(javaType(paramType(p)));
+                }
+            }
+            fns.put(m.group(2), sig);
+        }
+        return fns;
+    }
+
+    static Map<String, List<Class<?>>> bindingFunctions() {
+        Map<String, List<Class<?>>> fns = new TreeMap<>();
+        for (Class<?> c = radixkv_h.class; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Method method : c.getDeclaredMethods()) {
+                String n = method.getName();
+                if (!n.startsWith("rkv_") || n.contains("$") || !Modifier.isStatic(method.getModifiers())
+                        || !Modifier.isPublic(method.getModifiers())) {
+                    continue;
+                }
+                List<Class<?>> sig = new ArrayList<>();
+                sig.add(method.getReturnType());
+                sig.addAll(Arrays.asList(method.getParameterTypes()));
+                List<Class<?>> prev = fns.put(n, sig);
+                assertTrue(prev == null, "overloaded binding " + n);
+            }
+        }
+        return fns;
+    }
+
+    @Test
+    void everyHeaderFunctionHasAMatchingBinding() throws IOException {
+        Map<String, List<Class<?>>> header = headerFunctions(Files.readString(header()));
+        assertTrue(header.size() > 20, "parsed only " + header.size() + " functions: " + header.keySet());
+        assertTrue(header.containsKey("rkv_reshape_and_cache") && header.containsKey("rkv_cuda_copy_blocks"));
+        Map<String, List<Class<?>>> bindings = bindingFunctions();
+        for (var e : header.entrySet()) {
+            assertTrue(bindings.containsKey(e.getKey()), "radixkv_h has no binding for " + e.getKey() + "; regenerate");
+            assertEquals(e.getValue(), bindings.get(e.getKey()), "signature of " + e.getKey() + " (return, params)");
+        }
+    }
+
+    @Test
+    void noStaleBindings() throws IOException {
+        Map<String, List<Class<?>>> header = headerFunctions(Files.readString(header()));
+        for (String name : bindingFunctions().keySet()) {
+            assertTrue(header.containsKey(name), "binding " + name + " is not declared in radixkv.h any more; regenerate");
+        }
+    }
+
+    @Test
+    void constantsMatch() throws Exception {
+        String code = stripComments(Files.readString(header()));
+        Matcher m = Pattern.compile("(?m)^\\s*#define (RKV_\\w+) \\(?(-?\\d+)\\)?\\s*$").matcher(code);
+        int n = 0;
+        while (m.find()) {
+            Method getter = radixkv_h.class.getMethod(m.group(1));
+            assertEquals(Integer.parseInt(m.group(2)), ((Number) getter.invoke(null)).intValue(), m.group(1));
+            n++;
+        }
+        assertTrue(n >= 12, "parsed only " + n + " constants");
+    }
+
+    @Test
+    void parserCatchesDrift() {
+        // The checks above can fail: a changed parameter type or an extra function is detected.
+        String drifted = "RKV_API int rkv_fp8_quantize(const float* src, uint8_t* dst, int32_t n, int32_t fp8_dtype, float scale);\n"
+                + "RKV_API int rkv_new_kernel(void);";
+        Map<String, List<Class<?>>> h = headerFunctions(drifted);
+        assertTrue(!h.get("rkv_fp8_quantize").equals(bindingFunctions().get("rkv_fp8_quantize")));
+        assertTrue(!bindingFunctions().containsKey("rkv_new_kernel"));
+        assertEquals(List.of(int.class), h.get("rkv_new_kernel"));
+    }
+}
