@@ -21,6 +21,8 @@ class BenchGenerateArgsTest {
         CliRun.of(concat(base, "--max-tokens", "0")).assertUsageError("--max-tokens");
         CliRun.of(concat(base, "--time-scale", "0")).assertUsageError("--time-scale");
         CliRun.of(concat(base, "--backend", "tpu")).assertUsageError("--backend");
+        CliRun.of(concat(base, "--max-running", "0")).assertUsageError("--max-running");
+        CliRun.of(concat(base, "--max-batch-tokens", "-5")).assertUsageError("--max-batch-tokens");
         CliRun.of(concat(base, "--seed", "x")).assertUsageError("--seed");
         CliRun.of(concat(base, "--json", "/nonexistent-dir/b.json")).assertUsageError("--json");
         CliRun.of(concat(base, "--plot", "/nonexistent-dir/b.png")).assertUsageError("--plot");

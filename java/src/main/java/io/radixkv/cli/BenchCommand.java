@@ -67,6 +67,13 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--pages", paramLabel = "N", description = "KV pages in the pool (default: the engine's).")
     Integer pages;
 
+    @Option(names = "--max-running", paramLabel = "N", description = "Most requests running at once (default: the engine's).")
+    Integer maxRunning;
+
+    @Option(names = "--max-batch-tokens", paramLabel = "N",
+            description = "Tokens per engine step, decode + prefill chunks (default: the engine's).")
+    Integer maxBatchTokens;
+
     @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
             description = "Kernel backend (default ${DEFAULT-VALUE}).")
     String backend;
@@ -82,7 +89,8 @@ final class BenchCommand implements Callable<Integer> {
 
     /** Validated settings of one bench invocation. */
     record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
-                    double timeScale, String model, DType kvDtype, int pageSize, Integer pages, String backend) {
+                    double timeScale, String model, DType kvDtype, int pageSize, Integer pages, String backend,
+                    Integer maxRunning, Integer maxBatchTokens) {
         /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
         Workload workload(int vocab) {
             Workloads.Options o = workloadOptions;
@@ -140,6 +148,12 @@ final class BenchCommand implements Callable<Integer> {
             CliSupport.requirePositive(spec, "--pages", pages);
         }
         String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
+        if (maxRunning != null) {
+            CliSupport.requirePositive(spec, "--max-running", maxRunning);
+        }
+        if (maxBatchTokens != null) {
+            CliSupport.requirePositive(spec, "--max-batch-tokens", maxBatchTokens);
+        }
         String m = model == null ? "" : model.trim();
         if (m.isEmpty()) {
             throw CliSupport.usage(spec, "invalid value for --model: empty");
@@ -151,7 +165,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         Workloads.Options wo = new Workloads.Options(n, r, seed, Workloads.DEFAULT_VOCAB, mt);
         List<String> runs = pc.equals("both") ? List.of("off", "on") : List.of(pc);
-        return new Settings(wl, wo, runs, timeScale, m, kv, pageSize, pages, be);
+        return new Settings(wl, wo, runs, timeScale, m, kv, pageSize, pages, be, maxRunning, maxBatchTokens);
     }
 
     private double parseRate() {
