@@ -51,6 +51,12 @@ final class BenchRunner {
         if (s.pages() != null) {
             b.numPages(s.pages());
         }
+        if (s.maxRunning() != null) {
+            b.maxRunning(s.maxRunning());
+        }
+        if (s.maxBatchTokens() != null) {
+            b.maxBatchTokens(s.maxBatchTokens());
+        }
         return b.build();
     }
 
