@@ -65,6 +65,14 @@ class BenchGenerateSmokeTest {
     }
 
     @Test
+    void engineSettingConflictsAreUsageErrors() {
+        CliRun.of("bench", "--workload", "prefix_caching", "--model", "tiny", "--max-running", "64",
+                "--max-batch-tokens", "8").assertUsageError("maxBatchTokens");
+        CliRun.of("bench", "--workload", "prefix_caching", "--model", "tiny", "--page-size", "4096")
+                .assertUsageError("pageSize");
+    }
+
+    @Test
     void generateTokenOutsideVocabularyIsAUsageError() {
         CliRun.of("generate", "--model", "tiny", "--prompt-tokens", "1,2,32000", "--backend", "cpu")
                 .assertUsageError("vocabulary");

@@ -103,6 +103,10 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Settings s = settings();
+        String why = BenchRunner.configError(s);
+        if (why != null) {
+            throw CliSupport.usage(spec, "invalid engine settings: " + why);
+        }
         PrintWriter out = spec.commandLine().getOut();
         List<RunMetrics> runs = new ArrayList<>();
         Workload w = null;

@@ -60,6 +60,16 @@ final class BenchRunner {
         return b.build();
     }
 
+    /** Why the engine would refuse these settings (a usage error), or null. */
+    static String configError(BenchCommand.Settings s) {
+        try {
+            engineConfig(s, true);
+            return null;
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+    }
+
     static Outcome run(BenchCommand.Settings s, boolean prefixCache, PrintWriter log) {
         String label = prefixCache ? "on" : "off";
         try (Engine engine = Engine.start(engineConfig(s, prefixCache))) {
