@@ -78,6 +78,8 @@ class WorkloadsTest {
                 int[] cur = r.prompt();
                 assertTrue(cur.length > prev.length);
                 assertArrayEquals(prev, Arrays.copyOf(cur, prev.length), "turn extends the previous prompt");
+                assertEquals(32, r.replyTokens());
+                assertTrue(cur.length - prev.length - 32 >= 32 && cur.length - prev.length - 32 <= 64, "user message");
             }
         }
         assertEquals(24, dependent, "8 conversations x 3 follow-up turns");
@@ -124,6 +126,7 @@ class WorkloadsTest {
         assertThrows(IllegalArgumentException.class, () -> Workloads.generate("nope", Workloads.Options.defaults(1)));
         assertThrows(IllegalArgumentException.class, () -> new Workloads.Options(-1, 0, 0, 100, 0));
         assertThrows(IllegalArgumentException.class, () -> WorkloadRequest.independent(0, 0, new int[0], 1));
-        assertThrows(IllegalArgumentException.class, () -> new WorkloadRequest(1, 0, new int[] {1}, 1, 1, 0));
+        assertThrows(IllegalArgumentException.class, () -> new WorkloadRequest(1, 0, new int[] {1}, 1, 1, 0, 0));
+        assertThrows(IllegalArgumentException.class, () -> new WorkloadRequest(1, 0, new int[] {1, 2}, 1, -1, 0, 1));
     }
 }

@@ -170,19 +170,17 @@ final class SimulateCommand implements Callable<Integer> {
     }
 
     /**
-     * A workload as a trace, in request order. A request's output is what a dependent request
-     * (its conversation's next turn) repeats right after this prompt, so --cache-output
+     * A workload as a trace, in request order. A request's output is the reply its
+     * conversation's next turn repeats ({@link WorkloadRequest#replyTokens}), so --cache-output
      * models multi-turn reuse; otherwise it is {@code maxTokens} random ids.
      */
     static List<TraceRequest> traceOf(Workload w, long seed) {
         SplittableRandom rnd = new SplittableRandom(seed ^ 0x5deece66dL);
         int[][] outputs = new int[w.size()][];
         for (WorkloadRequest r : w.requests()) {
-            if (r.after() >= 0 && outputs[r.after()] == null) {
-                int[] prev = w.requests().get(r.after()).prompt();
-                int[] cur = r.prompt();
-                int n = Math.min(w.requests().get(r.after()).maxTokens(), cur.length - prev.length);
-                outputs[r.after()] = Arrays.copyOfRange(cur, prev.length, prev.length + n);
+            if (r.replyTokens() > 0 && outputs[r.after()] == null) {
+                int from = w.requests().get(r.after()).promptLength();
+                outputs[r.after()] = Arrays.copyOfRange(r.prompt(), from, from + r.replyTokens());
             }
         }
         List<TraceRequest> trace = new ArrayList<>(w.size());

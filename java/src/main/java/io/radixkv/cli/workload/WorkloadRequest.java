@@ -13,9 +13,12 @@ import java.util.Arrays;
  *     previous turn), or -1
  * @param afterDelaySeconds pause between that request finishing and this one being sent (a
  *     user's think time); 0 without {@code after}
+ * @param replyTokens with {@code after}: the prompt continues the earlier request's prompt, then
+ *     holds this many stand-in tokens for the earlier request's reply; a live replay puts the
+ *     tokens actually generated there (what a chat client sends back). 0 otherwise.
  */
 public record WorkloadRequest(int id, double arrivalSeconds, int[] prompt, int maxTokens, int after,
-                              double afterDelaySeconds) {
+                              double afterDelaySeconds, int replyTokens) {
     public WorkloadRequest {
         if (id < 0) {
             throw new IllegalArgumentException("id must be >= 0, got " + id);
@@ -35,12 +38,16 @@ public record WorkloadRequest(int id, double arrivalSeconds, int[] prompt, int m
         if (!(afterDelaySeconds >= 0) || Double.isInfinite(afterDelaySeconds)) {
             throw new IllegalArgumentException("request " + id + ": afterDelaySeconds must be >= 0, got " + afterDelaySeconds);
         }
+        if (replyTokens < 0 || (after < 0 && replyTokens != 0) || replyTokens >= prompt.length) {
+            throw new IllegalArgumentException("request " + id + ": replyTokens must be 0 without 'after' and in [0, "
+                    + prompt.length + "), got " + replyTokens);
+        }
         prompt = prompt.clone();
     }
 
     /** A request with no dependency. */
     public static WorkloadRequest independent(int id, double arrivalSeconds, int[] prompt, int maxTokens) {
-        return new WorkloadRequest(id, arrivalSeconds, prompt, maxTokens, -1, 0);
+        return new WorkloadRequest(id, arrivalSeconds, prompt, maxTokens, -1, 0, 0);
     }
 
     @Override
@@ -56,7 +63,7 @@ public record WorkloadRequest(int id, double arrivalSeconds, int[] prompt, int m
     public boolean equals(Object o) {
         return o instanceof WorkloadRequest r && id == r.id && arrivalSeconds == r.arrivalSeconds
                 && maxTokens == r.maxTokens && after == r.after && afterDelaySeconds == r.afterDelaySeconds
-                && Arrays.equals(prompt, r.prompt);
+                && replyTokens == r.replyTokens && Arrays.equals(prompt, r.prompt);
     }
 
     @Override
@@ -67,6 +74,6 @@ public record WorkloadRequest(int id, double arrivalSeconds, int[] prompt, int m
     @Override
     public String toString() {
         return "WorkloadRequest[id=" + id + ", arrival=" + arrivalSeconds + "s, prompt=" + prompt.length
-                + " tokens, maxTokens=" + maxTokens + (after >= 0 ? ", after=" + after + "+" + afterDelaySeconds + "s" : "") + "]";
+                + " tokens, maxTokens=" + maxTokens + (after >= 0 ? ", after=" + after + "+" + afterDelaySeconds + "s, reply=" + replyTokens : "") + "]";
     }
 }

@@ -16,8 +16,9 @@ import java.util.SplittableRandom;
  *       groups of 8 requests sharing a 512-token system prompt, 64-token questions, 32
  *       output tokens; 4 groups by default, shuffled, uniform arrivals at 8 req/s.
  *   <li>{@code multi_turn} (seed 004): 8 conversations of 4 turns; turn k+1's prompt is turn
- *       k's prompt, a 32-token stand-in for the assistant's reply and a new 32-64-token user
- *       message; it is sent 0.1 s after turn k finishes. Conversations start at 2 per second.
+ *       k's prompt, a 32-token stand-in for the assistant's reply (a live replay substitutes
+ *       the reply actually generated) and a new 32-64-token user message; it is sent 0.1 s
+ *       after turn k finishes. Conversations start at 2 per second.
  *   <li>{@code paged_attention} (seed 002): 48 requests in one burst, prompts 128-384 tokens,
  *       128-256 output tokens.
  *   <li>{@code continuous_batching}: 48 requests with Poisson arrivals at 4 req/s, prompts
@@ -153,7 +154,7 @@ public final class Workloads {
                 ids[c][t] = id;
                 int out = o.maxTokens() > 0 ? o.maxTokens() : reply;
                 rs.add(t == 0 ? WorkloadRequest.independent(id, arrival(c, rate), prompts[c][0], out)
-                        : new WorkloadRequest(id, arrival(c, rate), prompts[c][t], out, ids[c][t - 1], 0.1));
+                        : new WorkloadRequest(id, arrival(c, rate), prompts[c][t], out, ids[c][t - 1], 0.1, reply));
             }
         }
         return new Workload("multi_turn", String.format(Locale.ROOT,
