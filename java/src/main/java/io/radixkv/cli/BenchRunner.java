@@ -110,6 +110,8 @@ final class BenchRunner {
         int n = w.size();
         AtomicReferenceArray<RequestRecord> records = new AtomicReferenceArray<>(n);
         long[] sent = new long[n];
+        int[][] sentPrompts = new int[n][];
+        int[][] outputs = new int[n][];
         CountDownLatch done = new CountDownLatch(n);
         List<List<WorkloadRequest>> dependents = new ArrayList<>();
         for (int i = 0; i < n; i++) {
@@ -139,18 +141,24 @@ final class BenchRunner {
 
                 @Override
                 public void run() {
+                    int[] prompt = livePrompt(r, w, sentPrompts, outputs);
+                    sentPrompts[r.id()] = prompt;
                     long t0 = System.nanoTime();
                     sent[r.id()] = t0;
                     RequestHandle h;
                     try {
-                        h = engine.submit(new GenerateRequest("req-" + r.id(), r.prompt(),
+                        h = engine.submit(new GenerateRequest("req-" + r.id(), prompt,
                                 SamplingParams.greedy(r.maxTokens())));
                     } catch (RuntimeException e) {
                         finish(failed(r, t0, System.nanoTime()));
                         return;
                     }
-                    h.result().whenComplete((res, err) -> finish(err != null ? failed(r, t0, System.nanoTime())
-                            : record(r, t0, res)));
+                    h.result().whenComplete((res, err) -> {
+                        if (err == null) {
+                            outputs[r.id()] = res.outputTokens();
+                        }
+                        finish(err != null ? failed(r, t0, System.nanoTime()) : record(r, prompt.length, t0, res));
+                    });
                 }
 
                 private void finish(RequestRecord rec) {
@@ -193,12 +201,33 @@ final class BenchRunner {
         return out;
     }
 
+    /**
+     * The prompt to send: the workload's, except for a conversation's next turn whose
+     * predecessor finished: then the prompt actually sent there, the reply actually generated
+     * (instead of the workload's stand-in) and this turn's new message, as a chat client does.
+     */
+    static int[] livePrompt(WorkloadRequest r, Workload w, int[][] sentPrompts, int[][] outputs) {
+        int a = r.after();
+        if (r.replyTokens() == 0 || sentPrompts[a] == null || outputs[a] == null) {
+            return r.prompt();
+        }
+        int[] own = r.prompt();
+        int from = w.requests().get(a).promptLength() + r.replyTokens();
+        int[] prev = sentPrompts[a];
+        int[] reply = outputs[a];
+        int[] p = new int[prev.length + reply.length + own.length - from];
+        System.arraycopy(prev, 0, p, 0, prev.length);
+        System.arraycopy(reply, 0, p, prev.length, reply.length);
+        System.arraycopy(own, from, p, prev.length + reply.length, own.length - from);
+        return p;
+    }
+
     private static RequestRecord failed(WorkloadRequest r, long sent, long end) {
         return new RequestRecord(r.id(), r.promptLength(), 0, sent, new long[0], Math.max(sent, end), true);
     }
 
     /** Token times rebuilt from the engine's per-request stats (TTFT, then inter-token gaps). */
-    static RequestRecord record(WorkloadRequest r, long sent, RequestResult res) {
+    static RequestRecord record(WorkloadRequest r, int promptLength, long sent, RequestResult res) {
         RequestStats st = res.stats();
         long[] itl = st.interTokenNanos();
         long[] tokens;
@@ -213,7 +242,7 @@ final class BenchRunner {
         }
         long last = tokens.length == 0 ? sent : tokens[tokens.length - 1];
         long finish = Math.max(last, sent + Math.max(0, st.e2eNanos()));
-        int cached = Math.max(0, Math.min(st.cachedPromptTokens(), r.promptLength()));
-        return new RequestRecord(r.id(), r.promptLength(), cached, sent, tokens, finish, !res.ok());
+        int cached = Math.max(0, Math.min(st.cachedPromptTokens(), promptLength));
+        return new RequestRecord(r.id(), promptLength, cached, sent, tokens, finish, !res.ok());
     }
 }
