@@ -122,6 +122,19 @@ class WorkloadsTest {
     }
 
     @Test
+    void idealCachedTokensWithReplies() {
+        // r1 is r0's next turn: r0's prompt [1,2,3], reply stand-in [7,8], new message [9].
+        Workload w = new Workload("t", "t", List.of(
+                WorkloadRequest.independent(0, 0, new int[] {1, 2, 3}, 2),
+                new WorkloadRequest(1, 0, new int[] {1, 2, 3, 7, 8, 9}, 1, 0, 0, 2)));
+        assertEquals(3, w.idealCachedTokens(1, false));
+        assertEquals(5, w.idealCachedTokens(1, true));
+        // page 2: prompts only: r0 caches [1,2]; r1 reuses 2. With replies r0 caches [1,2][3,7]: r1 reuses 4.
+        assertEquals(2, w.idealCachedTokens(2, false));
+        assertEquals(4, w.idealCachedTokens(2, true));
+    }
+
+    @Test
     void badInput() {
         assertThrows(IllegalArgumentException.class, () -> Workloads.generate("nope", Workloads.Options.defaults(1)));
         assertThrows(IllegalArgumentException.class, () -> new Workloads.Options(-1, 0, 0, 100, 0));

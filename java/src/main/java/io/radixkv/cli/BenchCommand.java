@@ -116,7 +116,8 @@ final class BenchCommand implements Callable<Integer> {
             w = o.workload();
         }
         long prompt = w.promptTokens();
-        double ideal = (double) prompt / (prompt - w.idealCachedTokens(s.pageSize()));
+        // The engine caches generated tokens too, so a follow-up turn may reuse the reply.
+        double ideal = (double) prompt / (prompt - w.idealCachedTokens(s.pageSize(), true));
         BenchReport report = new BenchReport(w.name(), w.description(), runs, ideal);
         out.print(report.table());
         if (json != null) {

@@ -1,5 +1,6 @@
 package io.radixkv.cli.workload;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,15 +43,34 @@ public record Workload(String name, String description, List<WorkloadRequest> re
      * {@code promptTokens / (promptTokens - idealCachedTokens)}.
      */
     public long idealCachedTokens(int pageSize) {
+        return idealCachedTokens(pageSize, false);
+    }
+
+    /**
+     * As {@link #idealCachedTokens(int)}; with {@code cacheReplies} a finished request's reply
+     * (the stand-in its next turn repeats, {@link WorkloadRequest#replyTokens}) is cached after
+     * its prompt, as an engine that caches generated tokens does.
+     */
+    public long idealCachedTokens(int pageSize, boolean cacheReplies) {
         if (pageSize < 1) {
             throw new IllegalArgumentException("pageSize must be >= 1, got " + pageSize);
         }
         // A token trie over the cached (page-aligned) parts of earlier prompts.
         Map<Long, Integer> children = new HashMap<>();
         int nextNode = 1;
+        int[][] cachedSeq = new int[requests.size()][];
+        if (cacheReplies) {
+            for (WorkloadRequest r : requests) {
+                if (r.replyTokens() > 0 && cachedSeq[r.after()] == null) {
+                    cachedSeq[r.after()] = Arrays.copyOf(r.prompt(),
+                            requests.get(r.after()).promptLength() + r.replyTokens());
+                }
+            }
+        }
         long cached = 0;
         for (WorkloadRequest r : requests) {
             int[] p = r.prompt();
+            int[] c = cachedSeq[r.id()] != null ? cachedSeq[r.id()] : p;
             int node = 0;
             int matched = 0;
             while (matched < p.length) {
@@ -66,10 +86,15 @@ public record Workload(String name, String description, List<WorkloadRequest> re
                 reusable -= pageSize;
             }
             cached += reusable;
-            int cachable = p.length / pageSize * pageSize;
-            for (int i = matched; i < cachable; i++) {
-                children.put(key(node, p[i]), nextNode);
-                node = nextNode++;
+            // c extends p, so the walk so far is a prefix of c too; continue it over c.
+            while (matched < c.length / pageSize * pageSize) {
+                Integer child = children.get(key(node, c[matched]));
+                if (child == null) {
+                    children.put(key(node, c[matched]), nextNode);
+                    child = nextNode++;
+                }
+                node = child;
+                matched++;
             }
         }
         return cached;
