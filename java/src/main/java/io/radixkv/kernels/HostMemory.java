@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 /** Host memory from a shared {@link Arena} owned by this object (CPU and Java backends). */
 public final class HostMemory implements BackendMemory {
     private final Arena arena = Arena.ofShared();
+    private boolean closed;
 
     @Override
     public MemorySegment allocate(long bytes) {
@@ -28,8 +29,12 @@ public final class HostMemory implements BackendMemory {
         return false;
     }
 
+    /** Frees every allocation; idempotent. */
     @Override
-    public void close() {
-        arena.close();
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            arena.close();
+        }
     }
 }

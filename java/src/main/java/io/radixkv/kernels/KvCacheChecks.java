@@ -14,7 +14,7 @@ import java.util.List;
 final class KvCacheChecks {
     private KvCacheChecks() {}
 
-    /** Shapes and dtypes of a scatter; {@code deviceTensors} skips nothing but documents intent. */
+    /** Shapes, dtypes and segment sizes of a scatter (not the slot values: see {@link #slots}). */
     static void reshapeAndCacheShapes(MemorySegment k, MemorySegment v, DType srcDtype, MemorySegment slotMapping,
                                       long numTokens, KvCacheView cache) {
         Checks.requireDtype("srcDtype", srcDtype, DType.F32, DType.F16, DType.BF16);

@@ -1,0 +1,165 @@
+package io.radixkv.kernels;
+
+import io.radixkv.bindings.radixkv_h;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Dense kernels of libradixkv (oneDNN GEMM, vectorized OpenMP loops). Arguments are fully
+ * validated in Java first; segments must be native. The short element-wise ops go through
+ * {@code critical} downcall handles (no thread-state transition: they run for micro- to
+ * milliseconds and never block); {@code linear} uses a regular handle because large GEMMs
+ * run long enough that a critical call would hold up GC safepoints.
+ */
+public final class CpuDenseKernels implements DenseKernels {
+    private static final MethodHandle RMSNORM;
+    private static final MethodHandle ROPE;
+    private static final MethodHandle SILU_MUL;
+    private static final MethodHandle EMBEDDING;
+    private static final MethodHandle ADD_INPLACE;
+    private static final MethodHandle ARGMAX;
+
+    static {
+        NativeLibrary.loadCpu();
+        RMSNORM = critical(radixkv_h.rkv_rmsnorm$address(), radixkv_h.rkv_rmsnorm$descriptor());
+        ROPE = critical(radixkv_h.rkv_rope$address(), radixkv_h.rkv_rope$descriptor());
+        SILU_MUL = critical(radixkv_h.rkv_silu_mul$address(), radixkv_h.rkv_silu_mul$descriptor());
+        EMBEDDING = critical(radixkv_h.rkv_embedding$address(), radixkv_h.rkv_embedding$descriptor());
+        ADD_INPLACE = critical(radixkv_h.rkv_add_inplace$address(), radixkv_h.rkv_add_inplace$descriptor());
+        ARGMAX = critical(radixkv_h.rkv_argmax$address(), radixkv_h.rkv_argmax$descriptor());
+    }
+
+    private static MethodHandle critical(MemorySegment address, FunctionDescriptor desc) {
+        return Linker.nativeLinker().downcallHandle(address, desc, Linker.Option.critical(false));
+    }
+
+    public CpuDenseKernels() {
+        NativeLibrary.loadCpu();
+    }
+
+    @Override
+    public String name() {
+        return "cpu";
+    }
+
+    @Override
+    public void linear(MemorySegment x, MemorySegment w, DType wDtype, MemorySegment y, long m, long n, long k,
+                       boolean accumulate) {
+        DenseChecks.linear(x, w, wDtype, y, m, n, k);
+        natives("x", x, "w", w, "y", y);
+        NativeLibrary.check("rkv_linear", radixkv_h.rkv_linear(x, w, wDtype.code(), y, m, n, k, accumulate ? 1 : 0));
+    }
+
+    @Override
+    public void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps) {
+        DenseChecks.rmsnorm(x, w, y, rows, dim, eps);
+        natives("x", x, "w", w, "y", y);
+        int st;
+        try {
+            st = (int) RMSNORM.invokeExact(x, w, y, rows, dim, eps);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_rmsnorm", st);
+    }
+
+    @Override
+    public void rope(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                     int numKvHeads, int headDim, float theta) {
+        DenseChecks.rope(q, k, positions, numTokens, numQHeads, numKvHeads, headDim, theta);
+        MemorySegment qa = numQHeads > 0 && numTokens > 0 ? q : MemorySegment.NULL;
+        MemorySegment ka = numKvHeads > 0 && numTokens > 0 ? k : MemorySegment.NULL;
+        natives("q", qa, "k", ka, "positions", positions);
+        int st;
+        try {
+            st = (int) ROPE.invokeExact(qa, ka, positions, numTokens, numQHeads, numKvHeads, headDim, theta);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_rope", st);
+    }
+
+    @Override
+    public void siluMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
+        DenseChecks.siluMul(gateUp, out, rows, inter);
+        natives("gateUp", gateUp, "out", out, "out", out);
+        int st;
+        try {
+            st = (int) SILU_MUL.invokeExact(gateUp, out, rows, inter);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_silu_mul", st);
+    }
+
+    @Override
+    public void embedding(MemorySegment ids, long n, MemorySegment table, DType dtype, int vocab, int dim,
+                          MemorySegment out) {
+        DenseChecks.embedding(ids, n, table, dtype, vocab, dim, out);
+        natives("ids", ids, "table", table, "out", out);
+        int st;
+        try {
+            st = (int) EMBEDDING.invokeExact(ids, n, table, dtype.code(), vocab, dim, out);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_embedding", st);
+    }
+
+    @Override
+    public void addInplace(MemorySegment y, MemorySegment x, long n) {
+        DenseChecks.addInplace(y, x, n);
+        natives("y", y, "x", x, "x", x);
+        int st;
+        try {
+            st = (int) ADD_INPLACE.invokeExact(y, x, n);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_add_inplace", st);
+    }
+
+    @Override
+    public void argmax(MemorySegment logits, long rows, int vocab, MemorySegment out) {
+        DenseChecks.argmax(logits, rows, vocab, out);
+        natives("logits", logits, "out", out, "out", out);
+        int st;
+        try {
+            st = (int) ARGMAX.invokeExact(logits, rows, vocab, out);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_argmax", st);
+    }
+
+    /**
+     * Peak f32 FMA throughput of the kernels' threads (GFLOP/s), measured for about {@code seconds}:
+     * the yardstick for GEMM efficiency.
+     */
+    public static double fmaPeakGflops(double seconds) {
+        NativeLibrary.loadCpu();
+        try (var arena = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(java.lang.foreign.ValueLayout.JAVA_DOUBLE);
+            NativeLibrary.check("rkv_bench_fma_peak", radixkv_h.rkv_bench_fma_peak(seconds, out));
+            return out.get(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0);
+        }
+    }
+
+    private static void natives(String an, MemorySegment a, String bn, MemorySegment b, String cn, MemorySegment c) {
+        DenseChecks.requireNative(an, a);
+        DenseChecks.requireNative(bn, b);
+        DenseChecks.requireNative(cn, c);
+    }
+
+    private static RuntimeException rethrow(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException("downcall failed", t);
+    }
+}

@@ -1,0 +1,291 @@
+package io.radixkv.model;
+
+import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.Checks;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.PageTableCsr;
+import io.radixkv.kernels.PagedKvLayout;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+/**
+ * Forward pass of a Llama-architecture decoder over a mixed batch with paged KV caches.
+ * Per layer: RMSNorm → fused QKV GEMM → RoPE → scatter of the new K/V into the layer's
+ * pages ({@code reshapeAndCache} through the slot mapping) → paged attention (append
+ * prefill, or decode when every sequence brings exactly one token) → O projection added to
+ * the residual → RMSNorm → fused gate/up GEMM → SiLU·mul → down projection added to the
+ * residual. Then the final RMSNorm and the output projection, only for the requested rows.
+ *
+ * <p>The dense math runs on the CPU ({@link DenseKernels}); the KV scatter and attention on
+ * the given {@link KernelBackend}, which must work on host memory. The KV cache dtype is the
+ * caches' (f32, bf16, f16, fp8 with scales). Scratch buffers are allocated once for
+ * {@code maxTokensPerStep} rows and reused; a step allocates nothing.
+ *
+ * <p>Every argument is validated before anything runs: a rejected batch changes neither the
+ * caches nor the logits. Not thread-safe: one engine thread drives a model.
+ */
+public final class LlamaModel implements AutoCloseable {
+    /** Rows per step when the 4-argument constructor is used. */
+    public static final int DEFAULT_MAX_TOKENS_PER_STEP = 2048;
+
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT;
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG;
+
+    private final ModelConfig config;
+    private final ModelWeights weights;
+    private final DenseKernels dense;
+    private final KernelBackend backend;
+    private final int maxTokens;
+    private final AttentionParams attnParams;
+    private final Arena arena = Arena.ofShared();
+    // Scratch, [maxTokens, width] f32 each.
+    private final MemorySegment hidden;
+    private final MemorySegment normed;
+    private final MemorySegment qkv;
+    private final MemorySegment q;
+    private final MemorySegment k;
+    private final MemorySegment v;
+    private final MemorySegment attn;
+    private final MemorySegment gateUp;
+    private final MemorySegment act;
+
+    public LlamaModel(ModelConfig config, ModelWeights weights, DenseKernels dense, KernelBackend backend) {
+        this(config, weights, dense, backend, DEFAULT_MAX_TOKENS_PER_STEP);
+    }
+
+    public LlamaModel(ModelConfig config, ModelWeights weights, DenseKernels dense, KernelBackend backend,
+                      int maxTokensPerStep) {
+        if (config == null || weights == null || dense == null || backend == null) {
+            throw new IllegalArgumentException("config, weights, dense kernels and backend must not be null");
+        }
+        if (!weights.config().equals(config)) {
+            throw new IllegalArgumentException("the weights were made for " + weights.config() + ", not " + config);
+        }
+        if (backend.deviceMemory()) {
+            throw new IllegalArgumentException("backend '" + backend.name() + "' works on device memory; the model's"
+                    + " dense math runs on the CPU and needs a host-memory backend");
+        }
+        Checks.requirePositive("maxTokensPerStep", maxTokensPerStep);
+        this.config = config;
+        this.weights = weights;
+        this.dense = dense;
+        this.backend = backend;
+        this.maxTokens = maxTokensPerStep;
+        this.attnParams = AttentionParams.of(config.heads(), config.headDim());
+        long t = maxTokensPerStep;
+        this.hidden = scratch(t * config.hidden());
+        this.normed = scratch(t * config.hidden());
+        this.qkv = scratch(t * config.qkvDim());
+        this.q = scratch(t * config.qDim());
+        this.k = scratch(t * config.kvDim());
+        this.v = scratch(t * config.kvDim());
+        this.attn = scratch(t * config.qDim());
+        this.gateUp = scratch(t * 2L * config.intermediate());
+        this.act = scratch(t * config.intermediate());
+    }
+
+    private MemorySegment scratch(long floats) {
+        return arena.allocate(Math.multiplyExact(floats, 4L), 64);
+    }
+
+    public ModelConfig config() {
+        return config;
+    }
+
+    public ModelWeights weights() {
+        return weights;
+    }
+
+    public int maxTokensPerStep() {
+        return maxTokens;
+    }
+
+    /**
+     * Runs one step: writes the new tokens' K/V into {@code layerCaches} (one per layer, all with
+     * the same layout) and the next-token logits of the rows {@code b.logitRows()} into
+     * {@code logits [numLogitRows, vocab]} (f32).
+     *
+     * @throws IllegalArgumentException for anything inconsistent, before any work: a token id
+     *     outside the vocabulary (naming it), a position or slot that does not match the page
+     *     table, too many rows, a cache of the wrong shape, a short segment
+     */
+    public void forward(ForwardBatch b, List<KvCacheView> layerCaches, MemorySegment logits) {
+        boolean decode = validate(b, layerCaches, logits);
+        final int n = b.numTokens();
+        final int h = config.hidden();
+        final int qd = config.qDim();
+        final int kvd = config.kvDim();
+        final int qkvd = config.qkvDim();
+        final int inter = config.intermediate();
+        final DType wt = weights.dtype();
+        final float eps = config.rmsEps();
+
+        dense.embedding(b.tokenIds(), n, weights.embed(), wt, config.vocab(), h, hidden);
+        for (int l = 0; l < config.layers(); l++) {
+            ModelWeights.Layer w = weights.layer(l);
+            KvCacheView cache = layerCaches.get(l);
+            dense.rmsnorm(hidden, w.inputNorm(), normed, n, h, eps);
+            dense.linear(normed, w.qkv(), wt, qkv, n, qkvd, h, false);
+            splitQkv(n, qd, kvd, qkvd);
+            dense.rope(q, k, b.positions(), n, config.heads(), config.kvHeads(), config.headDim(), config.ropeTheta());
+            backend.kv().reshapeAndCache(k, v, DType.F32, b.slotMapping(), n, cache);
+            if (decode) {
+                backend.attention().decode(q, DType.F32, attn, DType.F32, MemorySegment.NULL, cache, b.kv(), attnParams);
+            } else {
+                backend.attention().appendPrefill(q, DType.F32, attn, DType.F32, MemorySegment.NULL, b.qoIndptr(), cache,
+                        b.kv(), MemorySegment.NULL, MemorySegment.NULL, attnParams);
+            }
+            dense.linear(attn, w.o(), wt, hidden, n, h, qd, true); // residual += attn · Woᵀ
+            dense.rmsnorm(hidden, w.postNorm(), normed, n, h, eps);
+            dense.linear(normed, w.gateUp(), wt, gateUp, n, 2L * inter, h, false);
+            dense.siluMul(gateUp, act, n, inter);
+            dense.linear(act, w.down(), wt, hidden, n, h, inter, true); // residual += mlp
+        }
+        int r = b.numLogitRows();
+        if (r == 0) {
+            return;
+        }
+        // Only the requested rows go through the final norm and the (vocab-wide) output projection.
+        for (int i = 0; i < r; i++) {
+            long row = b.logitRows().getAtIndex(I32, i);
+            MemorySegment.copy(hidden, row * h * 4, normed, (long) i * h * 4, (long) h * 4);
+        }
+        dense.rmsnorm(normed, weights.finalNorm(), normed, r, h, eps);
+        dense.linear(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
+    }
+
+    /** Copies the fused [n, q|k|v] projection into contiguous q, k, v (RoPE and the KV scatter want them dense). */
+    private void splitQkv(int n, int qd, int kvd, int qkvd) {
+        for (long t = 0; t < n; t++) {
+            long src = t * qkvd * 4L;
+            MemorySegment.copy(qkv, src, q, t * qd * 4L, qd * 4L);
+            MemorySegment.copy(qkv, src + qd * 4L, k, t * kvd * 4L, kvd * 4L);
+            MemorySegment.copy(qkv, src + (qd + kvd) * 4L, v, t * kvd * 4L, kvd * 4L);
+        }
+    }
+
+    /** Checks everything forward relies on; returns true when the step is pure decode (one token per sequence). */
+    private boolean validate(ForwardBatch b, List<KvCacheView> caches, MemorySegment logits) {
+        if (b == null || caches == null) {
+            throw new IllegalArgumentException("batch and layer caches must not be null");
+        }
+        int n = b.numTokens();
+        if (n > maxTokens) {
+            throw new IllegalArgumentException("batch has " + n + " tokens but the model was built for at most "
+                    + maxTokens + " per step");
+        }
+        int vocab = config.vocab();
+        for (int i = 0; i < n; i++) {
+            int id = b.tokenIds().getAtIndex(I32, i);
+            if (id < 0 || id >= vocab) {
+                throw new IllegalArgumentException("token id " + id + " (row " + i + ") is outside the vocabulary [0, "
+                        + vocab + ")");
+            }
+        }
+        if (caches.size() != config.layers()) {
+            throw new IllegalArgumentException("got " + caches.size() + " layer caches for a " + config.layers()
+                    + "-layer model");
+        }
+        PagedKvLayout layout = null;
+        for (int l = 0; l < caches.size(); l++) {
+            KvCacheView c = caches.get(l);
+            if (c == null) {
+                throw new IllegalArgumentException("layer cache " + l + " is null");
+            }
+            PagedKvLayout lay = c.layout();
+            if (lay.numKvHeads() != config.kvHeads() || lay.headDim() != config.headDim()) {
+                throw new IllegalArgumentException("layer " + l + " cache has " + lay.numKvHeads() + " KV heads of "
+                        + lay.headDim() + " but the model needs " + config.kvHeads() + " of " + config.headDim());
+            }
+            if (layout == null) {
+                layout = lay;
+            } else if (!layout.equals(lay)) {
+                throw new IllegalArgumentException("layer " + l + " cache layout " + lay + " differs from layer 0's "
+                        + layout);
+            }
+            if (!c.kCache().isNative() || !c.vCache().isNative()) {
+                throw new IllegalArgumentException("layer " + l + " cache must be native (host) memory");
+            }
+        }
+        PageTableCsr kv = b.kv();
+        kv.validate(layout);
+        int batch = kv.batchSize();
+        if (batch == 0) {
+            throw new IllegalArgumentException("the page table has no sequences but the batch has " + n + " tokens");
+        }
+        int pageSize = layout.pageSize();
+        int first = b.qoIndptr().getAtIndex(I32, 0);
+        if (first != 0) {
+            throw new IllegalArgumentException("qo_indptr[0] must be 0, got " + first);
+        }
+        boolean decode = true;
+        for (int s = 0; s < batch; s++) {
+            int lo = b.qoIndptr().getAtIndex(I32, s);
+            int hi = b.qoIndptr().getAtIndex(I32, s + 1);
+            if (hi < lo || hi > n) {
+                throw new IllegalArgumentException("qo_indptr[" + (s + 1) + "] = " + hi + " is outside " + lo + ".." + n);
+            }
+            int qLen = hi - lo;
+            decode &= qLen == 1;
+            long kvLen = kv.sequenceLength(s, pageSize);
+            if (qLen > kvLen) {
+                throw new IllegalArgumentException("sequence " + s + " has " + qLen + " new tokens but only " + kvLen
+                        + " tokens in its pages (the page table must include the new tokens)");
+            }
+            int pageBase = kv.kvIndptr().getAtIndex(I32, s);
+            for (int j = 0; j < qLen; j++) {
+                int row = lo + j;
+                long expectPos = kvLen - qLen + j;
+                int pos = b.positions().getAtIndex(I32, row);
+                if (pos != expectPos) {
+                    throw new IllegalArgumentException("position " + pos + " at row " + row + " (sequence " + s
+                            + ") should be " + expectPos + " by the page table");
+                }
+                if (pos >= config.maxPositions()) {
+                    throw new IllegalArgumentException("position " + pos + " at row " + row + " exceeds the model's "
+                            + config.maxPositions() + " positions");
+                }
+                long page = kv.kvIndices().getAtIndex(I32, pageBase + pos / pageSize);
+                long expectSlot = page * pageSize + pos % pageSize;
+                long slot = b.slotMapping().getAtIndex(I64, row);
+                if (slot != expectSlot) {
+                    throw new IllegalArgumentException("slot " + slot + " at row " + row + " (sequence " + s
+                            + ", position " + pos + ") should be " + expectSlot + " by the page table");
+                }
+            }
+        }
+        int last = b.qoIndptr().getAtIndex(I32, batch);
+        if (last != n) {
+            throw new IllegalArgumentException("qo_indptr[" + batch + "] = " + last + " but the batch has " + n
+                    + " tokens");
+        }
+        int r = b.numLogitRows();
+        if (r > maxTokens) {
+            throw new IllegalArgumentException(r + " logit rows exceed the model's " + maxTokens + " rows per step");
+        }
+        for (int i = 0; i < r; i++) {
+            int row = b.logitRows().getAtIndex(I32, i);
+            if (row < 0 || row >= n) {
+                throw new IllegalArgumentException("logit row " + row + " (logitRows[" + i + "]) is outside [0, " + n
+                        + ")");
+            }
+        }
+        if (r > 0) {
+            Checks.requireBytes("logits", logits, (long) r * vocab * 4);
+            if (!logits.isNative()) {
+                throw new IllegalArgumentException("logits must be native memory");
+            }
+        }
+        return decode && batch == n;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,129 @@
+package io.radixkv.model;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+
+/**
+ * Picks the next token from a row of logits. Greedy is argmax (first maximum, NaN never
+ * wins). Otherwise softmax(logits / temperature), optionally cut to the top-p nucleus, sampled
+ * with a uniform number that depends only on {@code (seed, step)}: a request's tokens are
+ * reproducible from its seed regardless of batching, and re-running step i after a
+ * preemption draws the same number.
+ */
+public final class Sampler {
+    private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT;
+
+    private Sampler() {}
+
+    /**
+     * @param logits f32 {@code [rows, vocab]}
+     * @param row the row to sample from
+     * @param step index of the token being generated within its request (0 for the first)
+     */
+    public static int sample(MemorySegment logits, long row, int vocab, SamplingParams params, long step) {
+        if (vocab <= 0) {
+            throw new IllegalArgumentException("vocab must be positive, got " + vocab);
+        }
+        if (row < 0 || step < 0) {
+            throw new IllegalArgumentException("row and step must not be negative (" + row + ", " + step + ")");
+        }
+        if (logits.byteSize() < (row + 1) * vocab * 4L) {
+            throw new IllegalArgumentException("logits hold " + logits.byteSize() / 4 + " floats, row " + row
+                    + " of vocab " + vocab + " needs " + (row + 1) * vocab);
+        }
+        float[] l = new float[vocab];
+        MemorySegment.copy(logits, F, row * vocab * 4L, l, 0, vocab);
+        return sample(l, params, step);
+    }
+
+    /** Same as {@link #sample(MemorySegment, long, int, SamplingParams, long)} on a Java array. */
+    public static int sample(float[] logits, SamplingParams params, long step) {
+        if (params.isGreedy()) {
+            return argmax(logits);
+        }
+        int vocab = logits.length;
+        double max = Double.NEGATIVE_INFINITY;
+        for (float v : logits) {
+            if (v > max) {
+                max = v;
+            }
+        }
+        if (max == Double.NEGATIVE_INFINITY) {
+            return argmax(logits); // all -inf or NaN: nothing to sample from
+        }
+        double invT = 1.0 / params.temperature();
+        double[] p = new double[vocab];
+        double sum = 0;
+        for (int i = 0; i < vocab; i++) {
+            float v = logits[i];
+            double e = Float.isNaN(v) ? 0 : Math.exp((v - max) * invT);
+            p[i] = e;
+            sum += e;
+        }
+        double u = uniform(params.seed(), step);
+        if (params.topP() >= 1f) {
+            double target = u * sum;
+            double acc = 0;
+            int lastNonZero = 0;
+            for (int i = 0; i < vocab; i++) {
+                if (p[i] > 0) {
+                    acc += p[i];
+                    lastNonZero = i;
+                    if (acc > target) {
+                        return i;
+                    }
+                }
+            }
+            return lastNonZero;
+        }
+        // Nucleus: tokens by decreasing probability (ties by id), smallest prefix reaching topP.
+        Integer[] order = new Integer[vocab];
+        for (int i = 0; i < vocab; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> p[a] != p[b] ? Double.compare(p[b], p[a]) : Integer.compare(a, b));
+        double keep = params.topP() * sum;
+        double acc = 0;
+        int cut = 0;
+        while (cut < vocab) {
+            acc += p[order[cut]];
+            cut++;
+            if (acc >= keep) {
+                break;
+            }
+        }
+        double target = u * acc;
+        double run = 0;
+        for (int i = 0; i < cut; i++) {
+            run += p[order[i]];
+            if (run > target) {
+                return order[i];
+            }
+        }
+        return order[cut - 1];
+    }
+
+    /** First maximum; NaNs never win unless every value is NaN (then 0). */
+    public static int argmax(float[] logits) {
+        int best = 0;
+        float bv = logits[0];
+        for (int i = 1; i < logits.length; i++) {
+            float v = logits[i];
+            if (v > bv || (Float.isNaN(bv) && !Float.isNaN(v))) {
+                bv = v;
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    /** A uniform double in [0, 1) from (seed, step): SplitMix64 finalizer over both. */
+    static double uniform(long seed, long step) {
+        long z = seed * 0x9E3779B97F4A7C15L + (step + 1) * 0xD1B54A32D192ED03L;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        z ^= z >>> 31;
+        return (z >>> 11) * 0x1.0p-53;
+    }
+}

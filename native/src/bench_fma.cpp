@@ -1,0 +1,114 @@
+// rkv_bench_fma_peak: the single-precision FMA throughput the kernels' OpenMP threads can
+// reach, as the yardstick for GEMM efficiency in benchmarks. Every thread runs 16
+// independent vector FMA chains (enough to cover FMA latency x ports on current x86 cores)
+// until a shared deadline; the result is total flops / wall time of the parallel region.
+#include <omp.h>
+
+#include <cmath>
+
+#include "rkv_common.h"
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#endif
+
+#pragma GCC diagnostic ignored "-Wuninitialized"  // GCC 12 AVX-512 header idiom
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace {
+
+constexpr int kChains = 16;
+constexpr long kItersPerCheck = 4096;
+
+#if defined(__AVX512F__)
+constexpr int kLanes = 16;
+// Runs until omp_get_wtime() >= deadline; returns FMA lane-operations done and a checksum.
+double fma_chains(double deadline, float* checksum) {
+  __m512 acc[kChains];
+  for (int c = 0; c < kChains; c++) acc[c] = _mm512_set1_ps(0.001f * (c + 1));
+  const __m512 a = _mm512_set1_ps(0.99999994f);
+  const __m512 b = _mm512_set1_ps(1e-7f);
+  double ops = 0;
+  do {
+    for (long i = 0; i < kItersPerCheck; i++) {
+      for (int c = 0; c < kChains; c++) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
+    }
+    ops += double(kItersPerCheck) * kChains * kLanes;
+  } while (omp_get_wtime() < deadline);
+  __m512 s = acc[0];
+  for (int c = 1; c < kChains; c++) s = _mm512_add_ps(s, acc[c]);
+  *checksum = _mm512_reduce_add_ps(s);
+  return ops;
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+constexpr int kLanes = 8;
+double fma_chains(double deadline, float* checksum) {
+  __m256 acc[kChains];
+  for (int c = 0; c < kChains; c++) acc[c] = _mm256_set1_ps(0.001f * (c + 1));
+  const __m256 a = _mm256_set1_ps(0.99999994f);
+  const __m256 b = _mm256_set1_ps(1e-7f);
+  double ops = 0;
+  do {
+    for (long i = 0; i < kItersPerCheck; i++) {
+      for (int c = 0; c < kChains; c++) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
+    }
+    ops += double(kItersPerCheck) * kChains * kLanes;
+  } while (omp_get_wtime() < deadline);
+  __m256 s = acc[0];
+  for (int c = 1; c < kChains; c++) s = _mm256_add_ps(s, acc[c]);
+  float t[8];
+  _mm256_storeu_ps(t, s);
+  float r = 0;
+  for (float v : t) r += v;
+  *checksum = r;
+  return ops;
+}
+#else
+// No vector FMA at compile time: scalar fmaf chains (what the kernels could use here too).
+constexpr int kLanes = 1;
+double fma_chains(double deadline, float* checksum) {
+  float acc[kChains];
+  for (int c = 0; c < kChains; c++) acc[c] = 0.001f * (c + 1);
+  double ops = 0;
+  do {
+    for (long i = 0; i < kItersPerCheck; i++) {
+      for (int c = 0; c < kChains; c++) acc[c] = std::fma(acc[c], 0.99999994f, 1e-7f);
+    }
+    ops += double(kItersPerCheck) * kChains * kLanes;
+  } while (omp_get_wtime() < deadline);
+  float r = 0;
+  for (float v : acc) r += v;
+  *checksum = r;
+  return ops;
+}
+#endif
+
+volatile float g_sink;
+
+}  // namespace
+
+extern "C" RKV_API int rkv_bench_fma_peak(double seconds, double* gflops) {
+  RKV_CHECK_PTR(gflops);
+  RKV_CHECK(std::isfinite(seconds) && seconds > 0 && seconds <= 60,
+            "seconds must be in (0, 60], got %g", seconds);
+  double total_ops = 0;
+  double t0 = 0, t1 = 0;
+#pragma omp parallel reduction(+ : total_ops)
+  {
+    // Every thread starts after the barrier and stops at the same deadline.
+#pragma omp barrier
+#pragma omp single
+    t0 = omp_get_wtime();
+    // implicit barrier after single: t0 is visible to all threads
+    float cs = 0;
+    total_ops += fma_chains(t0 + seconds, &cs);
+    g_sink = cs;
+#pragma omp barrier
+#pragma omp single
+    t1 = omp_get_wtime();
+  }
+  const double elapsed = t1 - t0;
+  if (!(elapsed > 0)) return rkv::set_error(RKV_ERR_INTERNAL, "FMA benchmark measured no time");
+  *gflops = 2.0 * total_ops / elapsed * 1e-9;  // 2 flops per FMA lane
+  return RKV_OK;
+}

@@ -1,0 +1,300 @@
+// Dense ops of the model runner (CPU): linear (GEMM), RMSNorm, rotary embedding, SiLU*mul,
+// embedding gather, residual add, argmax. f32 activations throughout; weights f32 or bf16.
+//
+// GEMM strategy (y[m,n] = x[m,k] . w[n,k]^T):
+//   f32 weights   oneDNN dnnl_sgemm (row-major, B transposed); built-in kernel without oneDNN.
+//   bf16 weights  few rows (m < kBf16MatmulMinRows): built-in kernel widening bf16 in
+//                 registers (the cost is streaming the weights once);
+//                 more rows: oneDNN matmul with bf16 activations and weights, f32 output
+//                 (AMX / avx512_bf16 where the CPU has them); the activations are rounded
+//                 to bf16 (RNE) for it, as bf16 inference does everywhere.
+//                 Built-in kernel without oneDNN, or if oneDNN rejects the shape.
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "dense_gemm.h"
+#include "rkv_common.h"
+
+#if defined(RKV_HAVE_DNNL)
+#include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace {
+
+using rkv::dense::bf16_bits_to_float;
+using rkv::dense::float_to_bf16_bits;
+
+constexpr int64_t kBf16MatmulMinRows = 8;
+// Below this many elements an OpenMP region costs more than it saves.
+constexpr int64_t kParallelElems = int64_t{1} << 15;
+
+bool overlaps(const void* a, int64_t abytes, const void* b, int64_t bbytes) {
+  auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  return abytes > 0 && bbytes > 0 && pa < pb + static_cast<uintptr_t>(bbytes) &&
+         pb < pa + static_cast<uintptr_t>(abytes);
+}
+
+bool mul_fits(int64_t a, int64_t b, int64_t limit) { return a == 0 || b <= limit / a; }
+
+#if defined(RKV_HAVE_DNNL)
+// One engine for the process; a stream per calling thread (streams are not shared).
+dnnl::engine& cpu_engine() {
+  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+dnnl::stream& cpu_stream() {
+  thread_local dnnl::stream s(cpu_engine());
+  return s;
+}
+
+// Returns RKV_OK, or RKV_ERR_UNSUPPORTED when oneDNN has no implementation (caller falls back).
+int matmul_bf16(const float* x, const uint16_t* w, float* y, int64_t m, int64_t n, int64_t k, bool accumulate) {
+  using dnnl::memory;
+  thread_local std::vector<uint16_t> xb;
+  try {
+    xb.resize(static_cast<size_t>(m * k));
+  } catch (const std::bad_alloc&) {
+    return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear: cannot allocate %lld bf16 activations",
+                          static_cast<long long>(m * k));
+  }
+  uint16_t* xbp = xb.data();
+  const int64_t total = m * k;
+#pragma omp parallel for schedule(static) if (total >= kParallelElems)
+  for (int64_t i = 0; i < total; i++) xbp[i] = float_to_bf16_bits(x[i]);
+  try {
+    memory::desc src_md({m, k}, memory::data_type::bf16, memory::format_tag::ab);
+    memory::desc wei_md({k, n}, memory::data_type::bf16, memory::format_tag::ba);  // w is [n, k]
+    memory::desc dst_md({m, n}, memory::data_type::f32, memory::format_tag::ab);
+    dnnl::primitive_attr attr;
+    if (accumulate) {
+      dnnl::post_ops po;
+      po.append_sum(1.f);
+      attr.set_post_ops(po);
+    }
+    // oneDNN's primitive cache makes re-creating the primitive for a seen shape cheap.
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_md, dst_md), attr, cpu_engine());
+    dnnl::matmul prim(pd);
+    memory src(src_md, cpu_engine(), xbp);
+    memory wei(wei_md, cpu_engine(), const_cast<uint16_t*>(w));
+    memory dst(dst_md, cpu_engine(), y);
+    prim.execute(cpu_stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+    cpu_stream().wait();
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return RKV_ERR_UNSUPPORTED;
+    return rkv::set_error(RKV_ERR_INTERNAL, "rkv_linear: oneDNN bf16 matmul failed: %s", e.what());
+  }
+  return RKV_OK;
+}
+#endif
+
+}  // namespace
+
+extern "C" {
+
+RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                       int32_t accumulate) {
+  RKV_CHECK(m >= 0 && n >= 0 && k >= 0, "rkv_linear: negative shape m=%lld n=%lld k=%lld",
+            static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k));
+  RKV_CHECK(w_dtype == RKV_DTYPE_F32 || w_dtype == RKV_DTYPE_BF16,
+            "rkv_linear: weight dtype %s (%d) is not supported (f32 or bf16)", rkv::dtype_name(w_dtype), w_dtype);
+  const int64_t lim = std::numeric_limits<int64_t>::max() / 8;
+  RKV_CHECK(mul_fits(m, k, lim) && mul_fits(n, k, lim) && mul_fits(m, n, lim),
+            "rkv_linear: shape m=%lld n=%lld k=%lld overflows", static_cast<long long>(m),
+            static_cast<long long>(n), static_cast<long long>(k));
+  if (m == 0 || n == 0) return RKV_OK;
+  RKV_CHECK_PTR(y);
+  if (k == 0) {
+    if (!accumulate) std::memset(y, 0, static_cast<size_t>(m * n) * sizeof(float));
+    return RKV_OK;
+  }
+  RKV_CHECK_PTR(x);
+  RKV_CHECK_PTR(w);
+  const int64_t wbytes = n * k * rkv::dtype_size(w_dtype);
+  RKV_CHECK(!overlaps(y, m * n * 4, x, m * k * 4) && !overlaps(y, m * n * 4, w, wbytes),
+            "rkv_linear: y must not overlap x or w");
+  const bool acc = accumulate != 0;
+  if (w_dtype == RKV_DTYPE_F32) {
+#if defined(RKV_HAVE_DNNL)
+    dnnl_status_t st = dnnl_sgemm('N', 'T', m, n, k, 1.f, x, k, static_cast<const float*>(w), k, acc ? 1.f : 0.f, y, n);
+    if (st != dnnl_success) {
+      return rkv::set_error(RKV_ERR_INTERNAL, "rkv_linear: dnnl_sgemm failed with status %d", static_cast<int>(st));
+    }
+#else
+    rkv::dense::gemm_builtin<float>(x, static_cast<const float*>(w), y, m, n, k, acc);
+#endif
+    return RKV_OK;
+  }
+  const auto* wb = static_cast<const uint16_t*>(w);
+#if defined(RKV_HAVE_DNNL)
+  if (m >= kBf16MatmulMinRows) {
+    int st = matmul_bf16(x, wb, y, m, n, k, acc);
+    if (st != RKV_ERR_UNSUPPORTED) return st;
+  }
+#endif
+  rkv::dense::gemm_builtin<uint16_t>(x, wb, y, m, n, k, acc);
+  return RKV_OK;
+}
+
+RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps) {
+  RKV_CHECK(rows >= 0, "rkv_rmsnorm: rows must not be negative, got %lld", static_cast<long long>(rows));
+  RKV_CHECK(dim > 0, "rkv_rmsnorm: dim must be positive, got %d", dim);
+  RKV_CHECK(std::isfinite(eps) && eps >= 0, "rkv_rmsnorm: eps must be >= 0 and finite, got %g", eps);
+  if (rows == 0) return RKV_OK;
+  RKV_CHECK_PTR(x);
+  RKV_CHECK_PTR(w);
+  RKV_CHECK_PTR(y);
+  RKV_CHECK(x == y || !overlaps(x, rows * dim * 4, y, rows * dim * 4), "rkv_rmsnorm: y must equal x or not overlap it");
+#pragma omp parallel for schedule(static) if (rows * dim >= kParallelElems)
+  for (int64_t r = 0; r < rows; r++) {
+    const float* xr = x + r * dim;
+    float* yr = y + r * dim;
+    float ss = 0.f;
+#pragma omp simd reduction(+ : ss)
+    for (int32_t i = 0; i < dim; i++) ss += xr[i] * xr[i];
+    const float inv = 1.f / std::sqrt(ss / static_cast<float>(dim) + eps);
+#pragma omp simd
+    for (int32_t i = 0; i < dim; i++) yr[i] = xr[i] * inv * w[i];
+  }
+  return RKV_OK;
+}
+
+RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens, int32_t num_q_heads,
+                     int32_t num_kv_heads, int32_t head_dim, float theta) {
+  RKV_CHECK(num_tokens >= 0, "rkv_rope: num_tokens must not be negative, got %lld", static_cast<long long>(num_tokens));
+  RKV_CHECK(num_q_heads >= 0 && num_kv_heads >= 0, "rkv_rope: head counts must not be negative (%d, %d)",
+            num_q_heads, num_kv_heads);
+  RKV_CHECK(head_dim > 0 && head_dim % 2 == 0, "rkv_rope: head_dim must be positive and even, got %d", head_dim);
+  RKV_CHECK(std::isfinite(theta) && theta > 0, "rkv_rope: theta must be positive and finite, got %g", theta);
+  if (num_tokens == 0) return RKV_OK;
+  RKV_CHECK_PTR(positions);
+  RKV_CHECK(num_q_heads == 0 || q != nullptr, "rkv_rope: q must not be NULL");
+  RKV_CHECK(num_kv_heads == 0 || k != nullptr, "rkv_rope: k must not be NULL");
+  for (int64_t t = 0; t < num_tokens; t++) {
+    RKV_CHECK(positions[t] >= 0, "rkv_rope: positions[%lld] = %d is negative", static_cast<long long>(t),
+              positions[t]);
+  }
+  const int32_t half = head_dim / 2;
+  // inv_freq[i] = theta^(-2i/d), computed in double once per call.
+  std::vector<double> inv_freq(static_cast<size_t>(half));
+  for (int32_t i = 0; i < half; i++) inv_freq[i] = std::pow(static_cast<double>(theta), -2.0 * i / head_dim);
+  const double* invf = inv_freq.data();
+  const int64_t work = num_tokens * (num_q_heads + num_kv_heads) * head_dim;
+#pragma omp parallel if (work >= kParallelElems)
+  {
+    std::vector<float> cs(static_cast<size_t>(head_dim));
+    float* c = cs.data();
+    float* s = c + half;
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < num_tokens; t++) {
+      const double pos = positions[t];
+      for (int32_t i = 0; i < half; i++) {
+        const double a = pos * invf[i];
+        c[i] = static_cast<float>(std::cos(a));
+        s[i] = static_cast<float>(std::sin(a));
+      }
+      auto rotate = [&](float* base, int32_t heads) {
+        for (int32_t h = 0; h < heads; h++) {
+          float* v = base + (t * heads + h) * static_cast<int64_t>(head_dim);
+#pragma omp simd
+          for (int32_t i = 0; i < half; i++) {
+            const float x1 = v[i], x2 = v[i + half];
+            v[i] = x1 * c[i] - x2 * s[i];
+            v[i + half] = x2 * c[i] + x1 * s[i];
+          }
+        }
+      };
+      if (num_q_heads > 0) rotate(q, num_q_heads);
+      if (num_kv_heads > 0) rotate(k, num_kv_heads);
+    }
+  }
+  return RKV_OK;
+}
+
+RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter) {
+  RKV_CHECK(rows >= 0, "rkv_silu_mul: rows must not be negative, got %lld", static_cast<long long>(rows));
+  RKV_CHECK(inter > 0, "rkv_silu_mul: inter must be positive, got %d", inter);
+  if (rows == 0) return RKV_OK;
+  RKV_CHECK_PTR(gate_up);
+  RKV_CHECK_PTR(out);
+  RKV_CHECK(!overlaps(gate_up, rows * 2 * inter * 4, out, rows * inter * 4), "rkv_silu_mul: out must not overlap gate_up");
+#pragma omp parallel for schedule(static) if (rows * inter >= kParallelElems)
+  for (int64_t r = 0; r < rows; r++) {
+    const float* g = gate_up + r * 2 * static_cast<int64_t>(inter);
+    const float* u = g + inter;
+    float* o = out + r * inter;
+#pragma omp simd
+    for (int32_t i = 0; i < inter; i++) o[i] = g[i] / (1.f + std::exp(-g[i])) * u[i];
+  }
+  return RKV_OK;
+}
+
+RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int32_t dtype, int32_t vocab, int32_t dim,
+                          float* out) {
+  RKV_CHECK(n >= 0, "rkv_embedding: n must not be negative, got %lld", static_cast<long long>(n));
+  RKV_CHECK(vocab > 0 && dim > 0, "rkv_embedding: vocab and dim must be positive (%d, %d)", vocab, dim);
+  RKV_CHECK(dtype == RKV_DTYPE_F32 || dtype == RKV_DTYPE_BF16,
+            "rkv_embedding: table dtype %s (%d) is not supported (f32 or bf16)", rkv::dtype_name(dtype), dtype);
+  if (n == 0) return RKV_OK;
+  RKV_CHECK_PTR(ids);
+  RKV_CHECK_PTR(table);
+  RKV_CHECK_PTR(out);
+  // Every id is checked before anything is written.
+  for (int64_t i = 0; i < n; i++) {
+    RKV_CHECK(ids[i] >= 0 && ids[i] < vocab, "rkv_embedding: ids[%lld] = %d is outside [0, %d)",
+              static_cast<long long>(i), ids[i], vocab);
+  }
+#pragma omp parallel for schedule(static) if (n * dim >= kParallelElems)
+  for (int64_t i = 0; i < n; i++) {
+    float* o = out + i * dim;
+    const int64_t row = static_cast<int64_t>(ids[i]) * dim;
+    if (dtype == RKV_DTYPE_F32) {
+      std::memcpy(o, static_cast<const float*>(table) + row, static_cast<size_t>(dim) * sizeof(float));
+    } else {
+      const uint16_t* t = static_cast<const uint16_t*>(table) + row;
+#pragma omp simd
+      for (int32_t j = 0; j < dim; j++) o[j] = bf16_bits_to_float(t[j]);
+    }
+  }
+  return RKV_OK;
+}
+
+RKV_API int rkv_add_inplace(float* y, const float* x, int64_t n) {
+  RKV_CHECK(n >= 0, "rkv_add_inplace: n must not be negative, got %lld", static_cast<long long>(n));
+  if (n == 0) return RKV_OK;
+  RKV_CHECK_PTR(y);
+  RKV_CHECK_PTR(x);
+#pragma omp parallel for simd schedule(static) if (n >= 4 * kParallelElems)
+  for (int64_t i = 0; i < n; i++) y[i] += x[i];
+  return RKV_OK;
+}
+
+RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out) {
+  RKV_CHECK(rows >= 0, "rkv_argmax: rows must not be negative, got %lld", static_cast<long long>(rows));
+  RKV_CHECK(vocab > 0, "rkv_argmax: vocab must be positive, got %d", vocab);
+  if (rows == 0) return RKV_OK;
+  RKV_CHECK_PTR(logits);
+  RKV_CHECK_PTR(out);
+#pragma omp parallel for schedule(static) if (rows * vocab >= 4 * kParallelElems)
+  for (int64_t r = 0; r < rows; r++) {
+    const float* l = logits + r * vocab;
+    // First maximum; NaNs never win (every comparison with NaN is false).
+    int32_t best = 0;
+    float bv = l[0];
+    for (int32_t i = 1; i < vocab; i++) {
+      if (l[i] > bv || (bv != bv && l[i] == l[i])) {
+        bv = l[i];
+        best = i;
+      }
+    }
+    out[r] = best;
+  }
+  return RKV_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,211 @@
+// Native checks of the dense ops against scalar double-precision references, on odd shapes,
+// plus the error paths (every bad argument returns a code and leaves outputs untouched).
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "radixkv.h"
+
+static int g_failures = 0;
+
+#define EXPECT(cond, ...)                                   \
+  do {                                                      \
+    if (!(cond)) {                                          \
+      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                    \
+      std::fprintf(stderr, "\n");                           \
+      g_failures++;                                         \
+    }                                                       \
+  } while (0)
+
+static std::mt19937 rng(1234);
+
+static std::vector<float> randn(size_t n, float scale = 1.f) {
+  std::normal_distribution<float> d(0.f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+static float bf16_to_f(uint16_t h) {
+  uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+static uint16_t f_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+
+static void test_linear(int64_t m, int64_t n, int64_t k, bool bf16, bool accumulate) {
+  auto x = randn(size_t(m * k));
+  auto wf = randn(size_t(n * k), 0.1f);
+  std::vector<uint16_t> wb(wf.size());
+  for (size_t i = 0; i < wf.size(); i++) {
+    wb[i] = f_to_bf16(wf[i]);
+    if (bf16) wf[i] = bf16_to_f(wb[i]);
+  }
+  auto y0 = randn(size_t(m * n));
+  std::vector<float> y = y0;
+  int st = rkv_linear(x.data(), bf16 ? static_cast<const void*>(wb.data()) : wf.data(),
+                      bf16 ? RKV_DTYPE_BF16 : RKV_DTYPE_F32, y.data(), m, n, k, accumulate);
+  EXPECT(st == RKV_OK, "rkv_linear m=%lld n=%lld k=%lld: %s", (long long)m, (long long)n, (long long)k,
+         rkv_last_error());
+  // bf16 with many rows rounds activations to bf16 (oneDNN path): relative 2^-8 per product.
+  const double tol = bf16 ? 4e-3 : 1e-5;
+  double worst = 0;
+  for (int64_t i = 0; i < m; i++) {
+    for (int64_t j = 0; j < n; j++) {
+      double ref = accumulate ? y0[i * n + j] : 0.0, mag = accumulate ? std::fabs(y0[i * n + j]) : 0.0;
+      for (int64_t kk = 0; kk < k; kk++) {
+        ref += double(x[i * k + kk]) * wf[j * k + kk];
+        mag += std::fabs(double(x[i * k + kk]) * wf[j * k + kk]);
+      }
+      double err = std::fabs(ref - y[i * n + j]) / (mag + 1e-30);
+      if (err > worst) worst = err;
+    }
+  }
+  EXPECT(worst <= tol, "rkv_linear %s m=%lld n=%lld k=%lld acc=%d: error %g (relative to sum |x*w|) > %g",
+         bf16 ? "bf16" : "f32", (long long)m, (long long)n, (long long)k, int(accumulate), worst, tol);
+}
+
+static void test_rmsnorm() {
+  const int64_t rows = 37;
+  const int dim = 77;
+  auto x = randn(size_t(rows * dim), 3.f);
+  auto w = randn(size_t(dim));
+  std::vector<float> y(x.size());
+  EXPECT(rkv_rmsnorm(x.data(), w.data(), y.data(), rows, dim, 1e-5f) == RKV_OK, "%s", rkv_last_error());
+  for (int64_t r = 0; r < rows; r++) {
+    double ss = 0;
+    for (int i = 0; i < dim; i++) ss += double(x[r * dim + i]) * x[r * dim + i];
+    double inv = 1.0 / std::sqrt(ss / dim + 1e-5);
+    for (int i = 0; i < dim; i++) {
+      double ref = x[r * dim + i] * inv * w[i];
+      EXPECT(std::fabs(ref - y[r * dim + i]) <= 1e-5 * (1 + std::fabs(ref)), "rmsnorm r=%lld i=%d: %g vs %g",
+             (long long)r, i, y[r * dim + i], ref);
+    }
+  }
+  // In place equals out of place.
+  std::vector<float> z = x;
+  EXPECT(rkv_rmsnorm(z.data(), w.data(), z.data(), rows, dim, 1e-5f) == RKV_OK, "%s", rkv_last_error());
+  EXPECT(std::memcmp(z.data(), y.data(), y.size() * 4) == 0, "in-place rmsnorm differs");
+}
+
+static void test_rope() {
+  const int64_t n = 13;
+  const int hq = 3, hk = 1, d = 10;
+  const float theta = 10000.f;
+  auto q = randn(size_t(n * hq * d));
+  auto k = randn(size_t(n * hk * d));
+  std::vector<int32_t> pos(n);
+  for (int64_t t = 0; t < n; t++) pos[t] = int32_t(t * 37 + 5);
+  auto q2 = q, k2 = k;
+  EXPECT(rkv_rope(q2.data(), k2.data(), pos.data(), n, hq, hk, d, theta) == RKV_OK, "%s", rkv_last_error());
+  auto check = [&](const std::vector<float>& in, const std::vector<float>& out, int heads) {
+    for (int64_t t = 0; t < n; t++)
+      for (int h = 0; h < heads; h++)
+        for (int i = 0; i < d / 2; i++) {
+          double a = pos[t] * std::pow(double(theta), -2.0 * i / d);
+          const float* v = &in[(t * heads + h) * d];
+          double r1 = v[i] * std::cos(a) - v[i + d / 2] * std::sin(a);
+          double r2 = v[i + d / 2] * std::cos(a) + v[i] * std::sin(a);
+          const float* o = &out[(t * heads + h) * d];
+          EXPECT(std::fabs(r1 - o[i]) < 1e-5 && std::fabs(r2 - o[i + d / 2]) < 1e-5, "rope t=%lld h=%d i=%d",
+                 (long long)t, h, i);
+        }
+  };
+  check(q, q2, hq);
+  check(k, k2, hk);
+  pos[3] = -1;
+  EXPECT(rkv_rope(q2.data(), k2.data(), pos.data(), n, hq, hk, d, theta) == RKV_ERR_INVALID_ARGUMENT,
+         "negative position accepted");
+  EXPECT(rkv_rope(q2.data(), k2.data(), pos.data(), n, hq, hk, 7, theta) == RKV_ERR_INVALID_ARGUMENT,
+         "odd head_dim accepted");
+}
+
+static void test_small_ops() {
+  const int64_t rows = 5;
+  const int inter = 19;
+  auto gu = randn(size_t(rows * 2 * inter), 2.f);
+  std::vector<float> out(size_t(rows * inter));
+  EXPECT(rkv_silu_mul(gu.data(), out.data(), rows, inter) == RKV_OK, "%s", rkv_last_error());
+  for (int64_t r = 0; r < rows; r++)
+    for (int i = 0; i < inter; i++) {
+      double g = gu[r * 2 * inter + i], u = gu[r * 2 * inter + inter + i];
+      double ref = g / (1 + std::exp(-g)) * u;
+      EXPECT(std::fabs(ref - out[r * inter + i]) <= 1e-5 * (1 + std::fabs(ref)), "silu_mul r=%lld i=%d",
+             (long long)r, i);
+    }
+  EXPECT(rkv_silu_mul(gu.data(), gu.data() + 3, rows, inter) == RKV_ERR_INVALID_ARGUMENT, "overlap accepted");
+
+  const int vocab = 11, dim = 9;
+  auto table = randn(size_t(vocab * dim));
+  std::vector<uint16_t> tb(table.size());
+  for (size_t i = 0; i < table.size(); i++) tb[i] = f_to_bf16(table[i]);
+  std::vector<int32_t> ids = {3, 0, 10, 3};
+  std::vector<float> e(ids.size() * dim, -7.f);
+  EXPECT(rkv_embedding(ids.data(), 4, table.data(), RKV_DTYPE_F32, vocab, dim, e.data()) == RKV_OK, "%s",
+         rkv_last_error());
+  for (size_t i = 0; i < ids.size(); i++)
+    EXPECT(std::memcmp(&e[i * dim], &table[ids[i] * dim], dim * 4) == 0, "embedding f32 row %zu", i);
+  EXPECT(rkv_embedding(ids.data(), 4, tb.data(), RKV_DTYPE_BF16, vocab, dim, e.data()) == RKV_OK, "%s",
+         rkv_last_error());
+  for (size_t i = 0; i < ids.size(); i++)
+    for (int j = 0; j < dim; j++)
+      EXPECT(e[i * dim + j] == bf16_to_f(tb[ids[i] * dim + j]), "embedding bf16 row %zu", i);
+  std::vector<float> before = e;
+  ids[2] = vocab;
+  EXPECT(rkv_embedding(ids.data(), 4, table.data(), RKV_DTYPE_F32, vocab, dim, e.data()) == RKV_ERR_INVALID_ARGUMENT,
+         "id == vocab accepted");
+  EXPECT(std::strstr(rkv_last_error(), "ids[2] = 11") != nullptr, "message: %s", rkv_last_error());
+  EXPECT(before == e, "failed embedding wrote output");
+  ids[2] = -1;
+  EXPECT(rkv_embedding(ids.data(), 4, table.data(), RKV_DTYPE_F32, vocab, dim, e.data()) == RKV_ERR_INVALID_ARGUMENT,
+         "negative id accepted");
+
+  std::vector<float> a = {1, 2, 3}, b = {0.5f, -2, 4};
+  EXPECT(rkv_add_inplace(a.data(), b.data(), 3) == RKV_OK && a[0] == 1.5f && a[1] == 0 && a[2] == 7, "add_inplace");
+
+  std::vector<float> logits = {1, 5, 5, 2, /* row 2 */ NAN, -1, -3, -1};
+  std::vector<int32_t> am(2, -9);
+  EXPECT(rkv_argmax(logits.data(), 2, 4, am.data()) == RKV_OK, "%s", rkv_last_error());
+  EXPECT(am[0] == 1 && am[1] == 1, "argmax %d %d", am[0], am[1]);
+}
+
+static void test_linear_errors() {
+  float x[4] = {}, w[4] = {}, y[4] = {};
+  EXPECT(rkv_linear(x, w, RKV_DTYPE_F16, y, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "f16 weights accepted");
+  EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, y, -1, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "negative m accepted");
+  EXPECT(rkv_linear(nullptr, w, RKV_DTYPE_F32, y, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "NULL x accepted");
+  EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, x, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "y aliasing x accepted");
+  y[0] = 3;
+  EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, y, 1, 1, 0, 1) == RKV_OK && y[0] == 3, "k=0 accumulate changed y");
+  EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, y, 1, 1, 0, 0) == RKV_OK && y[0] == 0, "k=0 did not zero y");
+}
+
+int main() {
+  const int64_t shapes[][3] = {{1, 1, 1},   {1, 33, 17},  {3, 5, 129},  {7, 64, 64},    {9, 31, 100},
+                               {16, 96, 80}, {33, 70, 65}, {64, 128, 512}, {200, 48, 33}};
+  for (auto& s : shapes) {
+    for (int bf = 0; bf < 2; bf++) {
+      test_linear(s[0], s[1], s[2], bf, false);
+      test_linear(s[0], s[1], s[2], bf, true);
+    }
+  }
+  test_rmsnorm();
+  test_rope();
+  test_small_ops();
+  test_linear_errors();
+  double g = 0;
+  EXPECT(rkv_bench_fma_peak(0.05, &g) == RKV_OK && g > 0.1, "fma peak %g: %s", g, rkv_last_error());
+  EXPECT(rkv_bench_fma_peak(-1, &g) == RKV_ERR_INVALID_ARGUMENT, "negative seconds accepted");
+  std::printf("dense_test: %s (fma peak %.1f GFLOP/s; %s)\n", g_failures ? "FAILED" : "ok", g, rkv_build_info());
+  return g_failures ? 1 : 0;
+}
