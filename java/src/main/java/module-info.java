@@ -27,6 +27,6 @@ module io.radixkv {
     exports io.radixkv.model;
     opens io.radixkv.model to com.fasterxml.jackson.databind;
 
-    // exports io.radixkv.cli;
-    // opens io.radixkv.cli to info.picocli, com.fasterxml.jackson.databind;
+    exports io.radixkv.cli;
+    opens io.radixkv.cli to info.picocli, com.fasterxml.jackson.databind;
 }

@@ -1,0 +1,218 @@
+package io.radixkv.cli;
+
+import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.NativeLibrary;
+import io.radixkv.kernels.PageTableCsr;
+import io.radixkv.kernels.PagedKvLayout;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.function.Consumer;
+
+/**
+ * A short bandwidth check of the KV kernels against the machine's memory read and copy
+ * bandwidth measured in the same run (the native baselines {@code rkv_bench_read} /
+ * {@code rkv_bench_copy} use the kernels' own thread pool). Buffers are sized well past the
+ * last-level cache so every number is a DRAM number.
+ *
+ * <p>Bytes counted are the bytes each operation must move: read + written (a copy of S
+ * bytes counts 2S). Each figure is the best of a few timed repetitions after a warm-up,
+ * like STREAM. This is a quick view; the JMH benchmarks in {@code bench/} are the reference.
+ */
+final class BandwidthCheck {
+    /** KV shape of the kernel runs: a Llama-8B-like layer (8 KV heads of 128, GQA 4:1). */
+    static final int KV_HEADS = 8;
+    static final int QO_HEADS = 32;
+    static final int HEAD_DIM = 128;
+    static final int PAGE_SIZE = 16;
+    static final int DECODE_BATCH = 32;
+
+    private static final double MIN_SECONDS = 0.4;
+    private static final int MIN_REPS = 3;
+    private static final int MAX_REPS = 10;
+
+    /** One measured kernel. {@code ratio} is against {@code against} ("read" or "copy"). */
+    record KernelResult(String name, double gbps, double ratio, String against) {}
+
+    record Result(long bufferBytes, int threads, double readGbps, double memcpyGbps,
+                  List<KernelResult> kernels, List<String> skipped) {}
+
+    private final KernelBackend backend;
+    private final long bytes;
+    private final Consumer<String> progress;
+
+    /** @param bytes working-set size of each measurement (read buffer, copy source, KV pools) */
+    BandwidthCheck(KernelBackend backend, long bytes, Consumer<String> progress) {
+        if (bytes < (1 << 20)) {
+            throw new IllegalArgumentException("buffer size must be at least 1 MiB, got " + bytes + " bytes");
+        }
+        this.backend = backend;
+        this.bytes = bytes;
+        this.progress = progress;
+    }
+
+    Result run() {
+        NativeLibrary.loadCpu();
+        double read = measureRead();
+        progress.accept(String.format("read: %.1f GB/s", read));
+        double copy = measureCopy();
+        progress.accept(String.format("copy: %.1f GB/s", copy));
+
+        List<KernelResult> kernels = new ArrayList<>();
+        List<String> skipped = new ArrayList<>();
+        kernel("reshape_and_cache_bf16", "copy", copy, this::measureScatter, kernels, skipped);
+        kernel("fp8_quantize_e4m3", "copy", copy, this::measureFp8Quantize, kernels, skipped);
+        kernel("decode_attention_bf16", "read", read, this::measureDecode, kernels, skipped);
+        return new Result(bytes, radixkv_h.rkv_get_num_threads(), read, copy, kernels, skipped);
+    }
+
+    private interface Measurement {
+        double gbps();
+    }
+
+    private void kernel(String name, String against, double baseline, Measurement m,
+                        List<KernelResult> kernels, List<String> skipped) {
+        try {
+            double gbps = m.gbps();
+            kernels.add(new KernelResult(name, gbps, gbps / baseline, against));
+            progress.accept(String.format("%s: %.1f GB/s", name, gbps));
+        } catch (UnsupportedOperationException | LinkageError e) {
+            // A backend without this kernel yet: report it, keep measuring the others.
+            skipped.add(name + " (" + Main.describe(e) + ")");
+            progress.accept(name + ": not available on backend " + backend.name());
+        }
+    }
+
+    private double measureRead() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = arena.allocate(bytes, 64);
+            src.fill((byte) 1);
+            MemorySegment sink = arena.allocate(ValueLayout.JAVA_DOUBLE);
+            return best(bytes, () -> NativeLibrary.check("rkv_bench_read", radixkv_h.rkv_bench_read(src, bytes, sink)));
+        }
+    }
+
+    private double measureCopy() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = arena.allocate(bytes, 64);
+            MemorySegment dst = arena.allocate(bytes, 64);
+            src.fill((byte) 1);
+            dst.fill((byte) 0); // touch every page before timing
+            return best(2 * bytes, () -> NativeLibrary.check("rkv_bench_copy", radixkv_h.rkv_bench_copy(dst, src, bytes)));
+        }
+    }
+
+    /** Pool layout whose K and V pools together take {@code bytes}. */
+    private PagedKvLayout poolLayout(DType dtype) {
+        long pageBytes = (long) PAGE_SIZE * KV_HEADS * HEAD_DIM * dtype.bytes();
+        long pages = Math.max(DECODE_BATCH, bytes / 2 / pageBytes);
+        pages -= pages % DECODE_BATCH;
+        return new PagedKvLayout(dtype, pages, PAGE_SIZE, KV_HEADS, HEAD_DIM);
+    }
+
+    /** Scatter of one K/V row per slot into every slot of the pool, pages in shuffled order. */
+    private double measureScatter() {
+        PagedKvLayout layout = poolLayout(DType.BF16);
+        long tokens = layout.slots();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment k = filled(arena, layout.poolBytes(), (byte) 0x3c);
+            MemorySegment v = filled(arena, layout.poolBytes(), (byte) 0x3c);
+            MemorySegment kc = filled(arena, layout.poolBytes(), (byte) 0);
+            MemorySegment vc = filled(arena, layout.poolBytes(), (byte) 0);
+            MemorySegment slots = arena.allocate(ValueLayout.JAVA_LONG, tokens);
+            int[] perm = permutation((int) layout.numPages(), 42);
+            for (long t = 0; t < tokens; t++) {
+                slots.setAtIndex(ValueLayout.JAVA_LONG, t, (long) perm[(int) (t / PAGE_SIZE)] * PAGE_SIZE + t % PAGE_SIZE);
+            }
+            KvCacheView view = KvCacheView.of(kc, vc, layout);
+            long moved = 4 * layout.poolBytes() + 8 * tokens;
+            return best(moved, () -> backend.kv().reshapeAndCache(k, v, DType.BF16, slots, tokens, view));
+        }
+    }
+
+    private double measureFp8Quantize() {
+        long n = bytes / 4;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = filled(arena, 4 * n, (byte) 0x3c);
+            MemorySegment dst = filled(arena, n, (byte) 0);
+            return best(5 * n, () -> backend.kv().fp8Quantize(src, dst, n, DType.FP8_E4M3, 1f));
+        }
+    }
+
+    /** Decode over {@value #DECODE_BATCH} sequences that together use every page of the pool. */
+    private double measureDecode() {
+        PagedKvLayout layout = poolLayout(DType.BF16);
+        int pagesPerSeq = (int) (layout.numPages() / DECODE_BATCH);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment kc = filled(arena, layout.poolBytes(), (byte) 0x3c);
+            MemorySegment vc = filled(arena, layout.poolBytes(), (byte) 0x3c);
+            MemorySegment indptr = arena.allocate(ValueLayout.JAVA_INT, DECODE_BATCH + 1);
+            MemorySegment indices = arena.allocate(ValueLayout.JAVA_INT, layout.numPages());
+            MemorySegment lastLen = arena.allocate(ValueLayout.JAVA_INT, DECODE_BATCH);
+            int[] perm = permutation((int) layout.numPages(), 7);
+            for (int i = 0; i < perm.length; i++) {
+                indices.setAtIndex(ValueLayout.JAVA_INT, i, perm[i]);
+            }
+            for (int b = 0; b <= DECODE_BATCH; b++) {
+                indptr.setAtIndex(ValueLayout.JAVA_INT, b, b * pagesPerSeq);
+            }
+            for (int b = 0; b < DECODE_BATCH; b++) {
+                lastLen.setAtIndex(ValueLayout.JAVA_INT, b, PAGE_SIZE);
+            }
+            long qBytes = 4L * DECODE_BATCH * QO_HEADS * HEAD_DIM;
+            MemorySegment q = filled(arena, qBytes, (byte) 0x3c);
+            MemorySegment out = filled(arena, qBytes, (byte) 0);
+            KvCacheView view = KvCacheView.of(kc, vc, layout);
+            PageTableCsr table = new PageTableCsr(indptr, indices, lastLen, DECODE_BATCH);
+            AttentionParams params = AttentionParams.of(QO_HEADS, HEAD_DIM);
+            long moved = 2 * layout.poolBytes() + 2 * qBytes;
+            return best(moved, () -> backend.attention().decode(q, DType.F32, out, DType.F32, MemorySegment.NULL,
+                    view, table, params));
+        }
+    }
+
+    private static MemorySegment filled(Arena arena, long n, byte value) {
+        MemorySegment s = arena.allocate(n, 64);
+        s.fill(value); // also faults every page in before the timed runs
+        return s;
+    }
+
+    private static int[] permutation(int n, long seed) {
+        int[] p = new int[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = i;
+        }
+        Random r = new Random(seed);
+        for (int i = n - 1; i > 0; i--) {
+            int j = r.nextInt(i + 1);
+            int t = p[i];
+            p[i] = p[j];
+            p[j] = t;
+        }
+        return p;
+    }
+
+    /** Best GB/s over repetitions after one warm-up run. */
+    private static double best(long bytesMoved, Runnable op) {
+        op.run();
+        double bestSeconds = Double.MAX_VALUE;
+        long start = System.nanoTime();
+        for (int rep = 0; rep < MAX_REPS; rep++) {
+            long t0 = System.nanoTime();
+            op.run();
+            double s = (System.nanoTime() - t0) * 1e-9;
+            bestSeconds = Math.min(bestSeconds, s);
+            if (rep + 1 >= MIN_REPS && (System.nanoTime() - start) * 1e-9 >= MIN_SECONDS) {
+                break;
+            }
+        }
+        return bytesMoved / bestSeconds / 1e9;
+    }
+}

@@ -1,0 +1,113 @@
+package io.radixkv.cli;
+
+import io.radixkv.kernels.DType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code radixkv generate}: greedy generation for token-id prompts through one engine. */
+@Command(name = "generate", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = {
+            "Runs token-id prompts in order through one engine (later prompts hit the prefix cache of earlier "
+                    + "ones) and prints 'prompt <i>: <generated ids>' for each, then per-request stats "
+                    + "(cached vs computed prompt tokens, TTFT)."})
+final class GenerateCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--prompt-tokens", required = true, paramLabel = "1,2,3",
+            description = "Comma-separated prompt token ids; repeat for several prompts.")
+    List<String> promptTokens;
+
+    @Option(names = "--max-tokens", paramLabel = "N", defaultValue = "16",
+            description = "Tokens to generate per prompt (default ${DEFAULT-VALUE}).")
+    int maxTokens;
+
+    @Option(names = "--prefix-cache", paramLabel = "on|off", defaultValue = "on",
+            description = "Prefix cache (default ${DEFAULT-VALUE}).")
+    String prefixCache;
+
+    @Option(names = "--model", paramLabel = "tiny|small|DIR", defaultValue = "small",
+            description = "Built-in model or a model directory (default ${DEFAULT-VALUE}).")
+    String model;
+
+    @Option(names = "--kv-dtype", paramLabel = "f32|bf16|f16|fp8", defaultValue = "bf16",
+            description = "KV cache element type (default ${DEFAULT-VALUE}).")
+    String kvDtype;
+
+    @Option(names = "--page-size", paramLabel = "P", defaultValue = "16", description = "Tokens per KV page (default ${DEFAULT-VALUE}).")
+    int pageSize;
+
+    @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
+            description = "Kernel backend (default ${DEFAULT-VALUE}).")
+    String backend;
+
+    @Option(names = "--seed", paramLabel = "S", defaultValue = "0",
+            description = "Seed for model weights of built-in models and sampling (default ${DEFAULT-VALUE}).")
+    long seed;
+
+    /** Validated settings. */
+    record Settings(List<int[]> prompts, int maxTokens, boolean prefixCache, String model, DType kvDtype,
+                    int pageSize, String backend, long seed) {}
+
+    @Override
+    public Integer call() {
+        Settings s = settings();
+        try {
+            GenerateRunner.run(s, spec.commandLine().getOut());
+        } catch (GenerateRunner.BadTokenException e) {
+            throw CliSupport.usage(spec, "invalid value for --prompt-tokens: " + e.getMessage());
+        }
+        return Main.EXIT_OK;
+    }
+
+    Settings settings() {
+        List<int[]> prompts = new ArrayList<>();
+        for (String p : promptTokens) {
+            prompts.add(parseIds(p));
+        }
+        CliSupport.requirePositive(spec, "--max-tokens", maxTokens);
+        String pc = CliSupport.requireOneOf(spec, "--prefix-cache", prefixCache, "on", "off");
+        DType kv;
+        try {
+            kv = DType.parse(kvDtype);
+        } catch (IllegalArgumentException e) {
+            throw CliSupport.usage(spec, "invalid value for --kv-dtype: '" + kvDtype + "' (expected f32, bf16, f16 or fp8)");
+        }
+        CliSupport.requirePositive(spec, "--page-size", pageSize);
+        String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
+        if (model == null || model.isBlank()) {
+            throw CliSupport.usage(spec, "invalid value for --model: empty");
+        }
+        String m = model.trim();
+        if (!List.of("tiny", "small").contains(m.toLowerCase(java.util.Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
+            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
+        }
+        return new Settings(prompts, maxTokens, pc.equals("on"), model.trim(), kv, pageSize, be, seed);
+    }
+
+    /** Token ids "1,2,3" (ids >= 0), else a usage error naming the bad element. */
+    private int[] parseIds(String list) {
+        String[] parts = list.split(",", -1);
+        int[] ids = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            String t = parts[i].trim();
+            try {
+                ids[i] = Integer.parseInt(t);
+            } catch (NumberFormatException e) {
+                throw CliSupport.usage(spec, "invalid value for --prompt-tokens: '" + t + "' in '" + list
+                        + "' is not a token id");
+            }
+            if (ids[i] < 0) {
+                throw CliSupport.usage(spec, "invalid value for --prompt-tokens: " + ids[i] + " is negative");
+            }
+        }
+        return ids;
+    }
+}

@@ -1,0 +1,120 @@
+package io.radixkv.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.radixkv.kernels.Backends;
+import io.radixkv.kernels.KernelBackend;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code radixkv kernels}: scatter, fp8 and decode attention GB/s against read and copy bandwidth. */
+@Command(name = "kernels", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        description = {
+            "Short bandwidth check: memory read and copy bandwidth (native baselines, same threads as the kernels), "
+                    + "then KV scatter (reshape_and_cache), fp8 quantize and decode attention in GB/s with their ratio "
+                    + "(attention against read bandwidth, the others against copy bandwidth).",
+            "Bytes counted are bytes read + written; buffers are sized past the last-level cache. "
+                    + "The JMH benchmarks in bench/ are the reference numbers."})
+final class KernelsCommand implements Callable<Integer> {
+    /** Twice this machine class's 260 MiB last-level cache, so every run streams from DRAM. */
+    static final int DEFAULT_MIB = 512;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON.")
+    Path json;
+
+    @Option(names = "--size-mib", paramLabel = "MIB", defaultValue = "" + DEFAULT_MIB,
+            description = "Working set of each measurement in MiB (default ${DEFAULT-VALUE}; capped at a quarter "
+                    + "of available memory). Keep it at least twice the last-level cache.")
+    int sizeMib;
+
+    @Option(names = "--backend", defaultValue = "cpu", paramLabel = "cpu|java",
+            description = "Host kernel backend to measure (default ${DEFAULT-VALUE}).")
+    String backend;
+
+    @Override
+    public Integer call() {
+        CliSupport.requirePositive(spec, "--size-mib", sizeMib);
+        String choice = CliSupport.requireOneOf(spec, "--backend", backend, "cpu", "java");
+        CliSupport.requireWritableTarget(spec, "--json", json);
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+
+        long bytes = (long) sizeMib << 20;
+        long available = availableMemoryBytes();
+        if (available > 0 && bytes > available / 4) {
+            long capped = Math.max(1L << 20, (available / 4) & ~((1L << 20) - 1));
+            err.printf("kernels: %d MiB capped to %d MiB by available memory (%d MiB); numbers may include cache effects%n",
+                    sizeMib, capped >> 20, available >> 20);
+            err.flush();
+            bytes = capped;
+        }
+
+        BandwidthCheck.Result r;
+        try (KernelBackend b = Backends.create(choice)) {
+            r = new BandwidthCheck(b, bytes, line -> {
+                err.println("  " + line);
+                err.flush();
+            }).run();
+        }
+
+        out.printf("working set %d MiB per measurement, %d native threads; GB/s = (bytes read + written) / s%n",
+                r.bufferBytes() >> 20, r.threads());
+        out.printf("%-26s %9s %8s%n", "baseline", "GB/s", "");
+        out.printf("%-26s %9.1f%n", "read", r.readGbps());
+        out.printf("%-26s %9.1f%n", "copy", r.memcpyGbps());
+        out.printf("%-26s %9s %8s%n", "kernel (" + choice + ")", "GB/s", "ratio");
+        for (BandwidthCheck.KernelResult k : r.kernels()) {
+            out.printf("%-26s %9.1f %8.2f  (vs %s)%n", k.name(), k.gbps(), k.ratio(), k.against());
+        }
+        for (String s : r.skipped()) {
+            out.println("skipped: " + s);
+        }
+        if (json != null) {
+            CliSupport.writeJson(json, toJson(r));
+            out.println("wrote " + json);
+        }
+        out.flush();
+        return Main.EXIT_OK;
+    }
+
+    static ObjectNode toJson(BandwidthCheck.Result r) {
+        ObjectNode root = CliSupport.JSON.createObjectNode();
+        root.put("read_gbps", r.readGbps());
+        root.put("memcpy_gbps", r.memcpyGbps());
+        ArrayNode ks = root.putArray("kernels");
+        for (BandwidthCheck.KernelResult k : r.kernels()) {
+            ks.addObject().put("name", k.name()).put("gbps", k.gbps()).put("ratio", k.ratio())
+                    .put("against", k.against());
+        }
+        root.put("buffer_bytes", r.bufferBytes());
+        root.put("threads", r.threads());
+        ArrayNode sk = root.putArray("skipped");
+        r.skipped().forEach(sk::add);
+        return root;
+    }
+
+    /** MemAvailable from /proc/meminfo, or -1 where it cannot be read. */
+    static long availableMemoryBytes() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) {
+                    String[] parts = line.trim().split("\\s+");
+                    return Long.parseLong(parts[1]) * 1024;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux or unreadable: no cap
+        }
+        return -1;
+    }
+}
