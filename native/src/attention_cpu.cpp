@@ -59,10 +59,14 @@ struct SeqView {
 using AttendFn = void (*)(const SeqView&, int, const float*, int, int64_t, int64_t, const int64_t*, float, float*,
                           float*, float*, float*, float*, float*);
 
+using AttendTokenMajorFn = void (*)(const SeqView&, int, const float*, int, int64_t, int64_t, const int64_t*, float,
+                                    float*, float*, float*, float*, float*, const float*);
+
 struct Isa {
   const char* name;
   int width;  // head_dim must be a multiple of it
   AttendFn attend;
+  AttendTokenMajorFn attend_token_major;
   float e4m3_factor;  // value returned by the loader = real / factor
 };
 
@@ -307,7 +311,7 @@ struct I {
 // ---------------------------------------------------------------- dispatch
 
 static Isa choose_isa(int head_dim) {
-  const Isa scalar_isa{"scalar", 1, &scalar::attend_rows, 1.f};
+  const Isa scalar_isa{"scalar", 1, &scalar::attend_rows, &scalar::attend_token_major, 1.f};
 #if defined(__x86_64__)
   const char* force = std::getenv("RADIXKV_ATTN_ISA");
   bool allow512 = !force || !std::strcmp(force, "avx512");
@@ -315,9 +319,9 @@ static Isa choose_isa(int head_dim) {
   __builtin_cpu_init();
   if (allow512 && head_dim % 16 == 0 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return Isa{"avx512", 16, &avx512::attend_rows, 256.f};
+    return Isa{"avx512", 16, &avx512::attend_rows, &avx512::attend_token_major, 256.f};
   if (allow2 && head_dim % 8 == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return Isa{"avx2", 8, &avx2::attend_rows, 256.f};
+    return Isa{"avx2", 8, &avx2::attend_rows, &avx2::attend_token_major, 256.f};
 #else
   (void)head_dim;
 #endif
@@ -526,8 +530,8 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
 
 #pragma omp parallel num_threads(threads_for(n_items))
   {
-    std::vector<float> Q(row_elems), O(row_elems), m(num_qo_heads), l(num_qo_heads), S((size_t)G * kBlock),
-        scale(G);
+    std::vector<float> Q(row_elems), O(row_elems), m(num_qo_heads), l(num_qo_heads),
+        S((size_t)num_qo_heads * kBlock), scale(num_qo_heads), ones(G, 1.f);
     std::vector<int64_t> lim(G);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < n_items; it++) {
@@ -540,8 +544,8 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
       std::fill(lim.begin(), lim.end(), w.t1);
       if (w.t1 > w.t0) {
         SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, 0);
-        isa.attend(s, num_kv_heads, Q.data(), G, w.t0, w.t1, lim.data(), sc.soft_cap, O.data(), m.data(), l.data(),
-                   S.data(), scale.data(), nullptr);
+        isa.attend_token_major(s, num_kv_heads, Q.data(), G, w.t0, w.t1, lim.data(), sc.soft_cap, O.data(), m.data(),
+                               l.data(), S.data(), scale.data(), ones.data());
       }
       for (int g = 0; g < num_qo_heads; g++) {
         float row_lse = finish_row(O.data() + (int64_t)g * hd, hd, m[g], l[g], sc.v_mul);

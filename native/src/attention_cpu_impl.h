@@ -84,6 +84,11 @@ struct Prefetcher {
     }
   }
   void finish() { issue(1 << 30); }
+  // per_step so that the pending lines are issued over `steps` token steps
+  void spread(int64_t steps) {
+    int64_t pending = (int64_t)(n - row) * lines;
+    per_step = steps > 0 ? (int)((pending + steps - 1) / steps) : 0;
+  }
 };
 
 static inline bool block_has_e4m3_nan(const uint8_t* const* kr, const uint8_t* const* vr, int n, int row_bytes) {
@@ -228,21 +233,21 @@ static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, 
   for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
 }
 
+// pv_tile calls one pv_block makes (each steps once per token): spreads prefetches evenly.
+static inline int pv_calls(int R, int hd) {
+  const int chunks = hd / I::W;
+  int calls = 0, r = 0;
+  if (I::kAcc >= 16) for (; r + 8 <= R; r += 8) calls += pv_row_calls<8>(chunks);
+  if (I::kAcc >= 8) for (; r + 4 <= R; r += 4) calls += pv_row_calls<4>(chunks);
+  if (I::kAcc >= 2) for (; r + 2 <= R; r += 2) calls += pv_row_calls<2>(chunks);
+  for (; r < R; r++) calls += pv_row_calls<1>(chunks);
+  return calls;
+}
+
+// pf.per_step must be set by the caller (line pairs per token step).
 template <int DT>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
                      const float* scale, Prefetcher& pf) {
-  // spread the pending prefetches evenly over all token steps of this call
-  {
-    const int chunks = hd / I::W;
-    int calls = 0, r = 0;
-    if (I::kAcc >= 16) for (; r + 8 <= R; r += 8) calls += pv_row_calls<8>(chunks);
-    if (I::kAcc >= 8) for (; r + 4 <= R; r += 4) calls += pv_row_calls<4>(chunks);
-    if (I::kAcc >= 2) for (; r + 2 <= R; r += 2) calls += pv_row_calls<2>(chunks);
-    for (; r < R; r++) calls += pv_row_calls<1>(chunks);
-    const int64_t steps = (int64_t)calls * n;
-    const int64_t pending = (int64_t)(pf.n - pf.row) * pf.lines;
-    pf.per_step = steps > 0 ? (int)((pending + steps - 1) / steps) : 0;
-  }
   int r = 0;
   if constexpr (I::kAcc >= 16) {
     for (; r + 8 <= R; r += 8) pv_rows<DT, 8>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
@@ -254,7 +259,6 @@ static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow,
     for (; r + 2 <= R; r += 2) pv_rows<DT, 2>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
   }
   for (; r < R; r++) pv_rows<DT, 1>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
-  pf.finish();
 }
 
 // Converts kBlock rows of the cache dtype into a contiguous f32 tile (GEMM-style packing for
@@ -298,6 +302,7 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
       const int64_t hoff = (int64_t)h * s.row_bytes;
       Prefetcher pf;  // head h's rows of the next block, issued during this block's value loop
       if (nn > 0) pf.reset(nxt, nn, s.row_bytes, hoff);
+      pf.spread((int64_t)n * pv_calls(R, hd));
       for (int i = 0; i < kBlock; i++) {
         kr[i] = cur.k[i] + hoff;
         vr[i] = cur.v[i] + hoff;
@@ -323,6 +328,7 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
         softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
         pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, pf);
       }
+      pf.finish();
     }
     cur = nxt;
     t = tn;
@@ -338,5 +344,83 @@ static void attend_rows(const SeqView& s, int nh, const float* Q, int R, int64_t
     case RKV_DTYPE_BF16: attend_rows_t<RKV_DTYPE_BF16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
     case RKV_DTYPE_FP8_E4M3: attend_rows_t<RKV_DTYPE_FP8_E4M3>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
     default: attend_rows_t<RKV_DTYPE_FP8_E5M2>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+  }
+}
+
+// Decode variant over all nh KV heads of each token (nh > 1, heads contiguous in a token row):
+// K and V are consumed token-major in sub-tiles of 16 tokens, heads inner, so each page region
+// is read front to back (hardware prefetchers follow it) and the next block's whole region is
+// prefetched over this block's value loops. Scratch: S [nh][R][kBlock], scale [nh*R],
+// ones [R] (all 1: later sub-tiles must not rescale again).
+template <int DT>
+static void token_major_block(const SeqView& s, int nh, const float* Q, int R, int64_t t, int n, const int64_t* lim,
+                              float soft_cap, float* O, float* m, float* l, float* S, float* scale, const float* ones,
+                              const Rows& cur, Prefetcher& pf) {
+  constexpr int kSub = 16;
+  const int hd = s.head_dim;
+  const uint8_t* rows[kSub];
+  for (int j0 = 0; j0 < n; j0 += kSub) {
+    const int nj = n - j0 < kSub ? n - j0 : kSub;
+    for (int h = 0; h < nh; h++) {
+      const int64_t hoff = (int64_t)h * s.row_bytes;
+      for (int i = 0; i < kSub; i++) rows[i] = cur.k[j0 + i] + hoff;
+      scores_block<DT>(Q + (int64_t)h * R * hd, R, hd, rows, nj, S + (int64_t)h * R * kBlock + j0, kBlock);
+    }
+  }
+  for (int h = 0; h < nh; h++)
+    softmax_block(S + (int64_t)h * R * kBlock, R, kBlock, t, n, lim, soft_cap, m + (int64_t)h * R, l + (int64_t)h * R,
+                  scale + (int64_t)h * R);
+  for (int j0 = 0; j0 < n; j0 += kSub) {
+    const int nj = n - j0 < kSub ? n - j0 : kSub;
+    for (int h = 0; h < nh; h++) {
+      const int64_t hoff = (int64_t)h * s.row_bytes;
+      for (int i = 0; i < kSub; i++) rows[i] = cur.v[j0 + i] + hoff;
+      pv_block<DT>(S + (int64_t)h * R * kBlock + j0, R, kBlock, rows, nj, O + (int64_t)h * R * hd, hd,
+                   j0 == 0 ? scale + (int64_t)h * R : ones, pf);
+    }
+  }
+}
+
+template <int DT>
+static void attend_token_major_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
+                                 const int64_t* lim, float soft_cap, float* O, float* m, float* l, float* S,
+                                 float* scale, const float* ones) {
+  const int hd = s.head_dim;
+  const int region = nh * s.row_bytes;  // bytes of all heads of one token
+  Rows cur, nxt;
+  int64_t t = t0;
+  int n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
+  if (n <= 0) return;
+  fill_rows(s, t, n, cur);
+  prefetch_rows(cur, n, region, 0);
+  while (n > 0) {
+    int64_t tn = t + n;
+    int nn = (int)(t1 - tn < kBlock ? t1 - tn : kBlock);
+    Prefetcher pf;
+    if (nn > 0) {
+      fill_rows(s, tn, nn, nxt);
+      pf.reset(nxt, nn, region, 0);
+    }
+    pf.spread((int64_t)n * nh * pv_calls(R, hd));
+    if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(cur.k, cur.v, n, region))
+      token_major_block<kE4M3Finite>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, S, scale, ones, cur, pf);
+    else
+      token_major_block<DT>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, S, scale, ones, cur, pf);
+    pf.finish();
+    cur = nxt;
+    t = tn;
+    n = nn;
+  }
+}
+
+static void attend_token_major(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
+                               const int64_t* lim, float soft_cap, float* O, float* m, float* l, float* S,
+                               float* scale, const float* ones) {
+  switch (s.dtype) {
+    case RKV_DTYPE_F32: attend_token_major_t<RKV_DTYPE_F32>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
+    case RKV_DTYPE_F16: attend_token_major_t<RKV_DTYPE_F16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
+    case RKV_DTYPE_BF16: attend_token_major_t<RKV_DTYPE_BF16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
+    case RKV_DTYPE_FP8_E4M3: attend_token_major_t<RKV_DTYPE_FP8_E4M3>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
+    default: attend_token_major_t<RKV_DTYPE_FP8_E5M2>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
   }
 }
