@@ -74,7 +74,8 @@ RKV_API int32_t rkv_abi_version(void);
 /* Human-readable build and CPU description: compiler, ISA the library was compiled for,
  * runtime CPU features (avx2, avx512f, avx512_bf16, avx512_fp16, amx), OpenMP threads. */
 RKV_API const char* rkv_build_info(void);
-/* Threads the CPU kernels may use (OpenMP). n <= 0 restores the default. */
+/* Threads the CPU kernels may use (OpenMP). n <= 0 restores the default. Like
+ * omp_set_num_threads, this applies to kernels called from the calling thread. */
 RKV_API int32_t rkv_set_num_threads(int32_t n);
 RKV_API int32_t rkv_get_num_threads(void);
 /* Size in bytes of one element of dtype, or a negative error code. */
