@@ -2,6 +2,7 @@ package io.radixkv.engine;
 
 import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.JavaReferenceBackend;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.model.ModelPresets;
 import io.radixkv.model.ModelWeights;
@@ -16,44 +17,17 @@ final class EngineTestSupport {
     private EngineTestSupport() {}
 
     /**
-     * Kernels the engine tests run on, chosen with -Dradixkv.test.kernels: "cpu" (the project's
-     * CpuBackend), "plain" (the test-local plain-Java kernels) or "auto" (default): CpuBackend,
-     * unless its kernels are still the placeholders that throw UnsupportedOperationException
-     * (before the kernel work is merged), then plain. The choice is printed once.
+     * Kernels the engine tests run on, chosen with -Dradixkv.test.kernels: "cpu" (default, the
+     * project's CpuBackend) or "java" (JavaReferenceBackend, the plain-Java reference kernels,
+     * as a cross-check of the native path).
      */
     static Supplier<KernelBackend> backend() {
-        String k = System.getProperty("radixkv.test.kernels", "auto");
+        String k = System.getProperty("radixkv.test.kernels", "cpu");
         return switch (k) {
             case "cpu" -> CpuBackend::new;
-            case "plain" -> PlainJavaKernels::new;
-            case "auto" -> cpuKernelsAvailable() ? CpuBackend::new : PlainJavaKernels::new;
-            default -> throw new IllegalArgumentException("radixkv.test.kernels must be auto, cpu or plain, got " + k);
+            case "java" -> JavaReferenceBackend::new;
+            default -> throw new IllegalArgumentException("radixkv.test.kernels must be cpu or java, got " + k);
         };
-    }
-
-    private static Boolean cpuAvailable;
-
-    private static synchronized boolean cpuKernelsAvailable() {
-        if (cpuAvailable == null) {
-            try (KernelBackend b = new CpuBackend(); java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
-                var layout = new io.radixkv.kernels.PagedKvLayout(DType.F32, 1, 1, 1, 2);
-                var view = io.radixkv.kernels.KvCacheView.of(a.allocate(8, 64), a.allocate(8, 64), layout);
-                var slots = a.allocate(8, 64);
-                b.kv().reshapeAndCache(a.allocate(8, 64), a.allocate(8, 64), DType.F32, slots, 1, view);
-                var one = a.allocate(8, 64);
-                one.setAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, 1, 1);
-                var table = new io.radixkv.kernels.PageTableCsr(one, a.allocate(4, 64), one.asSlice(4), 1);
-                b.attention().decode(a.allocate(8, 64), DType.F32, a.allocate(8, 64), DType.F32,
-                        java.lang.foreign.MemorySegment.NULL, view, table,
-                        io.radixkv.kernels.AttentionParams.of(1, 2));
-                cpuAvailable = true;
-            } catch (UnsupportedOperationException e) {
-                cpuAvailable = false;
-            }
-            System.out.println("engine tests run on " + (cpuAvailable ? "CpuBackend"
-                    : "the test-local plain-Java kernels (CpuBackend kernels are placeholders here)"));
-        }
-        return cpuAvailable;
     }
 
     static EngineConfig.Builder tiny(int pageSize, DType kvDtype, boolean prefixCache, int numPages) {
