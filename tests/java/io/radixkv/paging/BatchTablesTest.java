@@ -20,7 +20,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -245,9 +244,6 @@ class BatchTablesTest {
         }
         try {
             runScenario(scatter);
-        } catch (UnsupportedOperationException e) {
-            // the kernel families are placeholders until the kernels branch is merged
-            Assumptions.abort(writer + " reshapeAndCache is not implemented yet: " + e);
         } finally {
             if (backend != null) {
                 backend.close();
