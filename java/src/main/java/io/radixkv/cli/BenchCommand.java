@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -53,16 +54,8 @@ final class BenchCommand implements Callable<Integer> {
             description = "Multiply arrival times and think times by X (default ${DEFAULT-VALUE}).")
     double timeScale;
 
-    @Option(names = "--model", paramLabel = "tiny|small|DIR", defaultValue = "small",
-            description = "Built-in model or a model directory (default ${DEFAULT-VALUE}).")
-    String model;
-
-    @Option(names = "--kv-dtype", paramLabel = "f32|bf16|f16|fp8", defaultValue = "bf16",
-            description = "KV cache element type (default ${DEFAULT-VALUE}).")
-    String kvDtype;
-
-    @Option(names = "--page-size", paramLabel = "P", defaultValue = "16", description = "Tokens per KV page (default ${DEFAULT-VALUE}).")
-    int pageSize;
+    @Mixin
+    EngineOptions engineOptions = new EngineOptions();
 
     @Option(names = "--pages", paramLabel = "N", description = "KV pages in the pool (default: the engine's).")
     Integer pages;
@@ -73,10 +66,6 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--max-batch-tokens", paramLabel = "N",
             description = "Tokens per engine step, decode + prefill chunks (default: the engine's).")
     Integer maxBatchTokens;
-
-    @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
-            description = "Kernel backend (default ${DEFAULT-VALUE}).")
-    String backend;
 
     @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Workload seed (default ${DEFAULT-VALUE}).")
     long seed;
@@ -142,35 +131,22 @@ final class BenchCommand implements Callable<Integer> {
         if (Double.isInfinite(timeScale)) {
             throw CliSupport.usage(spec, "invalid value for --time-scale: must be finite");
         }
-        DType kv;
-        try {
-            kv = DType.parse(kvDtype);
-        } catch (IllegalArgumentException e) {
-            throw CliSupport.usage(spec, "invalid value for --kv-dtype: '" + kvDtype + "' (expected f32, bf16, f16 or fp8)");
-        }
-        CliSupport.requirePositive(spec, "--page-size", pageSize);
+        EngineOptions.Validated eo = engineOptions.validate(spec);
         if (pages != null) {
             CliSupport.requirePositive(spec, "--pages", pages);
         }
-        String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
         if (maxRunning != null) {
             CliSupport.requirePositive(spec, "--max-running", maxRunning);
         }
         if (maxBatchTokens != null) {
             CliSupport.requirePositive(spec, "--max-batch-tokens", maxBatchTokens);
         }
-        String m = model == null ? "" : model.trim();
-        if (m.isEmpty()) {
-            throw CliSupport.usage(spec, "invalid value for --model: empty");
-        }
         CliSupport.requireWritableTarget(spec, "--json", json);
         CliSupport.requireWritableTarget(spec, "--plot", plot);
-        if (!List.of("tiny", "small").contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
-            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
-        }
         Workloads.Options wo = new Workloads.Options(n, r, seed, Workloads.DEFAULT_VOCAB, mt);
         List<String> runs = pc.equals("both") ? List.of("off", "on") : List.of(pc);
-        return new Settings(wl, wo, runs, timeScale, m, kv, pageSize, pages, be, maxRunning, maxBatchTokens);
+        return new Settings(wl, wo, runs, timeScale, eo.model(), eo.kvDtype(), eo.pageSize(), pages, eo.backend(),
+                maxRunning, maxBatchTokens);
     }
 
     private double parseRate() {

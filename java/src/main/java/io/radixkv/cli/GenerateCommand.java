@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -33,20 +34,8 @@ final class GenerateCommand implements Callable<Integer> {
             description = "Prefix cache (default ${DEFAULT-VALUE}).")
     String prefixCache;
 
-    @Option(names = "--model", paramLabel = "tiny|small|DIR", defaultValue = "small",
-            description = "Built-in model or a model directory (default ${DEFAULT-VALUE}).")
-    String model;
-
-    @Option(names = "--kv-dtype", paramLabel = "f32|bf16|f16|fp8", defaultValue = "bf16",
-            description = "KV cache element type (default ${DEFAULT-VALUE}).")
-    String kvDtype;
-
-    @Option(names = "--page-size", paramLabel = "P", defaultValue = "16", description = "Tokens per KV page (default ${DEFAULT-VALUE}).")
-    int pageSize;
-
-    @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
-            description = "Kernel backend (default ${DEFAULT-VALUE}).")
-    String backend;
+    @Mixin
+    EngineOptions engineOptions = new EngineOptions();
 
     @Option(names = "--seed", paramLabel = "S", defaultValue = "0",
             description = "Seed for model weights of built-in models and sampling (default ${DEFAULT-VALUE}).")
@@ -74,22 +63,8 @@ final class GenerateCommand implements Callable<Integer> {
         }
         CliSupport.requirePositive(spec, "--max-tokens", maxTokens);
         String pc = CliSupport.requireOneOf(spec, "--prefix-cache", prefixCache, "on", "off");
-        DType kv;
-        try {
-            kv = DType.parse(kvDtype);
-        } catch (IllegalArgumentException e) {
-            throw CliSupport.usage(spec, "invalid value for --kv-dtype: '" + kvDtype + "' (expected f32, bf16, f16 or fp8)");
-        }
-        CliSupport.requirePositive(spec, "--page-size", pageSize);
-        String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
-        if (model == null || model.isBlank()) {
-            throw CliSupport.usage(spec, "invalid value for --model: empty");
-        }
-        String m = model.trim();
-        if (!List.of("tiny", "small").contains(m.toLowerCase(java.util.Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
-            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
-        }
-        return new Settings(prompts, maxTokens, pc.equals("on"), model.trim(), kv, pageSize, be, seed);
+        EngineOptions.Validated eo = engineOptions.validate(spec);
+        return new Settings(prompts, maxTokens, pc.equals("on"), eo.model(), eo.kvDtype(), eo.pageSize(), eo.backend(), seed);
     }
 
     /** Token ids "1,2,3" (ids >= 0), else a usage error naming the bad element. */

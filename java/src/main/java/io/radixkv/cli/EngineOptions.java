@@ -1,0 +1,50 @@
+package io.radixkv.cli;
+
+import io.radixkv.kernels.DType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+
+/** Engine options shared by {@code bench} and {@code generate} (a picocli mixin): model, KV dtype, page size, backend. */
+final class EngineOptions {
+    @Option(names = "--model", paramLabel = "tiny|small|DIR", defaultValue = "small",
+            description = "Built-in model or a model directory (default ${DEFAULT-VALUE}).")
+    String model;
+
+    @Option(names = "--kv-dtype", paramLabel = "f32|bf16|f16|fp8", defaultValue = "bf16",
+            description = "KV cache element type (default ${DEFAULT-VALUE}).")
+    String kvDtype;
+
+    @Option(names = "--page-size", paramLabel = "P", defaultValue = "16", description = "Tokens per KV page (default ${DEFAULT-VALUE}).")
+    int pageSize;
+
+    @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
+            description = "Kernel backend (default ${DEFAULT-VALUE}).")
+    String backend;
+
+    /** The options after validation. */
+    record Validated(String model, DType kvDtype, int pageSize, String backend) {}
+
+    /** Validates the options; a bad value is a usage error (exit 2) naming the option. */
+    Validated validate(CommandSpec spec) {
+        DType kv;
+        try {
+            kv = DType.parse(kvDtype);
+        } catch (IllegalArgumentException e) {
+            throw CliSupport.usage(spec, "invalid value for --kv-dtype: '" + kvDtype + "' (expected f32, bf16, f16 or fp8)");
+        }
+        CliSupport.requirePositive(spec, "--page-size", pageSize);
+        String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
+        String m = model == null ? "" : model.trim();
+        if (m.isEmpty()) {
+            throw CliSupport.usage(spec, "invalid value for --model: empty");
+        }
+        if (!List.of("tiny", "small").contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
+            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
+        }
+        return new Validated(m, kv, pageSize, be);
+    }
+}
