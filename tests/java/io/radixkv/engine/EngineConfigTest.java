@@ -34,6 +34,7 @@ class EngineConfigTest {
         refused(b -> b.kvDtype(DType.F32).kvScale(2f), "kvScale");
         refused(b -> b.decodeReserveFraction(1.5), "decodeReserveFraction");
         refused(b -> b.maxSeqLen(-3), "maxSeqLen");
+        refused(b -> b.weightsDtype(DType.FP8_E4M3), "weightsDtype", "fp8_e4m3");
         EngineConfig ok = EngineConfig.builder().kvDtype("fp8_e4m3").kvScale(0.5f).build();
         assertEquals(ok, ok.toBuilder().build());
     }

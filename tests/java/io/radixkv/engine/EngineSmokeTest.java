@@ -28,4 +28,30 @@ class EngineSmokeTest {
             e.checkInvariants(true);
         }
     }
+
+    /** bf16 weights (the AMX matmul path for prefill) serve end to end, deterministically, with the prefix cache. */
+    @Test
+    void bf16WeightsEndToEnd() {
+        int[] prompt = {1, 5, 9, 300, 4000, 17, 23, 99, 31999, 2, 11, 12};
+        int[][] outputs = new int[2][];
+        for (int run = 0; run < 2; run++) {
+            try (Engine e = EngineTestSupport.start(EngineTestSupport.tiny(4, DType.BF16, true, 256)
+                    .weightsDtype(DType.BF16).build())) {
+                List<RequestResult> r = e.runToCompletion(List.of(
+                        new GenerateRequest("a", prompt, SamplingParams.greedy(6)),
+                        new GenerateRequest("b", prompt, SamplingParams.greedy(6))));
+                for (RequestResult x : r) {
+                    assertEquals(FinishReason.LENGTH, x.reason(), x.error());
+                    assertEquals(6, x.outputTokens().length);
+                    for (int t : x.outputTokens()) {
+                        assertTrue(t >= 0 && t < 32000, "token " + t + " outside the vocabulary");
+                    }
+                }
+                assertTrue(r.get(1).stats().cachedPromptTokens() > 0, "second request reuses the first's prefix");
+                outputs[run] = r.get(0).outputTokens();
+                e.checkInvariants(true);
+            }
+        }
+        assertArrayEquals(outputs[0], outputs[1], "same seed and weights dtype give the same tokens");
+    }
 }

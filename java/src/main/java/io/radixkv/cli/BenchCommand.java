@@ -79,7 +79,7 @@ final class BenchCommand implements Callable<Integer> {
     /** Validated settings of one bench invocation. */
     record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
                     double timeScale, String model, DType kvDtype, int pageSize, Integer pages, String backend,
-                    Integer maxRunning, Integer maxBatchTokens) {
+                    Integer maxRunning, Integer maxBatchTokens, DType weightsDtype) {
         /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
         Workload workload(int vocab) {
             Workloads.Options o = workloadOptions;
@@ -146,7 +146,7 @@ final class BenchCommand implements Callable<Integer> {
         Workloads.Options wo = new Workloads.Options(n, r, seed, Workloads.DEFAULT_VOCAB, mt);
         List<String> runs = pc.equals("both") ? List.of("off", "on") : List.of(pc);
         return new Settings(wl, wo, runs, timeScale, eo.model(), eo.kvDtype(), eo.pageSize(), pages, eo.backend(),
-                maxRunning, maxBatchTokens);
+                maxRunning, maxBatchTokens, eo.weightsDtype());
     }
 
     private double parseRate() {

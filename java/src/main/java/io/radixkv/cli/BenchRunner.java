@@ -47,7 +47,7 @@ final class BenchRunner {
 
     static EngineConfig engineConfig(BenchCommand.Settings s, boolean prefixCache) {
         EngineConfig.Builder b = EngineConfig.builder().model(s.model()).kvDtype(s.kvDtype()).pageSize(s.pageSize())
-                .prefixCache(prefixCache).backend(s.backend());
+                .prefixCache(prefixCache).backend(s.backend()).weightsDtype(s.weightsDtype());
         if (s.pages() != null) {
             b.numPages(s.pages());
         }

@@ -8,7 +8,7 @@ import java.util.Locale;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
-/** Engine options shared by {@code bench} and {@code generate} (a picocli mixin): model, KV dtype, page size, backend. */
+/** Engine options shared by {@code bench} and {@code generate} (a picocli mixin): model, KV dtype, page size, weights dtype, backend. */
 final class EngineOptions {
     @Option(names = "--model", paramLabel = "tiny|small|DIR", defaultValue = "small",
             description = "Built-in model or a model directory (default ${DEFAULT-VALUE}).")
@@ -21,12 +21,17 @@ final class EngineOptions {
     @Option(names = "--page-size", paramLabel = "P", defaultValue = "16", description = "Tokens per KV page (default ${DEFAULT-VALUE}).")
     int pageSize;
 
+    @Option(names = "--weights-dtype", paramLabel = "f32|bf16", defaultValue = "f32",
+            description = "Element type the model weights are held in; bf16 runs prefill GEMMs as bf16 matmuls "
+                    + "(AMX where present) with bf16-rounded activations (default ${DEFAULT-VALUE}).")
+    String weightsDtype;
+
     @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
             description = "Kernel backend (default ${DEFAULT-VALUE}).")
     String backend;
 
     /** The options after validation. */
-    record Validated(String model, DType kvDtype, int pageSize, String backend) {}
+    record Validated(String model, DType kvDtype, int pageSize, String backend, DType weightsDtype) {}
 
     /** Validates the options; a bad value is a usage error (exit 2) naming the option. */
     Validated validate(CommandSpec spec) {
@@ -37,6 +42,7 @@ final class EngineOptions {
             throw CliSupport.usage(spec, "invalid value for --kv-dtype: '" + kvDtype + "' (expected f32, bf16, f16 or fp8)");
         }
         CliSupport.requirePositive(spec, "--page-size", pageSize);
+        DType wd = DType.parse(CliSupport.requireOneOf(spec, "--weights-dtype", weightsDtype, "f32", "bf16"));
         String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
         String m = model == null ? "" : model.trim();
         if (m.isEmpty()) {
@@ -45,6 +51,6 @@ final class EngineOptions {
         if (!List.of("tiny", "small").contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
             throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
         }
-        return new Validated(m, kv, pageSize, be);
+        return new Validated(m, kv, pageSize, be, wd);
     }
 }

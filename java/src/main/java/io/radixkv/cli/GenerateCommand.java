@@ -43,7 +43,7 @@ final class GenerateCommand implements Callable<Integer> {
 
     /** Validated settings. */
     record Settings(List<int[]> prompts, int maxTokens, boolean prefixCache, String model, DType kvDtype,
-                    int pageSize, String backend, long seed) {}
+                    int pageSize, String backend, long seed, DType weightsDtype) {}
 
     @Override
     public Integer call() {
@@ -64,7 +64,8 @@ final class GenerateCommand implements Callable<Integer> {
         CliSupport.requirePositive(spec, "--max-tokens", maxTokens);
         String pc = CliSupport.requireOneOf(spec, "--prefix-cache", prefixCache, "on", "off");
         EngineOptions.Validated eo = engineOptions.validate(spec);
-        return new Settings(prompts, maxTokens, pc.equals("on"), eo.model(), eo.kvDtype(), eo.pageSize(), eo.backend(), seed);
+        return new Settings(prompts, maxTokens, pc.equals("on"), eo.model(), eo.kvDtype(), eo.pageSize(), eo.backend(), seed,
+                eo.weightsDtype());
     }
 
     /** Token ids "1,2,3" (ids >= 0), else a usage error naming the bad element. */

@@ -30,7 +30,8 @@ final class GenerateRunner {
 
     static EngineConfig engineConfig(GenerateCommand.Settings s) {
         return EngineConfig.builder().model(s.model()).weightsSeed(s.seed()).kvDtype(s.kvDtype())
-                .pageSize(s.pageSize()).prefixCache(s.prefixCache()).backend(s.backend()).build();
+                .pageSize(s.pageSize()).prefixCache(s.prefixCache()).backend(s.backend())
+                .weightsDtype(s.weightsDtype()).build();
     }
 
     static void run(GenerateCommand.Settings s, PrintWriter out) {

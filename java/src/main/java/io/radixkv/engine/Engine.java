@@ -228,7 +228,7 @@ public final class Engine implements AutoCloseable {
     private static ModelWeights loadWeights(EngineConfig config) {
         String m = config.model().trim();
         if (ModelPresets.names().contains(m.toLowerCase(java.util.Locale.ROOT))) {
-            return ModelWeights.random(ModelPresets.byName(m), DType.F32, config.weightsSeed());
+            return ModelWeights.random(ModelPresets.byName(m), config.weightsDtype(), config.weightsSeed());
         }
         Path dir = Path.of(m);
         if (!Files.isDirectory(dir)) {
@@ -236,7 +236,7 @@ public final class Engine implements AutoCloseable {
                     + " nor a checkpoint directory");
         }
         try {
-            return ModelWeights.load(dir, DType.F32);
+            return ModelWeights.load(dir, config.weightsDtype());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot load checkpoint " + dir + ": " + e.getMessage(), e);
         }

@@ -25,10 +25,13 @@ import java.util.Objects;
  * @param backend kernel backend: {@code cpu}, {@code auto} (CUDA when present), {@code java}
  * @param evictionPolicy which unlocked cached pages go first
  * @param decodeReserveFraction bound on the decode-growth reserve, as a fraction of the pool
+ * @param weightsDtype element type the weights are held in: f32 (default, exact) or bf16 (half the
+ *     memory; prefill GEMMs run as bf16 matmuls, on AMX where present, with activations rounded to bf16)
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
-                           String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction) {
+                           String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction,
+                           DType weightsDtype) {
     public static final int MAX_PAGE_SIZE = 1024;
     /** Largest per-step token budget (the model's activation scratch is sized by it). */
     public static final int MAX_BATCH_TOKENS = 65536;
@@ -73,6 +76,9 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         }
         backend = backend.toLowerCase(Locale.ROOT);
         Objects.requireNonNull(evictionPolicy, "evictionPolicy");
+        if (weightsDtype != DType.F32 && weightsDtype != DType.BF16) {
+            throw new IllegalArgumentException("weightsDtype must be f32 or bf16, got " + weightsDtype);
+        }
         if (!(decodeReserveFraction >= 0 && decodeReserveFraction < 1)) {
             throw new IllegalArgumentException("decodeReserveFraction must be in [0, 1), got " + decodeReserveFraction);
         }
@@ -86,7 +92,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         return new Builder().model(model).weightsSeed(weightsSeed).kvDtype(kvDtype).kvScale(kvScale).pageSize(pageSize)
                 .numPages(numPages).kvCacheBytes(kvCacheBytes).prefixCache(prefixCache).maxBatchTokens(maxBatchTokens)
                 .maxRunning(maxRunning).maxSeqLen(maxSeqLen).backend(backend).evictionPolicy(evictionPolicy)
-                .decodeReserveFraction(decodeReserveFraction);
+                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype);
     }
 
     /** Mutable builder with serving defaults (tiny preset, bf16 pages of 16, 256 MiB pool, cache on). */
@@ -105,6 +111,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         private String backend = "auto";
         private EvictionPolicy evictionPolicy = EvictionPolicy.LRU;
         private double decodeReserveFraction = 0.3;
+        private DType weightsDtype = DType.F32;
 
         public Builder model(String v) { model = v; return this; }
         public Builder weightsSeed(long v) { weightsSeed = v; return this; }
@@ -123,10 +130,12 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         public Builder backend(String v) { backend = v; return this; }
         public Builder evictionPolicy(EvictionPolicy v) { evictionPolicy = v; return this; }
         public Builder decodeReserveFraction(double v) { decodeReserveFraction = v; return this; }
+        public Builder weightsDtype(DType v) { weightsDtype = v; return this; }
+        public Builder weightsDtype(String v) { weightsDtype = DType.parse(v); return this; }
 
         public EngineConfig build() {
             return new EngineConfig(model, weightsSeed, kvDtype, kvScale, pageSize, numPages, kvCacheBytes, prefixCache,
-                    maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction);
+                    maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction, weightsDtype);
         }
     }
 }
