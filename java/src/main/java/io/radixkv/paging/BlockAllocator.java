@@ -172,30 +172,7 @@ public final class BlockAllocator {
      * (range, state, duplicates within the list) before any is freed.
      */
     public void free(int[] pages, int off, int len) {
-        Objects.requireNonNull(pages, "pages");
-        Objects.checkFromIndexSize(off, len, pages.length);
-        int end = off + len;
-        for (int i = off; i < end; i++) {
-            int page = pages[i];
-            RuntimeException bad = null;
-            if (page < 0 || page >= numPages) {
-                bad = outOfRange(page);
-            } else if (state[page] == MARKED) {
-                bad = new IllegalStateException("page " + page + " appears twice in the list to free (double free)");
-            } else if (state[page] != PRIVATE) {
-                bad = notPrivate(page, state[page], "free");
-            }
-            if (bad != null) {
-                for (int j = off; j < i; j++) {
-                    state[pages[j]] = PRIVATE; // undo the marks: nothing changed
-                }
-                throw bad;
-            }
-            state[page] = MARKED;
-        }
-        for (int i = off; i < end; i++) {
-            release(pages[i]);
-        }
+        releaseAll(pages, off, len, PRIVATE);
         privateCount -= len;
     }
 
@@ -226,6 +203,16 @@ public final class BlockAllocator {
 
     /** {@link #freeCached(int)} for {@code pages[off .. off+len)}; all are checked first. */
     public void freeCached(int[] pages, int off, int len) {
+        releaseAll(pages, off, len, CACHED);
+        cachedCount -= len;
+    }
+
+    /**
+     * Frees {@code pages[off .. off+len)}, which must all be in state {@code expected}.
+     * All-or-nothing: every id is checked (range, state, duplicates within the list, found by
+     * marking) before any is freed; on a bad id the marks are undone and nothing changes.
+     */
+    private void releaseAll(int[] pages, int off, int len, byte expected) {
         Objects.requireNonNull(pages, "pages");
         Objects.checkFromIndexSize(off, len, pages.length);
         int end = off + len;
@@ -236,13 +223,14 @@ public final class BlockAllocator {
                 bad = outOfRange(page);
             } else if (state[page] == MARKED) {
                 bad = new IllegalStateException("page " + page + " appears twice in the list to free (double free)");
-            } else if (state[page] != CACHED) {
-                bad = new IllegalStateException("freeCached(page " + page + "): page is " + STATES[state[page]]
-                        + ", not CACHED");
+            } else if (state[page] != expected) {
+                bad = expected == PRIVATE ? notPrivate(page, state[page], "free")
+                        : new IllegalStateException("freeCached(page " + page + "): page is " + STATES[state[page]]
+                                + ", not CACHED");
             }
             if (bad != null) {
                 for (int j = off; j < i; j++) {
-                    state[pages[j]] = CACHED; // undo the marks: nothing changed
+                    state[pages[j]] = expected; // undo the marks: nothing changed
                 }
                 throw bad;
             }
@@ -251,7 +239,6 @@ public final class BlockAllocator {
         for (int i = off; i < end; i++) {
             release(pages[i]);
         }
-        cachedCount -= len;
     }
 
     public PageState stateOf(int page) {
