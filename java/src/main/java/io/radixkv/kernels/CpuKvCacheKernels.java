@@ -5,7 +5,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.List;
 
@@ -100,12 +99,8 @@ final class CpuKvCacheKernels implements KvCacheKernels {
             return;
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment ks = arena.allocate(ValueLayout.ADDRESS, layers.size());
-            MemorySegment vs = arena.allocate(ValueLayout.ADDRESS, layers.size());
-            for (int i = 0; i < layers.size(); i++) {
-                ks.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).kCache());
-                vs.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).vCache());
-            }
+            MemorySegment ks = KvCacheView.poolAddresses(arena, layers, true);
+            MemorySegment vs = KvCacheView.poolAddresses(arena, layers, false);
             int status;
             try {
                 status = (int) COPY_BLOCKS.invokeExact(ks, vs, layers.size(), blockMapping, numPairs, layout.pageBytes(),

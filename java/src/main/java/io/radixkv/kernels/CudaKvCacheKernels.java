@@ -85,12 +85,8 @@ final class CudaKvCacheKernels implements KvCacheKernels {
             return;
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment ks = arena.allocate(ValueLayout.ADDRESS, layers.size());
-            MemorySegment vs = arena.allocate(ValueLayout.ADDRESS, layers.size());
-            for (int i = 0; i < layers.size(); i++) {
-                ks.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).kCache());
-                vs.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).vCache());
-            }
+            MemorySegment ks = KvCacheView.poolAddresses(arena, layers, true);
+            MemorySegment vs = KvCacheView.poolAddresses(arena, layers, false);
             check("rkv_cuda_copy_blocks", radixkv_h.rkv_cuda_copy_blocks(ks, vs, layers.size(), blockMapping, numPairs,
                     layout.pageBytes(), layout.numPages()));
         }

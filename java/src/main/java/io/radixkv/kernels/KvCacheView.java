@@ -1,6 +1,9 @@
 package io.radixkv.kernels;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
 
 /**
  * One layer's paged KV cache: K and V pools of the given layout (host memory for the CPU
@@ -19,6 +22,18 @@ public record KvCacheView(MemorySegment kCache, MemorySegment vCache, PagedKvLay
         if (!layout.cacheDtype().isFp8() && (kScale != 1f || vScale != 1f)) {
             throw new IllegalArgumentException("kScale/vScale must be 1 for a " + layout.cacheDtype() + " cache");
         }
+    }
+
+    /**
+     * An array of the layers' K (or V) pool addresses, as {@code rkv_copy_blocks} and its CUDA
+     * twin take them ({@code void* const*}), allocated in {@code arena}.
+     */
+    static MemorySegment poolAddresses(Arena arena, List<KvCacheView> layers, boolean keys) {
+        MemorySegment out = arena.allocate(ValueLayout.ADDRESS, layers.size());
+        for (int i = 0; i < layers.size(); i++) {
+            out.setAtIndex(ValueLayout.ADDRESS, i, keys ? layers.get(i).kCache() : layers.get(i).vCache());
+        }
+        return out;
     }
 
     public static KvCacheView of(MemorySegment k, MemorySegment v, PagedKvLayout layout) {
