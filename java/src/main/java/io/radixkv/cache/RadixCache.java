@@ -807,8 +807,13 @@ public final class RadixCache {
 
     // ---- eviction keys (smaller = evicted first) --------------------------------------------
 
+    /**
+     * Queues a node that just became an evictable leaf. A live older entry is kept when keys only
+     * grow (it underestimates the key and is re-keyed when popped); MRU keys shrink on access, so
+     * its entry is replaced by one with the current key.
+     */
     private void enqueue(Node n) {
-        heap.push(n, k1(n), k2(n), k3(n), false);
+        heap.push(n, k1(n), k2(n), k3(n), policy == EvictionPolicy.MRU);
     }
 
     private long k1(Node n) {
