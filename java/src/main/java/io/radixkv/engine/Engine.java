@@ -17,6 +17,7 @@ import io.radixkv.model.SamplingParams;
 import io.radixkv.paging.BlockAllocator;
 import io.radixkv.paging.KvPool;
 import io.radixkv.paging.KvSequences;
+import io.radixkv.sched.FinishReason;
 import io.radixkv.sched.KvManager;
 import io.radixkv.sched.PrefixStore;
 import io.radixkv.sched.RadixPrefixStore;
