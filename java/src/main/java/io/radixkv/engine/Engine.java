@@ -67,7 +67,7 @@ public final class Engine implements AutoCloseable {
         KvSizing sizing = KvSizing.of(config, modelConfig);
         this.kv = new KvState(config, modelConfig, sizing, backend.memory());
         this.scheduler = new Scheduler(new SchedulerConfig(config.maxRunning(), config.maxBatchTokens(),
-                config.decodeReserveFraction()), kv.manager());
+                config.decodeReserveFraction(), sizing.maxSeqLen()), kv.manager());
         this.model = new LlamaModel(modelConfig, weights, backend.dense(), backend, config.maxBatchTokens());
         ModelRunner.Forward forward = model::forward;
         if (forwardWrapper != null) {
@@ -152,21 +152,21 @@ public final class Engine implements AutoCloseable {
      * Submits a request. Thread-safe.
      *
      * @param onToken called on the engine thread with every generated token as it is sampled
-     *     (may be null); if it throws, the request is cancelled with an error
+     *     (may be null); if it throws (anything, Errors included), that request ends as
+     *     ERROR naming the throwable and the engine goes on serving the others
      * @return a handle whose result completes when the request ends; already completed as
      *     REJECTED when the request can never fit the KV pool or the sequence limit
      * @throws IllegalArgumentException for a malformed request (token id outside the
      *     vocabulary, non-positive maxTokens, ...), before anything is queued
-     * @throws IllegalStateException after {@link #close()}
+     * @throws IllegalStateException once the engine no longer serves: after {@link #close()}
+     *     began, after an internal error, or after its thread was interrupted (the message
+     *     says which); a request is either refused this way or always completes
      */
     public RequestHandle submit(GenerateRequest request, IntConsumer onToken) {
         Objects.requireNonNull(request, "request");
-        if (loop.closing()) {
-            throw new IllegalStateException("the engine is closed");
-        }
-        String fatal = loop.fatal();
-        if (fatal != null) {
-            throw new IllegalStateException("the engine stopped after an internal error: " + fatal);
+        String refusal = loop.refusal();
+        if (refusal != null) {
+            throw new IllegalStateException(refusal);
         }
         int[] prompt = request.promptTokens().clone();
         int vocab = modelConfig.vocab();

@@ -12,7 +12,7 @@ import org.apache.logging.log4j.Logger;
  * pass → commit → sample and stream. A forward pass that throws is retried one sequence at
  * a time so only the culprit fails. Engine thread only.
  */
-final class StepExecutor {
+final class StepExecutor implements EngineLoop.Work {
     private static final Logger LOG = LogManager.getLogger(StepExecutor.class);
 
     private final Scheduler scheduler;
@@ -27,11 +27,13 @@ final class StepExecutor {
         this.streamer = streamer;
     }
 
-    boolean hasWork() {
+    @Override
+    public boolean hasWork() {
         return scheduler.hasWork();
     }
 
-    void step() {
+    @Override
+    public void step() {
         long now = System.nanoTime();
         try {
             streamer.complete(scheduler.retire(), now);
@@ -51,7 +53,8 @@ final class StepExecutor {
     }
 
     /** Ends every queued and running request with {@code why} (shutdown, engine failure). */
-    void abortAll(String why) {
+    @Override
+    public void abortAll(String why) {
         streamer.complete(scheduler.abortAll(why), System.nanoTime());
     }
 
