@@ -54,6 +54,7 @@ public final class Engine implements AutoCloseable {
     private final ModelRunner runner;
     private final EngineCounters counters;
     private final TokenStreamer streamer;
+    private final StepExecutor executor;
     private final EngineLoop loop;
     private final AtomicLong order = new AtomicLong();
 
@@ -77,7 +78,8 @@ public final class Engine implements AutoCloseable {
                 config.maxBatchTokens(), modelConfig.vocab(), backend.memory());
         this.counters = new EngineCounters(kv, scheduler);
         this.streamer = new TokenStreamer(scheduler, runner, counters);
-        this.loop = new EngineLoop(new StepExecutor(scheduler, runner, counters, streamer));
+        this.executor = new StepExecutor(scheduler, runner, counters, streamer);
+        this.loop = new EngineLoop(executor);
     }
 
     /**
@@ -261,6 +263,14 @@ public final class Engine implements AutoCloseable {
             kv.checkInvariants(scheduler, expectIdle);
             return null;
         });
+    }
+
+    /**
+     * Where the engine thread's step time went, over whole steps (measurements of per-step
+     * overhead). From a token listener (mid-step) it is the reading at the end of the previous step.
+     */
+    StepBreakdown stepBreakdown() {
+        return loop.isEngineThread() ? executor.lastStepEnd() : onEngineThread(executor::breakdown);
     }
 
     /** Evicts every unlocked cached page (tests: cold cache). Returns pages freed. */

@@ -19,12 +19,14 @@ final class StepExecutor implements EngineLoop.Work {
     private final ModelRunner runner;
     private final EngineCounters counters;
     private final TokenStreamer streamer;
+    private StepBreakdown lastStepEnd;
 
     StepExecutor(Scheduler scheduler, ModelRunner runner, EngineCounters counters, TokenStreamer streamer) {
         this.scheduler = scheduler;
         this.runner = runner;
         this.counters = counters;
         this.streamer = streamer;
+        this.lastStepEnd = breakdown();
     }
 
     @Override
@@ -40,12 +42,14 @@ final class StepExecutor implements EngineLoop.Work {
             scheduler.admit(now);
             StepPlan plan = scheduler.plan();
             counters.notePeaks();
+            counters.addScheduleNanos(System.nanoTime() - now);
             if (!plan.isEmpty()) {
                 counters.countStep();
                 execute(plan.entries());
             }
         } finally {
             counters.addStepNanos(System.nanoTime() - now);
+            lastStepEnd = breakdown();
         }
         // requests that finished in this step are retired (pages released, results completed) at
         // the start of the next one: the loop runs another step while the scheduler holds them
@@ -89,5 +93,16 @@ final class StepExecutor implements EngineLoop.Work {
                 streamer.emit(e.seq(), row++, now);
             }
         }
+        counters.addSampleNanos(System.nanoTime() - now);
+    }
+
+    /** Where the step time went so far. Engine thread. */
+    StepBreakdown breakdown() {
+        return counters.breakdown(runner.modelNanos());
+    }
+
+    /** {@link #breakdown()} as it was at the end of the last step (whole steps only). Engine thread. */
+    StepBreakdown lastStepEnd() {
+        return lastStepEnd;
     }
 }
