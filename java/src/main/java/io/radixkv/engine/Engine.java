@@ -31,8 +31,16 @@ import org.apache.logging.log4j.Logger;
  * thread-safe; token listeners and result futures run on the engine thread.
  *
  * <p>Failures are per request: a malformed request is refused by {@link #submit}
- * (IllegalArgumentException), one that can never fit completes as REJECTED, and a forward
- * pass that throws is retried one sequence at a time so only the culprit fails.
+ * (IllegalArgumentException), one that can never fit completes as REJECTED, a forward pass
+ * that throws is retried one sequence at a time so only the culprit fails, and a sampling or
+ * token-listener failure (Errors included) ends only its request. Once the engine stops
+ * (close, an internal error, an interrupted engine thread) {@link #submit} refuses with an
+ * IllegalStateException naming why; every request it accepted completes.
+ *
+ * <p>This class wires the parts together: {@link KvSizing} (pool and sequence limits),
+ * {@link BackendChoice}, {@link ModelLoading}, {@link KvState} (pool, pages, prefix cache),
+ * {@link EngineLoop} (engine thread and inbox), {@link StepExecutor} (one step),
+ * {@link TokenStreamer} (sampling, listeners, results) and {@link EngineCounters} (stats).
  */
 public final class Engine implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(Engine.class);
