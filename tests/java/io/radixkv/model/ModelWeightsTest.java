@@ -170,7 +170,8 @@ class ModelWeightsTest {
             Path i8 = tmp.resolve("i8");
             SafetensorsTestWriter.writeConfig(i8, SMALL_VOCAB);
             Files.writeString(i8.resolve("x.safetensors"), "");
-            Files.write(i8.resolve("x.safetensors"), header("{\"w\":{\"dtype\":\"I8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1));
+            Files.write(i8.resolve("x.safetensors"), header("{\"model.embed_tokens.weight\":{\"dtype\":\"I8\","
+                    + "\"shape\":[300,32],\"data_offsets\":[0,9600]}}", 9600));
             e = assertThrows(IOException.class, () -> ModelWeights.load(i8, DType.F32));
             assertTrue(e.getMessage().contains("dtype 'I8'"), e.getMessage());
         }
