@@ -71,6 +71,18 @@ public final class ElementConversion {
             }
             return;
         }
+        if (srcType == DType.F32 && dstType == DType.BF16) {
+            for (long i = 0; i < n; i++) {
+                dst.setAtIndex(I16, dstOffset + i, floatToBf16(Float.intBitsToFloat(src.getAtIndex(I32, i))));
+            }
+            return;
+        }
+        if (srcType == DType.F16 && dstType == DType.F32) {
+            for (long i = 0; i < n; i++) { // exact widening
+                dst.setAtIndex(I32, dstOffset + i, Float.floatToRawIntBits(Float.float16ToFloat(src.getAtIndex(I16, i))));
+            }
+            return;
+        }
         for (long i = 0; i < n; i++) {
             store(dst, dstOffset + i, dstType, load(src, i, srcType));
         }

@@ -23,8 +23,19 @@ import java.util.Map;
  * differ.
  */
 public final class LoadPlan {
-    /** One tensor to copy. */
-    private record Copy(TensorEntry src, DType srcType, String param, DType dstType, long offset, long elements) {}
+    private static final long CHUNK_ELEMENTS = 4L << 20;
+
+    /** One tensor (or a chunk of one) to copy. */
+    private record Copy(Path file, long srcOffset, DType srcType, String param, DType dstType, long dstOffset,
+                        long elements) {
+        long srcBytes() {
+            return elements * srcType.bytes();
+        }
+
+        Copy part(long start, long n) {
+            return new Copy(file, srcOffset + start * srcType.bytes(), srcType, param, dstType, dstOffset + start, n);
+        }
+    }
 
     /** Bytes read from the files and the seconds the copy took. */
     public record Stats(long bytes, double seconds) {
@@ -40,7 +51,7 @@ public final class LoadPlan {
     private LoadPlan(Checkpoint checkpoint, List<Copy> copies) {
         this.checkpoint = checkpoint;
         this.copies = List.copyOf(copies);
-        this.bytes = copies.stream().mapToLong(c -> c.src().bytes()).sum();
+        this.bytes = copies.stream().mapToLong(Copy::srcBytes).sum();
     }
 
     /**
@@ -79,9 +90,10 @@ public final class LoadPlan {
                 case "BF16" -> DType.BF16;
                 case "F16" -> DType.F16;
                 default -> throw new CheckpointException(t.file() + ": tensor " + t.name() + " has dtype '" + t.dtype()
-                        + "' (supported: F32, BF16, F16)");
+                        + "', not one of F32, BF16, F16");
             };
-            copies.add(new Copy(t, srcType, spec.param(), block.dtype(), spec.offset(), spec.elements()));
+            copies.add(new Copy(t.file(), t.offset(), srcType, spec.param(), block.dtype(), spec.offset(),
+                    spec.elements()));
         }
         return new LoadPlan(checkpoint, copies);
     }
@@ -100,25 +112,43 @@ public final class LoadPlan {
      * for the duration of the copy only: the mappings' arena is closed before this returns.
      */
     public Stats copyInto(ParameterStore store) throws IOException {
+        for (Copy c : copies) {
+            ParamSpec block = store.spec(c.param());
+            if (block.dtype() != c.dstType() || c.dstOffset() + c.elements() > block.elements()) {
+                throw new IllegalArgumentException("the store's block " + block + " is not the planned one");
+            }
+        }
         long t0 = System.nanoTime();
         try (Arena mapArena = Arena.ofShared()) {
             Map<Path, MemorySegment> mapped = new LinkedHashMap<>();
+            for (SafetensorsFile f : checkpoint.files()) {
+                mapped.put(f.file(), map(f, mapArena));
+            }
+            // Chunks, so that one large tensor (the embedding table) is copied by several threads.
+            List<Copy> chunks = new ArrayList<>();
             for (Copy c : copies) {
-                if (!mapped.containsKey(c.src().file())) {
-                    mapped.put(c.src().file(), map(c.src().file(), mapArena));
+                for (long start = 0; start < c.elements(); start += CHUNK_ELEMENTS) {
+                    chunks.add(c.part(start, Math.min(CHUNK_ELEMENTS, c.elements() - start)));
                 }
             }
-            copies.parallelStream().forEach(c -> {
-                MemorySegment src = mapped.get(c.src().file()).asSlice(c.src().offset(), c.src().bytes());
-                ElementConversion.convert(src, c.srcType(), store.get(c.param()), c.dstType(), c.offset(), c.elements());
+            chunks.parallelStream().forEach(c -> {
+                MemorySegment src = mapped.get(c.file()).asSlice(c.srcOffset(), c.srcBytes());
+                ElementConversion.convert(src, c.srcType(), store.get(c.param()), c.dstType(), c.dstOffset(),
+                        c.elements());
             });
         }
         return new Stats(bytes, (System.nanoTime() - t0) / 1e9);
     }
 
-    private static MemorySegment map(Path file, Arena arena) throws IOException {
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-            return ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size(), arena);
+    /** Maps the whole file read-only, refusing a file whose size changed since its header was checked. */
+    private static MemorySegment map(SafetensorsFile f, Arena arena) throws IOException {
+        try (FileChannel ch = FileChannel.open(f.file(), StandardOpenOption.READ)) {
+            long size = ch.size();
+            if (size != f.size()) {
+                throw new CheckpointException(f.file() + ": the file changed size (" + f.size() + " -> " + size
+                        + " bytes) since its header was read");
+            }
+            return ch.map(FileChannel.MapMode.READ_ONLY, 0, size, arena);
         }
     }
 

@@ -43,10 +43,6 @@ public final class ModelWeights implements AutoCloseable {
         this.layers = List.copyOf(ls);
     }
 
-    private MemorySegment block(int layer, String part) {
-        return store.get(WeightLayout.layer(layer, part));
-    }
-
     private static WeightLayout layout(ModelConfig config, DType dtype) {
         if (config == null) {
             throw new IllegalArgumentException("config must not be null");
@@ -111,6 +107,21 @@ public final class ModelWeights implements AutoCloseable {
     /** {@code [vocab, hidden]}; the same segment as {@link #embed()} when embeddings are tied. */
     public MemorySegment lmHead() {
         return store.get(WeightLayout.LM_HEAD);
+    }
+
+    /** Store block {@code name} (see {@link WeightLayout} for the names). */
+    public MemorySegment block(String name) {
+        return store.get(name);
+    }
+
+    /** Layer {@code layer}'s block {@code part}, e.g. {@link WeightLayout#QKV}. */
+    public MemorySegment block(int layer, String part) {
+        return store.get(WeightLayout.layer(layer, part));
+    }
+
+    /** True when the layout has block {@code name}. */
+    public boolean has(String name) {
+        return store.contains(name);
     }
 
     /** The underlying store of named blocks. */
