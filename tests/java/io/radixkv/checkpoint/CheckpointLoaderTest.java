@@ -59,6 +59,8 @@ class CheckpointLoaderTest {
         // A spec pointing past its block is a model bug, not a checkpoint error.
         assertThrows(IllegalArgumentException.class, () -> CheckpointLoader.load(dir, params,
                 List.of(TensorSpec.of("m.b", "ab", 7, 2, 2))));
+        assertThrows(IllegalArgumentException.class, () -> CheckpointLoader.load(dir, params,
+                List.of(TensorSpec.of("m.a", "ab", 0, 3, 2), TensorSpec.of("m.b", "ab", 5, 2, 2))), "overlapping specs");
     }
 
     /** bf16 into a bf16 block keeps the bits; f32 and f16 files convert with round-to-nearest-even. */

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,6 +68,7 @@ public final class LoadPlan {
         for (ParamSpec p : params) {
             blocks.put(p.name(), p);
         }
+        checkDisjoint(tensors);
         List<Copy> copies = new ArrayList<>();
         for (TensorSpec spec : tensors) {
             ParamSpec block = blocks.get(spec.param());
@@ -96,6 +98,19 @@ public final class LoadPlan {
                     spec.elements()));
         }
         return new LoadPlan(checkpoint, copies);
+    }
+
+    /** Two specs filling the same elements of a block is a bug in the model's spec list. */
+    private static void checkDisjoint(List<TensorSpec> tensors) {
+        List<TensorSpec> sorted = new ArrayList<>(tensors);
+        sorted.sort(Comparator.comparing(TensorSpec::param).thenComparingLong(TensorSpec::offset));
+        for (int i = 1; i < sorted.size(); i++) {
+            TensorSpec a = sorted.get(i - 1);
+            TensorSpec b = sorted.get(i);
+            if (a.param().equals(b.param()) && b.offset() < a.offset() + a.elements()) {
+                throw new IllegalArgumentException(b + " overlaps " + a);
+            }
+        }
     }
 
     /** Bytes the copy reads from the files. */
