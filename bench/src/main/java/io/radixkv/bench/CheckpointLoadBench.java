@@ -136,10 +136,10 @@ public class CheckpointLoadBench {
         try (ModelWeights w = ModelWeights.random(config, DType.BF16, 1)) {
             ParameterStore store = w.store();
             List<List<TensorSpec>> shards = new ArrayList<>();
-            long used = Long.MAX_VALUE;
+            long used = 0;
             for (TensorSpec t : layout.tensors()) {
                 long bytes = t.elements() * store.spec(t.param()).dtype().bytes();
-                if (used + bytes > shardBytes) {
+                if (shards.isEmpty() || (used > 0 && used + bytes > shardBytes)) {
                     shards.add(new ArrayList<>());
                     used = 0;
                 }
