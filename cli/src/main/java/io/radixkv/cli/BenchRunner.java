@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
+import picocli.CommandLine.Model.CommandSpec;
 
 /**
  * Replays a workload through one {@link Engine} with arrivals in (scaled) real time: each
@@ -38,9 +39,6 @@ import me.tongfei.progressbar.ProgressBarStyle;
  * first.
  */
 final class BenchRunner {
-    /** A run that has not finished after this long is cut off; unfinished requests count as failed. */
-    private static final long DEADLINE_SECONDS = 1800;
-
     record Outcome(Workload workload, RunMetrics metrics) {}
 
     private BenchRunner() {}
@@ -60,25 +58,16 @@ final class BenchRunner {
         return b.build();
     }
 
-    /** Why the engine would refuse these settings (a usage error), or null. */
-    static String configError(BenchCommand.Settings s) {
-        try {
-            engineConfig(s, true);
-            return null;
-        } catch (IllegalArgumentException e) {
-            return e.getMessage();
-        }
-    }
-
-    static Outcome run(BenchCommand.Settings s, boolean prefixCache, PrintWriter log) {
+    static Outcome run(CommandSpec spec, BenchCommand.Settings s, boolean prefixCache, PrintWriter log) {
         String label = prefixCache ? "on" : "off";
-        try (Engine engine = Engine.start(engineConfig(s, prefixCache))) {
+        try (Engine engine = EngineOptions.start(spec, () -> engineConfig(s, prefixCache),
+                BenchCommand.ENGINE_OPTIONS)) {
             Workload w = s.workload(engine.modelConfig().vocab());
             log.printf(Locale.ROOT, "bench: prefix cache %s: %s (%d prompt tokens), model %s, %d KV pages of %d tokens%n",
                     label, w.name(), w.promptTokens(), s.model(), engine.numPages(), s.pageSize());
             log.flush();
             warmUp(engine, w);
-            List<RequestRecord> records = replay(engine, w, s.timeScale(), label, log);
+            List<RequestRecord> records = replay(engine, w, s.timeScale(), s.maxDurationSeconds(), label, log);
             EngineStats st = engine.snapshot();
             RunMetrics m = RunMetrics.of(label, records, st.peakPagesAllocated(), st.numPages(), st.preemptions());
             log.printf(Locale.ROOT, "bench: prefix cache %s done in %.1f s (%d failed)%n", label, m.durationSeconds(),
@@ -105,8 +94,8 @@ final class BenchRunner {
         engine.runConcurrently(reqs);
     }
 
-    private static List<RequestRecord> replay(Engine engine, Workload w, double timeScale, String label,
-                                              PrintWriter log) {
+    private static List<RequestRecord> replay(Engine engine, Workload w, double timeScale, double maxSeconds,
+                                              String label, PrintWriter log) {
         int n = w.size();
         AtomicReferenceArray<RequestRecord> records = new AtomicReferenceArray<>(n);
         long[] sent = new long[n];
@@ -150,14 +139,16 @@ final class BenchRunner {
                         h = engine.submit(new GenerateRequest("req-" + r.id(), prompt,
                                 SamplingParams.greedy(r.maxTokens())));
                     } catch (RuntimeException e) {
-                        finish(failed(r, t0, System.nanoTime()));
+                        finish(RequestRecord.failed(r.id(), prompt.length, t0, System.nanoTime(),
+                                "refused at submit: " + Main.describe(e)));
                         return;
                     }
                     h.result().whenComplete((res, err) -> {
                         if (err == null) {
                             outputs[r.id()] = res.outputTokens();
                         }
-                        finish(err != null ? failed(r, t0, System.nanoTime()) : record(r, prompt.length, t0, res));
+                        finish(err != null ? RequestRecord.failed(r.id(), prompt.length, t0, System.nanoTime(),
+                                Main.describe(err)) : record(r, prompt.length, t0, res));
                     });
                 }
 
@@ -179,8 +170,9 @@ final class BenchRunner {
                     timer.schedule(new Submit(r), Math.max(0, start + at - System.nanoTime()), TimeUnit.NANOSECONDS);
                 }
             }
-            if (!done.await(DEADLINE_SECONDS, TimeUnit.SECONDS)) {
-                log.println("bench: run cut off after " + DEADLINE_SECONDS + " s; unfinished requests count as failed");
+            if (!done.await(Math.round(maxSeconds * 1e9), TimeUnit.NANOSECONDS)) {
+                log.println("bench: run cut off after --max-duration " + maxSeconds
+                        + " s; unfinished requests count as failed");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -196,7 +188,8 @@ final class BenchRunner {
         for (int i = 0; i < n; i++) {
             RequestRecord rec = records.get(i);
             WorkloadRequest r = w.requests().get(i);
-            out.add(rec != null ? rec : failed(r, sent[i] != 0 ? sent[i] : now, now));
+            out.add(rec != null ? rec : RequestRecord.failed(i, r.promptLength(), sent[i] != 0 ? sent[i] : now, now,
+                    (sent[i] != 0 ? "unfinished" : "never sent") + " after --max-duration " + maxSeconds + " s"));
         }
         return out;
     }
@@ -222,10 +215,6 @@ final class BenchRunner {
         return p;
     }
 
-    private static RequestRecord failed(WorkloadRequest r, long sent, long end) {
-        return new RequestRecord(r.id(), r.promptLength(), 0, sent, new long[0], Math.max(sent, end), true);
-    }
-
     /** Token times rebuilt from the engine's per-request stats (TTFT, then inter-token gaps). */
     static RequestRecord record(WorkloadRequest r, int promptLength, long sent, RequestResult res) {
         RequestStats st = res.stats();
@@ -243,6 +232,7 @@ final class BenchRunner {
         long last = tokens.length == 0 ? sent : tokens[tokens.length - 1];
         long finish = Math.max(last, sent + Math.max(0, st.e2eNanos()));
         int cached = Math.max(0, Math.min(st.cachedPromptTokens(), promptLength));
-        return new RequestRecord(r.id(), promptLength, cached, sent, tokens, finish, !res.ok());
+        return new RequestRecord(r.id(), promptLength, cached, sent, tokens, tokens.length, finish,
+                res.ok() ? null : res.reason() + (res.error() == null ? "" : ": " + res.error()));
     }
 }
