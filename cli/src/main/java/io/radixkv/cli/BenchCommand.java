@@ -7,16 +7,19 @@ import io.radixkv.cli.workload.Workload;
 import io.radixkv.cli.workload.Workloads;
 import io.radixkv.kernels.DType;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
 
 /** {@code radixkv bench}: replays a synthetic workload through the engine and reports latencies. */
@@ -63,6 +66,20 @@ final class BenchCommand implements Callable<Integer> {
     @Mixin
     EngineOptions engineOptions = new EngineOptions();
 
+    @Option(names = "--url", paramLabel = "http://HOST:PORT",
+            description = "Send the workload to this OpenAI-compatible server (radixkv serve, vLLM, SGLang, ...) "
+                    + "as streamed /v1/completions with token-id prompts, instead of an engine in process; "
+                    + "engine options do not apply.")
+    URI url;
+
+    @Option(names = "--served-model-name", paramLabel = "NAME",
+            description = "With --url: the model to request (default: the server's only model).")
+    String servedModelName;
+
+    @Option(names = "--ignore-eos",
+            description = "With --url: ask for exactly --max-tokens tokens (ignore_eos, a vLLM/SGLang extension).")
+    boolean ignoreEos;
+
     @Option(names = "--pages", paramLabel = "N", description = "KV pages in the pool (default: the engine's).")
     Integer pages;
 
@@ -85,7 +102,8 @@ final class BenchCommand implements Callable<Integer> {
     /** Validated settings of one bench invocation. */
     record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
                     double timeScale, double maxDurationSeconds, String model, DType kvDtype, int pageSize,
-                    Integer pages, String backend, Integer maxRunning, Integer maxBatchTokens, DType weightsDtype) {
+                    Integer pages, String backend, Integer maxRunning, Integer maxBatchTokens, DType weightsDtype,
+                    URI url, String servedModelName, boolean ignoreEos) {
         /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
         Workload workload(int vocab) {
             Workloads.Options o = workloadOptions;
@@ -104,6 +122,12 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Settings s = settings();
+        if (s.url() != null) {
+            BenchRunner.Outcome o = HttpBench.run(s, spec.commandLine().getErr());
+            // The server's page size is unknown, so is the ideal prefill ratio.
+            return report(new BenchReport(o.workload().name(), o.workload().description(), List.of(o.metrics()),
+                    Double.NaN));
+        }
         EngineOptions.check(spec, () -> BenchRunner.engineConfig(s, true), ENGINE_OPTIONS);
         List<RunMetrics> runs = new ArrayList<>();
         Workload w = null;
@@ -178,8 +202,40 @@ final class BenchCommand implements Callable<Integer> {
         Workloads.Options wo = new Workloads.Options(n, r, seed, Workloads.DEFAULT_VOCAB, mt);
         requireScheduleFits(Workloads.generate(wl, wo));
         List<String> runs = pc.equals("both") ? List.of("off", "on") : List.of(pc);
+        checkTarget();
         return new Settings(wl, wo, runs, timeScale, maxDuration, eo.model(), eo.kvDtype(), eo.pageSize(), pages,
-                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype());
+                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), url, servedModelName, ignoreEos);
+    }
+
+    /**
+     * With --url the server is configured elsewhere: an engine option would silently not apply,
+     * so it is refused; without --url the HTTP-only options are.
+     */
+    private void checkTarget() {
+        ParseResult pr = spec.commandLine().getParseResult();
+        if (url == null) {
+            for (String o : List.of("--served-model-name", "--ignore-eos")) {
+                if (pr.hasMatchedOption(o)) {
+                    throw CliSupport.usage(spec, o + " applies to --url only");
+                }
+            }
+            return;
+        }
+        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
+        if (!(scheme.equals("http") || scheme.equals("https")) || url.getHost() == null || url.getQuery() != null
+                || url.getFragment() != null) {
+            throw CliSupport.invalid(spec, "--url", "'" + url + "'", "expected http://HOST:PORT");
+        }
+        for (String o : Stream.concat(Stream.concat(EngineOptions.NAMES.stream(), Stream.of(ENGINE_OPTIONS)),
+                Stream.of("--prefix-cache")).toList()) {
+            if (pr.hasMatchedOption(o)) {
+                throw CliSupport.usage(spec, o + " does not apply with --url: the server at " + url
+                        + " has its own settings");
+            }
+        }
+        if (servedModelName != null && servedModelName.isBlank()) {
+            throw CliSupport.invalid(spec, "--served-model-name", "''", "empty");
+        }
     }
 
     /**

@@ -18,14 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReferenceArray;
-import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
+import java.util.function.BiConsumer;
 import picocli.CommandLine.Model.CommandSpec;
 
 /**
@@ -67,7 +60,8 @@ final class BenchRunner {
                     label, w.name(), w.promptTokens(), s.model(), engine.numPages(), s.pageSize());
             log.flush();
             warmUp(engine, w);
-            List<RequestRecord> records = replay(engine, w, s.timeScale(), s.maxDurationSeconds(), label, log);
+            List<RequestRecord> records = Replay.run(w, s.timeScale(), s.maxDurationSeconds(), "cache " + label, log,
+                    (r, prompt, done) -> send(engine, r, prompt, done));
             EngineStats st = engine.snapshot();
             RunMetrics m = RunMetrics.of(label, records, st.peakPagesAllocated(), st.numPages(), st.preemptions());
             log.printf(Locale.ROOT, "bench: prefix cache %s done in %.1f s (%d failed)%n", label, m.durationSeconds(),
@@ -94,125 +88,18 @@ final class BenchRunner {
         engine.runConcurrently(reqs);
     }
 
-    private static List<RequestRecord> replay(Engine engine, Workload w, double timeScale, double maxSeconds,
-                                              String label, PrintWriter log) {
-        int n = w.size();
-        AtomicReferenceArray<RequestRecord> records = new AtomicReferenceArray<>(n);
-        long[] sent = new long[n];
-        int[][] sentPrompts = new int[n][];
-        int[][] outputs = new int[n][];
-        CountDownLatch done = new CountDownLatch(n);
-        List<List<WorkloadRequest>> dependents = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            dependents.add(new ArrayList<>());
-        }
-        for (WorkloadRequest r : w.requests()) {
-            if (r.after() >= 0) {
-                dependents.get(r.after()).add(r);
+    /** Submits to the engine; the record is made when the request completes. */
+    private static void send(Engine engine, WorkloadRequest r, int[] prompt, BiConsumer<RequestRecord, int[]> done) {
+        long t0 = System.nanoTime();
+        RequestHandle h = engine.submit(new GenerateRequest("req-" + r.id(), prompt,
+                SamplingParams.greedy(r.maxTokens())));
+        h.result().whenComplete((res, err) -> {
+            if (err != null) {
+                done.accept(RequestRecord.failed(r.id(), prompt.length, t0, System.nanoTime(), Main.describe(err)), null);
+            } else {
+                done.accept(record(r, prompt.length, t0, res), res.outputTokens());
             }
-        }
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(t -> {
-            Thread th = new Thread(t, "radixkv-bench-arrivals");
-            th.setDaemon(true);
-            return th;
         });
-        ProgressBar bar = CliSupport.interactive() ? new ProgressBarBuilder().setTaskName("cache " + label)
-                .setInitialMax(n).setStyle(ProgressBarStyle.ASCII).continuousUpdate().build() : null;
-        try {
-            long start = System.nanoTime();
-            // A submission task: sends request r, and when it ends records it and schedules its dependents.
-            class Submit implements Runnable {
-                final WorkloadRequest r;
-
-                Submit(WorkloadRequest r) {
-                    this.r = r;
-                }
-
-                @Override
-                public void run() {
-                    int[] prompt = livePrompt(r, w, sentPrompts, outputs);
-                    sentPrompts[r.id()] = prompt;
-                    long t0 = System.nanoTime();
-                    sent[r.id()] = t0;
-                    RequestHandle h;
-                    try {
-                        h = engine.submit(new GenerateRequest("req-" + r.id(), prompt,
-                                SamplingParams.greedy(r.maxTokens())));
-                    } catch (RuntimeException e) {
-                        finish(RequestRecord.failed(r.id(), prompt.length, t0, System.nanoTime(),
-                                "refused at submit: " + Main.describe(e)));
-                        return;
-                    }
-                    h.result().whenComplete((res, err) -> {
-                        if (err == null) {
-                            outputs[r.id()] = res.outputTokens();
-                        }
-                        finish(err != null ? RequestRecord.failed(r.id(), prompt.length, t0, System.nanoTime(),
-                                Main.describe(err)) : record(r, prompt.length, t0, res));
-                    });
-                }
-
-                private void finish(RequestRecord rec) {
-                    records.set(r.id(), rec);
-                    for (WorkloadRequest d : dependents.get(r.id())) {
-                        timer.schedule(new Submit(d), Math.round(d.afterDelaySeconds() * timeScale * 1e9),
-                                TimeUnit.NANOSECONDS);
-                    }
-                    if (bar != null) {
-                        bar.step();
-                    }
-                    done.countDown();
-                }
-            }
-            for (WorkloadRequest r : w.requests()) {
-                if (r.after() < 0) {
-                    long at = Math.round(r.arrivalSeconds() * timeScale * 1e9);
-                    timer.schedule(new Submit(r), Math.max(0, start + at - System.nanoTime()), TimeUnit.NANOSECONDS);
-                }
-            }
-            if (!done.await(Math.round(maxSeconds * 1e9), TimeUnit.NANOSECONDS)) {
-                log.println("bench: run cut off after --max-duration " + maxSeconds
-                        + " s; unfinished requests count as failed");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the workload", e);
-        } finally {
-            timer.shutdownNow();
-            if (bar != null) {
-                bar.close();
-            }
-        }
-        List<RequestRecord> out = new ArrayList<>(n);
-        long now = System.nanoTime();
-        for (int i = 0; i < n; i++) {
-            RequestRecord rec = records.get(i);
-            WorkloadRequest r = w.requests().get(i);
-            out.add(rec != null ? rec : RequestRecord.failed(i, r.promptLength(), sent[i] != 0 ? sent[i] : now, now,
-                    (sent[i] != 0 ? "unfinished" : "never sent") + " after --max-duration " + maxSeconds + " s"));
-        }
-        return out;
-    }
-
-    /**
-     * The prompt to send: the workload's, except for a conversation's next turn whose
-     * predecessor finished: then the prompt actually sent there, the reply actually generated
-     * (instead of the workload's stand-in) and this turn's new message, as a chat client does.
-     */
-    static int[] livePrompt(WorkloadRequest r, Workload w, int[][] sentPrompts, int[][] outputs) {
-        int a = r.after();
-        if (r.replyTokens() == 0 || sentPrompts[a] == null || outputs[a] == null) {
-            return r.prompt();
-        }
-        int[] own = r.prompt();
-        int from = w.requests().get(a).promptLength() + r.replyTokens();
-        int[] prev = sentPrompts[a];
-        int[] reply = outputs[a];
-        int[] p = new int[prev.length + reply.length + own.length - from];
-        System.arraycopy(prev, 0, p, 0, prev.length);
-        System.arraycopy(reply, 0, p, prev.length, reply.length);
-        System.arraycopy(own, from, p, prev.length + reply.length, own.length - from);
-        return p;
     }
 
     /** Token times rebuilt from the engine's per-request stats (TTFT, then inter-token gaps). */
