@@ -31,6 +31,8 @@ final class CompletionService {
     private final ObjectMapper json;
     private final String modelName;
     private final int contextLimit;
+    /** Tests: makes the engine fail a request at a chosen token (see {@link Generation#start}). */
+    volatile java.util.function.IntPredicate tokenFault;
     private final java.util.Set<Generation> active = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     CompletionService(Engine engine, TextModel text, Admission admission, ServerMetrics metrics, ObjectMapper json,
@@ -131,7 +133,8 @@ final class CompletionService {
                             + " (prompt + generated tokens, limited by maxSeqLen and the KV pool)");
                 }
                 int maxTokens = pr.maxTokens() > 0 ? pr.maxTokens() : contextLimit - prompt.length + 1;
-                gens.add(Generation.start(engine, id + "-" + i, prompt, pr, maxTokens, text, metrics::finished));
+                gens.add(Generation.start(engine, id + "-" + i, prompt, pr, maxTokens, text, metrics::finished,
+                        tokenFault));
             }
         } catch (RuntimeException e) {
             gens.forEach(g -> g.abort(0));

@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.IntPredicate;
 
 /**
  * One prompt on the engine, turned into text pieces. The engine thread only enqueues token
@@ -55,7 +56,7 @@ final class Generation {
     private boolean reported;
 
     private Generation(Engine engine, GenerateRequest request, Set<Integer> stopIds, Detokenizer detok,
-                       List<String> stops, boolean idsOnly, Listener listener) {
+                       List<String> stops, boolean idsOnly, Listener listener, IntPredicate fault) {
         this.promptTokens = request.promptTokens().length;
         this.stopIds = stopIds;
         this.detok = detok;
@@ -64,11 +65,20 @@ final class Generation {
         this.listener = listener;
         RequestHandle h;
         try {
-            h = engine.submit(request, queue::add);
+            h = engine.submit(request, fault == null ? queue::add : t -> {
+                if (fault.test(t)) {
+                    throw new IllegalStateException("injected fault at token " + t);
+                }
+                queue.add(t);
+            });
         } catch (IllegalArgumentException e) {
             throw ApiException.badRequest("prompt", e.getMessage());
         } catch (IllegalStateException e) {
-            throw ApiException.unavailable("the engine is not accepting requests: " + e.getMessage());
+            // closed: the server is going down (503); stopped after an internal error: a fault (500)
+            if (String.valueOf(e.getMessage()).contains("closed")) {
+                throw ApiException.unavailable("the engine is not accepting requests: " + e.getMessage());
+            }
+            throw ApiException.internal(e.getMessage());
         }
         this.handle = h;
         if (h.isDone()) {
@@ -83,15 +93,18 @@ final class Generation {
     /**
      * Submits one prompt. Throws 400 when the engine refuses it (it can never fit the pool or
      * the context), 503 when the engine is closed.
+     *
+     * @param fault tests: when it returns true for a token, the token listener throws, which the
+     *     engine reports as a failed request (ERROR); null in production
      */
     static Generation start(Engine engine, String id, int[] prompt, ParsedRequest req, int maxTokens, TextModel text,
-                            Listener listener) {
+                            Listener listener, IntPredicate fault) {
         Set<Integer> stopIds = new HashSet<>(text.stopTokenIds());
         stopIds.addAll(req.stopTokenIds());
         SamplingParams p = new SamplingParams(maxTokens, req.temperature(), req.topP(), req.seed(),
                 List.copyOf(stopIds));
         return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p), Set.copyOf(stopIds),
-                text.detokenizer(prompt), req.stops(), !text.hasTokenizer(), listener);
+                text.detokenizer(prompt), req.stops(), !text.hasTokenizer(), listener, fault);
     }
 
     String id() {

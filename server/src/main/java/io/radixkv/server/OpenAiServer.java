@@ -81,6 +81,11 @@ public final class OpenAiServer implements AutoCloseable {
         return URI.create("http://" + h + ":" + port());
     }
 
+    /** Tests: the engine fails requests at tokens for which {@code p} is true (null: never). */
+    void injectTokenFault(java.util.function.IntPredicate p) {
+        completions.tokenFault = p;
+    }
+
     private void routes(HttpRouting.Builder r) {
         r.post("/v1/completions", (req, res) -> completions.handle(req, res, false))
                 .post("/v1/chat/completions", (req, res) -> completions.handle(req, res, true))
