@@ -12,7 +12,8 @@ tokenizer's special-token map and any extra kwargs of the case.
 
 Run with Debian's python3-jinja2:  /usr/bin/python3 scripts/text/gen-chat-renderings.py
 Writes chat/<tokenizer>/<case>.txt, or <case>.error with the message for a case the
-template refuses.
+template refuses; likewise chat/snippets/<name>.txt for the small templates of
+chat/snippets.json that exercise the Python behaviour the real templates rely on.
 """
 import json
 import os
@@ -84,6 +85,22 @@ def main():
                 path, body = base + ".error", str(e)
             with open(path, "w", encoding="utf-8", newline="") as f:
                 f.write(body)
+    # Snippets: small templates exercising the Python behaviour real templates rely on.
+    snippets = json.load(open(os.path.join(OUT, "snippets.json"), encoding="utf-8"))
+    os.makedirs(os.path.join(OUT, "snippets"), exist_ok=True)
+    for snippet in snippets["snippets"]:
+        base = os.path.join(OUT, "snippets", snippet["name"])
+        for stale in (base + ".txt", base + ".error"):
+            if os.path.exists(stale):
+                os.remove(stale)
+        try:
+            text = compile_template(snippet["template"]).render(
+                messages=snippets["messages"], tools=None, documents=None, add_generation_prompt=False)
+            path, body = base + ".txt", text
+        except jinja2.exceptions.TemplateError as e:
+            path, body = base + ".error", str(e)
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(body)
     print("jinja2", jinja2.__version__, "wrote", OUT, file=sys.stderr)
 
 

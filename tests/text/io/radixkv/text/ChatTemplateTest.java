@@ -61,6 +61,37 @@ class ChatTemplateTest {
         assertTrue(checked >= 20, "checked " + checked);
     }
 
+    /**
+     * Small templates exercising the Python behaviour the real templates rely on (str
+     * methods, unicode whitespace, tojson's layout, namespace, slices, tests, loop variables,
+     * whitespace control, raise_exception) against Jinja2's output; and message content is
+     * data, never template code.
+     */
+    @org.junit.jupiter.api.Test
+    void snippetsRenderAsJinja2() {
+        JsonNode data = TestData.resource("chat/snippets.json");
+        List<ChatMessage> messages = new ArrayList<>();
+        data.get("messages").forEach(m -> messages.add(new ChatMessage(m.get("role").asText(), m.get("content").asText())));
+        List<String> failures = new ArrayList<>();
+        for (JsonNode snippet : data.get("snippets")) {
+            String name = snippet.get("name").asText();
+            ChatTemplate template = ChatTemplate.of(snippet.get("template").asText(), Map.of());
+            String expected = text("chat/snippets/" + name + ".txt");
+            String error = text("chat/snippets/" + name + ".error");
+            String got;
+            try {
+                got = template.render(messages, false);
+            } catch (ChatTemplateException e) {
+                got = "ERROR " + e.getMessage();
+            }
+            String want = expected != null ? expected : "ERROR " + error;
+            if (!want.equals(got)) {
+                failures.add(name + ":\n--- expected\n" + want + "\n--- got\n" + got + "\n---");
+            }
+        }
+        assertEquals(List.of(), failures);
+    }
+
     static String text(String resource) {
         try (InputStream in = ChatTemplateTest.class.getResourceAsStream(resource)) {
             return in == null ? null : new String(in.readAllBytes(), StandardCharsets.UTF_8);

@@ -1,10 +1,13 @@
 package io.radixkv.text;
 
 /**
- * Rewrites the two bits of Python Jinja2 syntax that chat templates use and Jinjava's
- * expression parser reads differently, into equivalent Jinjava syntax; everything outside
- * {@code {{ }}} and {@code {% %}} tags and inside string literals is left alone:
+ * Rewrites what Python's Jinja2 (as transformers configures it) and Jinjava read differently
+ * into equivalent Jinjava source; text outside tags, comments, raw blocks and string literals
+ * are left alone:
  * <ul>
+ *   <li>{@code lstrip_blocks} as Jinja2 has it: only the spaces and tabs that start a line
+ *       before a block or comment tag go ({@code {%+} keeps them). Jinjava's own option also
+ *       strips the space in {@code {% endif %} {% endfor %}}, so it is off;
  *   <li>a reversing slice {@code x[::-1]} (Qwen: {@code messages[::-1]}) becomes
  *       {@code (x|reverse)};
  *   <li>a keyword argument's value is parenthesised: {@code namespace(i=messages|length - 1)}
@@ -23,31 +26,50 @@ final class JinjaCompat {
                 out.append(source, i, source.length());
                 break;
             }
-            out.append(source, i, open + 2);
-            String close = source.charAt(open + 1) == '{' ? "}}" : "%}";
-            int end = tagEnd(source, open + 2, close);
-            String body = source.substring(open + 2, end);
-            if (source.startsWith("raw", skipSpaceAndDash(source, open + 2)) && close.equals("%}")) {
+            char kind = source.charAt(open + 1);
+            boolean plus = open + 2 < source.length() && source.charAt(open + 2) == '+';
+            out.append(source, i, kind == '{' || plus ? open : lstrip(source, i, open));
+            if (kind == '#') {
+                int end = source.indexOf("#}", open + 2);
+                end = end < 0 ? source.length() : end + 2;
+                out.append(source, open, end);
+                i = end;
+                continue;
+            }
+            out.append(source, open, open + 2);
+            int bodyStart = plus ? open + 3 : open + 2; // Jinjava has no {%+: its lstrip is ours
+            String close = kind == '{' ? "}}" : "%}";
+            int end = tagEnd(source, bodyStart, close);
+            if (kind == '%' && source.startsWith("raw", skipSpaceAndDash(source, bodyStart))) {
                 int endraw = source.indexOf("endraw", end);
-                int rawEnd = endraw < 0 ? source.length() : tagEnd(source, endraw, "%}") + 2;
-                out.append(source, open + 2, Math.min(rawEnd, source.length()));
+                int rawEnd = endraw < 0 ? source.length() : Math.min(source.length(), tagEnd(source, endraw, "%}") + 2);
+                out.append(source, bodyStart, rawEnd);
                 i = rawEnd;
                 continue;
             }
-            out.append(keywordArguments(reverseSlices(body)));
+            out.append(keywordArguments(reverseSlices(source.substring(bodyStart, end))));
             i = end;
         }
         return out.toString();
     }
 
+    /**
+     * Jinja2's lstrip_blocks: the spaces and tabs between a line's start and a block or
+     * comment tag are dropped. Returns where the text {@code [from, tag)} is to be cut.
+     */
+    private static int lstrip(String s, int from, int tag) {
+        int ws = tag;
+        while (ws > from && (s.charAt(ws - 1) == ' ' || s.charAt(ws - 1) == '\t')) {
+            ws--;
+        }
+        return ws == 0 || s.charAt(ws - 1) == '\n' || s.charAt(ws - 1) == '\r' ? ws : tag;
+    }
+
     private static int nextTag(String s, int from) {
         for (int k = from; k + 1 < s.length(); k++) {
-            if (s.charAt(k) == '{' && (s.charAt(k + 1) == '{' || s.charAt(k + 1) == '%')) {
+            char c = s.charAt(k + 1);
+            if (s.charAt(k) == '{' && (c == '{' || c == '%' || c == '#')) {
                 return k;
-            }
-            if (s.charAt(k) == '{' && s.charAt(k + 1) == '#') { // comment: skip whole
-                int c = s.indexOf("#}", k + 2);
-                k = c < 0 ? s.length() : c + 1;
             }
         }
         return -1;

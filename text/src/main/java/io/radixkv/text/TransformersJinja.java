@@ -16,7 +16,7 @@ import jinjava.javax.el.CompositeELResolver;
 /**
  * One Jinjava engine set up as transformers sets up Jinja2 for chat templates
  * ({@code utils/chat_template_utils.py}, {@code _compile_jinja_template}):
- * {@code trim_blocks} and {@code lstrip_blocks}, loop controls, its {@code tojson} filter
+ * {@code trim_blocks} and {@code lstrip_blocks} (the latter applied by {@link JinjaCompat}), loop controls, its {@code tojson} filter
  * (Python's json.dumps with ensure_ascii=False, indent, separators, sort_keys), the globals
  * {@code raise_exception} and {@code strftime_now}; plus what Python's Jinja2 gives for
  * free: str methods on strings, and {@code trim} as Python's {@code str.strip()}. Templates
@@ -34,7 +34,7 @@ final class TransformersJinja {
         resolver.add(JinjavaInterpreterResolver.DEFAULT_RESOLVER_READ_ONLY);
         JinjavaConfig config = JinjavaConfig.newBuilder()
                 .withTrimBlocks(true)
-                .withLstripBlocks(true)
+                .withLstripBlocks(false) // done by JinjaCompat, as Jinja2 does it
                 .withElResolver(resolver)
                 .withLocale(Locale.ROOT)
                 // Never render template syntax that arrives in values: message content is data.
