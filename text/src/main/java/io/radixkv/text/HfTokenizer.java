@@ -63,7 +63,7 @@ public final class HfTokenizer implements AutoCloseable {
         this.addBos = files.flag("add_bos_token").orElse(null);
         this.addEos = files.flag("add_eos_token").orElse(null);
         this.stopIds = Set.copyOf(combineStopIds());
-        this.chatTemplate = ChatTemplates.load(dir, files.config(), bosToken, eosToken);
+        this.chatTemplate = ChatTemplates.load(dir, files.config(), ChatTemplates.specialTokens(files));
     }
 
     /**
@@ -204,7 +204,7 @@ public final class HfTokenizer implements AutoCloseable {
 
     /** A named chat template of a list-valued {@code chat_template} (e.g. "tool_use"). */
     public Optional<ChatTemplate> chatTemplate(String name) {
-        return ChatTemplates.loadNamed(files.config(), name, bosToken, eosToken);
+        return ChatTemplates.named(files.config().get("chat_template"), name, ChatTemplates.specialTokens(files));
     }
 
     public Path directory() {
