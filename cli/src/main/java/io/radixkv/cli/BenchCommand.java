@@ -29,6 +29,9 @@ import picocli.CommandLine.Spec;
                     + "TTFT, inter-token and end-to-end latency p50/p90/p99, output throughput, prefix-cache hit "
                     + "rate, pages used and preemptions; with --prefix-cache both, cache off and on side by side "
                     + "with their ratios (on/off).",
+            "With --url the same workload goes to a running OpenAI-compatible server as streamed /v1/completions "
+                    + "(token-id prompts); TTFT and ITL come from the SSE chunks, the hit rate from "
+                    + "usage.prompt_tokens_details.cached_tokens where reported; pages and preemptions are n/a.",
             "Workloads: prefix_caching, generated_shared_prefix, multi_turn, paged_attention, continuous_batching."})
 final class BenchCommand implements Callable<Integer> {
     @Spec
