@@ -169,13 +169,13 @@ final class BenchCommand implements Callable<Integer> {
             String summary = m.failed() + " of " + m.requests() + " requests failed (" + m.label() + ")";
             err.println("bench: " + summary + ":");
             m.errors().entrySet().stream().limit(SHOWN_REASONS)
-                    .forEach(e -> err.println("bench:   " + e.getValue() + " x " + Main.oneLine(e.getKey())));
+                    .forEach(e -> err.println("bench:   " + e.getValue() + " x " + e.getKey()));
             if (m.errors().size() > SHOWN_REASONS) {
                 err.println("bench:   ... " + (m.errors().size() - SHOWN_REASONS) + " more distinct reasons"
                         + (json != null ? " in " + json : " (all in --json)"));
             }
             if (m.failed() == m.requests() && allFailed == null) {
-                allFailed = summary + ", first reason: " + Main.oneLine(m.errors().keySet().iterator().next());
+                allFailed = summary + ", first reason: " + m.errors().keySet().iterator().next();
             }
         }
         err.flush();

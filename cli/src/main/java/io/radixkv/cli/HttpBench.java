@@ -32,9 +32,18 @@ final class HttpBench {
                     w.name(), w.promptTokens());
             log.flush();
             List<RequestRecord> records = Replay.run(w, s.timeScale(), s.maxDurationSeconds(), "server", log,
-                    (r, prompt, done) -> Thread.ofVirtual().name("radixkv-bench-http-" + r.id()).start(() ->
-                            done.accept(record(r.id(), prompt.length,
-                                    client.streamCompletion(model, prompt, r.maxTokens(), s.ignoreEos())), null)));
+                    (r, prompt, done) -> Thread.ofVirtual().name("radixkv-bench-http-" + r.id()).start(() -> {
+                        long t0 = System.nanoTime();
+                        RequestRecord rec;
+                        try {
+                            rec = record(r.id(), prompt.length,
+                                    client.streamCompletion(model, prompt, r.maxTokens(), s.ignoreEos()));
+                        } catch (RuntimeException e) {
+                            // the replay waits for every request: one that blew up still reports
+                            rec = RequestRecord.failed(r.id(), prompt.length, t0, System.nanoTime(), Main.describe(e));
+                        }
+                        done.accept(rec, null);
+                    }));
             RunMetrics m = RunMetrics.of("server", client.base().toString(), records, -1, -1, -1);
             log.printf(Locale.ROOT, "bench: server done in %.1f s (%d failed)%n", m.durationSeconds(), m.failed());
             log.flush();

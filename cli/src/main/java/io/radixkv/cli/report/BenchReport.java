@@ -77,8 +77,7 @@ public record BenchReport(String workload, String description, List<RunMetrics> 
         }
         for (RunMetrics r : runs) {
             for (Map.Entry<String, Integer> e : r.errors().entrySet()) {
-                sb.append(String.format(Locale.ROOT, "failed (%s): %d x %s%n", r.label(), e.getValue(),
-                        oneLine(e.getKey())));
+                sb.append(String.format(Locale.ROOT, "failed (%s): %d x %s%n", r.label(), e.getValue(), e.getKey()));
             }
         }
         if (both) {
@@ -94,11 +93,6 @@ public record BenchReport(String workload, String description, List<RunMetrics> 
             sb.append('\n');
         }
         return sb.toString();
-    }
-
-    static String oneLine(String s) {
-        String t = s.strip().replaceAll("\\s*\\R\\s*", " ");
-        return t.length() <= 300 ? t : t.substring(0, 300) + "...";
     }
 
     private static double ratio(double a, double b) {

@@ -90,7 +90,7 @@ public record RunMetrics(String prefixCache, String target, LatencySummary ttft,
             last = Math.max(last, r.finishNanos());
             if (r.failed() || r.tokenNanos().length == 0) {
                 failed++;
-                errors.merge(r.failed() ? r.error() : "no output token", 1, Integer::sum);
+                errors.merge(r.failed() ? oneLine(r.error()) : "no output token", 1, Integer::sum);
                 byRequest[i] = Double.NaN;
                 continue;
             }
@@ -118,6 +118,11 @@ public record RunMetrics(String prefixCache, String target, LatencySummary ttft,
                 LatencySummary.ofNanos(toArray(e2e)), seconds > 0 ? output / seconds : 0,
                 cached < 0 ? -1 : prompt > 0 ? (double) cached / prompt : 0, sorted.size(), failed, prompt, cached, output, seconds,
                 pagesUsed, totalPages, preemptions, byRequest, byCount);
+    }
+
+    /** A failure reason as one line (server error bodies may hold several). */
+    private static String oneLine(String s) {
+        return s.strip().replaceAll("\\s*\\R\\s*", " ");
     }
 
     private static long[] toArray(List<Long> xs) {
