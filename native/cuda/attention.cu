@@ -47,11 +47,6 @@ __device__ __forceinline__ int64_t row_offset(const int32_t* indices, int32_t fi
   return ((page * ps + t % ps) * nkv + kvh) * (int64_t)hd;
 }
 
-// Base-2 logit of a score already multiplied by q_mul (sm_scale * k_scale, and log2(e) or 1/cap).
-__device__ __forceinline__ float to_logit2(float s, float cap) {
-  return cap > 0.f ? cap * rkv::kLog2e * tanhf(s) : s;
-}
-
 struct Params {
   const void* q;
   int q_dtype;
@@ -119,7 +114,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
         float s = 0.f;
 #pragma unroll
         for (int i = 0; i < VEC; i++) s = fmaf(qv[g][i], kv[i], s);
-        float x = to_logit2(warp_sum(s), p.cap);
+        float x = rkv::logit_base2(warp_sum(s), p.cap);
         float m_new = fmaxf(m[g], x);
         float sc = rkv::softmax_rescale(m[g], m_new);
         float pr = exp2f(x - m_new);
@@ -277,7 +272,7 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
         float s = 0.f;
 #pragma unroll
         for (int i = 0; i < VEC; i++) s = fmaf(qv[j][i], kv[i], s);
-        const float x = to_logit2(warp_sum(s), p.cap);
+        const float x = rkv::logit_base2(warp_sum(s), p.cap);
         const float m_new = fmaxf(m[j], x);
         const float sc = rkv::softmax_rescale(m[j], m_new);
         const float pr = exp2f(x - m_new);
@@ -329,7 +324,7 @@ int check_common(const Params& p, int batch, float sm_scale, float k_scale, floa
   RKV_CUDA_CHECK_ARG(p.hd > 0 && p.hd <= kMaxHeadDim, "head_dim must be in 1..%d, got %d", kMaxHeadDim, p.hd);
   RKV_CUDA_CHECK_ARG(p.ps > 0, "page_size must be positive, got %d", p.ps);
   RKV_CUDA_CHECK_ARG(p.num_pages >= 0, "num_pages must be >= 0");
-  RKV_CUDA_CHECK_ARG(rkv_cuda::dtype_size(p.cache_dtype) > 0, "unknown cache dtype %d", p.cache_dtype);
+  RKV_CUDA_CHECK_ARG(rkv::dtype_size(p.cache_dtype) > 0, "unknown cache dtype %d", p.cache_dtype);
   RKV_CUDA_CHECK_ARG(io_dtype(p.q_dtype) && io_dtype(p.out_dtype), "q/out dtypes must be f32, f16 or bf16 (got %d, %d)",
                      p.q_dtype, p.out_dtype);
   RKV_CUDA_CHECK_ARG(std::isfinite(sm_scale) && sm_scale > 0.f, "sm_scale must be positive and finite");
@@ -365,7 +360,7 @@ Params make_params(const void* q, int32_t q_dtype, void* out, int32_t out_dtype,
   p.last = kv_last_page_len;
   const bool fp8 = cache_dtype == RKV_DTYPE_FP8_E4M3 || cache_dtype == RKV_DTYPE_FP8_E5M2;
   p.cap = soft_cap > 0.f ? soft_cap : 0.f;
-  p.q_mul = sm_scale * (fp8 ? k_scale : 1.f) * (p.cap > 0.f ? 1.f / p.cap : rkv::kLog2e);
+  p.q_mul = rkv::logit_q_scale(sm_scale * (fp8 ? k_scale : 1.f), p.cap);
   p.v_mul = fp8 ? v_scale : 1.f;
   return p;
 }
@@ -426,7 +421,7 @@ RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out,
     cudaFreeAsync(part_o, stream);
   }
   if (launch != cudaSuccess)
-    return rkv_cuda::set_error(RKV_ERR_CUDA, "decode attention launch: %s", cudaGetErrorString(launch));
+    return rkv::set_error(RKV_ERR_CUDA, "decode attention launch: %s", cudaGetErrorString(launch));
   return RKV_OK;
 }
 
@@ -478,8 +473,8 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
   // the host vector must outlive the async copy
   cudaError_t sync = cudaStreamSynchronize(stream);
   cudaFreeAsync(d_items, stream);
-  if (e != cudaSuccess) return rkv_cuda::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(e));
-  if (sync != cudaSuccess) return rkv_cuda::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(sync));
+  if (e != cudaSuccess) return rkv::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(e));
+  if (sync != cudaSuccess) return rkv::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(sync));
   return RKV_OK;
 }
 

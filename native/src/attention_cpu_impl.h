@@ -151,9 +151,8 @@ static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, const int
   for (int r = 0; r < R; r++) {
     float* row = S + (int64_t)r * ldS;
     if (soft_cap > 0.f) {
-      // q was pre-scaled by 1/cap: x2 = cap * log2(e) * tanh(s)
-      const typename I::V c = I::set1(soft_cap * kLog2e);
-      for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::mul(c, I::tanh(I::load(row + t))));
+      // q was pre-scaled by logit_q_scale: the base-2 logit is logit_base2(s, cap)
+      for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::logit2(I::load(row + t), soft_cap));
     }
     int64_t visible = lim[r] - t0;  // tokens t < visible are visible
     int nv = visible >= n ? n : (visible <= 0 ? 0 : (int)visible);

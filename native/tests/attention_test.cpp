@@ -1,5 +1,5 @@
 // Native check of the CPU attention kernels on every instruction-set path (AVX-512, AVX2,
-// scalar: forced with RADIXKV_ATTN_ISA) against a naive double-precision reference, for all
+// scalar: the test re-runs itself with RADIXKV_ISA, see isa_rerun.h) against a naive double-precision reference, for all
 // cache dtypes, GQA ratios, page sizes, soft-cap, prefill with prefix hits and bidirectional
 // regions, and split-KV decode with several threads. The Java tests cover the same kernels
 // through the FFM layer against the independent Java reference.
@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_dtype.h"
 
@@ -52,7 +53,6 @@ double ref_attend(const std::vector<float>& K, const std::vector<float>& V, cons
 }
 
 void run_case(const Case& c, const char* isa, std::mt19937& rng) {
-  setenv("RADIXKV_ATTN_ISA", isa, 1);
   const int B = (int)c.kv_lens.size();
   const int es = rkv_dtype_size(c.dtype);
   const bool fp8 = c.dtype == RKV_DTYPE_FP8_E4M3 || c.dtype == RKV_DTYPE_FP8_E5M2;
@@ -159,7 +159,6 @@ void run_case(const Case& c, const char* isa, std::mt19937& rng) {
 // An e4m3 NaN code (0x7F / 0xFF) in K or V must make the output NaN on every ISA path (the
 // vector loaders scan blocks for NaN codes and only then take the fix-up path).
 void nan_propagates(const char* isa) {
-  setenv("RADIXKV_ATTN_ISA", isa, 1);
   const int ps = 16, hd = 64, len = 40;
   for (int which = 0; which < 2; which++) {
     std::vector<uint8_t> k((size_t)3 * ps * hd, 0x30), v(k.size(), 0x28);
@@ -177,7 +176,7 @@ void nan_propagates(const char* isa) {
 
 }  // namespace
 
-int main() {
+int main(int, char** argv) {
   std::mt19937 rng(1234);
   std::vector<Case> cases = {
       {RKV_DTYPE_F32, 16, 8, 2, 64, {0, 1, 15, 16, 17, 100}, {}, 0.f, false},
@@ -191,13 +190,12 @@ int main() {
       {RKV_DTYPE_FP8_E5M2, 1, 2, 1, 128, {50}, {20}, 0.f, true},
       {RKV_DTYPE_F16, 16, 12, 4, 64, {5000}, {}, 0.f, false},  // split-KV with threads
   };
-  const char* isas[] = {"avx512", "avx2", "scalar"};
+  const char* isa = requested_isa();
   for (int threads : {1, 2}) {
     rkv_set_num_threads(threads);
-    for (const char* isa : isas)
-      for (const Case& c : cases) run_case(c, isa, rng);
+    for (const Case& c : cases) run_case(c, isa, rng);
   }
-  for (const char* isa : isas) nan_propagates(isa);
+  nan_propagates(isa);
   // merge_state: halves of a decode equal the whole is covered in Java; here -inf handling.
   float va[4] = {1, 2, 3, 4}, vb[4] = {5, 6, 7, 8}, vo[4], sa[1] = {-INFINITY}, sb[1] = {-INFINITY}, so[1];
   rkv_merge_state(va, sa, vb, sb, vo, so, 1, 1, 4);
@@ -205,6 +203,7 @@ int main() {
     std::printf("FAIL merge of two empty states\n");
     g_failures++;
   }
-  std::printf("%d failures\n", g_failures);
-  return g_failures == 0 ? 0 : 1;
+  std::printf("%d failures (%s)\n", g_failures, isa);
+  if (g_failures != 0) return 1;
+  return rerun_lower_isas(argv[0]);
 }
