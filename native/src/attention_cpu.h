@@ -39,11 +39,27 @@ struct SeqView {
   int32_t dtype;
 };
 
-using AttendFn = void (*)(const SeqView&, int, const float*, int, int64_t, int64_t, const int64_t*, float, float*,
-                          float*, float*, float*, float*, float*);
+// The KV positions the query rows of one call see: row r sees [lo[r], hi[r]).
+struct RowLimits {
+  const int64_t* lo;
+  const int64_t* hi;
+};
 
-using AttendTokenMajorFn = void (*)(const SeqView&, int, const float*, int, int64_t, int64_t, const int64_t*, float,
-                                    float*, float*, float*, float*, float*, const float*);
+// Per-thread scratch of one attend call (sizes: see attend_rows_t / token_major_block in
+// attention_cpu_impl.h).
+struct Scratch {
+  float* S;
+  float* scale;
+  int* vis;
+  float* pack;        // attend only; may be null (no f32 packing)
+  const float* ones;  // attend_token_major only
+};
+
+// attend: R rows per KV head, one KV head after another per token block (prefill).
+using AttendFn = void (*)(const SeqView&, int nh, const float* Q, int R, int64_t t0, int64_t t1, RowLimits lim,
+                          float soft_cap, float* O, float* m, float* l, const Scratch& sc);
+// attend_token_major: all KV heads of each token together (decode).
+using AttendTokenMajorFn = AttendFn;
 
 struct Isa {
   const char* name;

@@ -53,7 +53,9 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
   {
     std::vector<float> Q(row_elems), O(row_elems), m(num_qo_heads), l(num_qo_heads),
         S((size_t)num_qo_heads * kBlock), scale(num_qo_heads), ones(G, 1.f);
-    std::vector<int64_t> lim(G);
+    std::vector<int> vis((size_t)2 * num_qo_heads);
+    std::vector<int64_t> lo(G), hi(G);
+    const Scratch scratch{S.data(), scale.data(), vis.data(), nullptr, ones.data()};
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < n_items; it++) {
       const DecodeItem& w = items[it];
@@ -62,11 +64,12 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
       std::fill(O.begin(), O.end(), 0.f);
       std::fill(m.begin(), m.end(), -INFINITY);
       std::fill(l.begin(), l.end(), 0.f);
-      std::fill(lim.begin(), lim.end(), w.t1);
+      std::fill(lo.begin(), lo.end(), w.t0);  // the item's whole range is visible
+      std::fill(hi.begin(), hi.end(), w.t1);
       if (w.t1 > w.t0) {
         SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, 0);
-        isa.attend_token_major(s, num_kv_heads, Q.data(), G, w.t0, w.t1, lim.data(), sc.soft_cap, O.data(), m.data(),
-                               l.data(), S.data(), scale.data(), ones.data());
+        isa.attend_token_major(s, num_kv_heads, Q.data(), G, w.t0, w.t1, RowLimits{lo.data(), hi.data()}, sc.soft_cap,
+                               O.data(), m.data(), l.data(), scratch);
       }
       for (int g = 0; g < num_qo_heads; g++) {
         float row_lse = finish_row(O.data() + (int64_t)g * hd, hd, m[g], l[g], sc.v_mul);

@@ -75,7 +75,8 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
   {
     std::vector<float> Q((size_t)Rmax * hd), O((size_t)Rmax * hd), m(Rmax), l(Rmax), S((size_t)Rmax * kBlock),
         scale(Rmax), pack((size_t)2 * kBlock * hd);
-    std::vector<int64_t> lim(Rmax);
+    std::vector<int> vis((size_t)2 * Rmax);
+    std::vector<int64_t> lo(Rmax), hi(Rmax);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < n_items; it++) {
       const Item& w = items[it];
@@ -96,7 +97,8 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
         }
         int64_t row = qo_indptr[w.b] + w.i0 + i;
         for (int g = 0; g < G; g++) {
-          lim[i * G + g] = ext + 1;
+          lo[i * G + g] = 0;
+          hi[i * G + g] = ext + 1;
           load_q(q, q_dtype, (row * num_qo_heads + w.h * G + g) * hd, hd, sc.q_mul, Q.data() + (size_t)(i * G + g) * hd);
         }
         kv_end = std::max(kv_end, ext + 1);
@@ -105,8 +107,9 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
       std::fill(m.begin(), m.begin() + R, -INFINITY);
       std::fill(l.begin(), l.begin() + R, 0.f);
       SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, w.h);
-      isa.attend(s, 1, Q.data(), R, 0, kv_end, lim.data(), sc.soft_cap, O.data(), m.data(), l.data(), S.data(),
-                 scale.data(), R >= 16 ? pack.data() : nullptr);
+      const Scratch scratch{S.data(), scale.data(), vis.data(), R >= 16 ? pack.data() : nullptr, nullptr};
+      isa.attend(s, 1, Q.data(), R, 0, kv_end, RowLimits{lo.data(), hi.data()}, sc.soft_cap, O.data(), m.data(),
+                 l.data(), scratch);
       for (int i = 0; i < nq; i++) {
         int64_t row = qo_indptr[w.b] + w.i0 + i;
         for (int g = 0; g < G; g++) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -174,6 +175,53 @@ void nan_propagates(const char* isa) {
   }
 }
 
+// Issue 12 defect 2: a non-finite K/V at position j must not reach prefill queries the causal
+// mask hides j from, although they share a query tile and KV block with queries that see it
+// (0 * Inf = NaN). Rows 0..j-1 must equal those of the same cache with finite values at j.
+void masked_nonfinite(const char* isa) {
+  const int ps = 16, hd = 64, len = 40, j = 27, nqo = 4;
+  const uint16_t inf16[] = {0, 0x7C00, 0x7F80};  // f16, bf16 Inf (index by dtype)
+  for (int dt = RKV_DTYPE_F32; dt <= RKV_DTYPE_FP8_E5M2; dt++) {
+    const int es = rkv_dtype_size(dt);
+    std::vector<uint8_t> k((size_t)3 * ps * hd * es), v(k.size());
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> U(-1.f, 1.f);
+    for (size_t i = 0; i < k.size() / es; i++) {
+      rkv::store_from_float(k.data(), i, dt, U(rng));
+      rkv::store_from_float(v.data(), i, dt, U(rng));
+    }
+    std::vector<uint8_t> kp = k, vp = v;  // poisoned copies
+    const int page_of_j[] = {2, 0, 1};
+    const size_t base = ((size_t)page_of_j[j / ps] * ps + j % ps) * hd;
+    for (int d = 0; d < hd; d += 5) {
+      uint8_t* pv = vp.data() + (base + d) * es;
+      uint8_t* pk = kp.data() + (base + d + 1) * es;
+      if (dt == RKV_DTYPE_F32) {
+        float inf = INFINITY;
+        std::memcpy(pv, &inf, 4);
+        std::memcpy(pk, &inf, 4);
+      } else if (es == 2) {
+        std::memcpy(pv, &inf16[dt], 2);
+        std::memcpy(pk, &inf16[dt], 2);
+      } else {
+        *pv = *pk = dt == RKV_DTYPE_FP8_E4M3 ? 0x7F : 0x7C;  // e4m3 has no Inf: NaN code
+      }
+    }
+    std::vector<int> indptr{0, 3}, indices{2, 0, 1}, last{len - 2 * ps}, qo{0, len};
+    std::vector<float> q((size_t)len * nqo * hd), clean(q.size()), poisoned(q.size());
+    for (auto& x : q) x = U(rng);
+    int rc = rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, clean.data(), RKV_DTYPE_F32, nullptr, qo.data(),
+                                          k.data(), v.data(), dt, 3, ps, nqo, 1, hd, indptr.data(), indices.data(),
+                                          last.data(), 1, nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f);
+    rc |= rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, poisoned.data(), RKV_DTYPE_F32, nullptr, qo.data(),
+                                       kp.data(), vp.data(), dt, 3, ps, nqo, 1, hd, indptr.data(), indices.data(),
+                                       last.data(), 1, nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f);
+    bool ok = rc == RKV_OK && std::memcmp(clean.data(), poisoned.data(), (size_t)j * nqo * hd * sizeof(float)) == 0;
+    if (!ok) g_failures++;
+    std::printf("%s [%s] dtype=%d non-finite K/V at a masked position does not leak\n", ok ? "ok  " : "FAIL", isa, dt);
+  }
+}
+
 }  // namespace
 
 int main(int, char** argv) {
@@ -196,6 +244,7 @@ int main(int, char** argv) {
     for (const Case& c : cases) run_case(c, isa, rng);
   }
   nan_propagates(isa);
+  masked_nonfinite(isa);
   // merge_state: halves of a decode equal the whole is covered in Java; here -inf handling.
   float va[4] = {1, 2, 3, 4}, vb[4] = {5, 6, 7, 8}, vo[4], sa[1] = {-INFINITY}, sb[1] = {-INFINITY}, so[1];
   rkv_merge_state(va, sa, vb, sb, vo, so, 1, 1, 4);
