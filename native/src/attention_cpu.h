@@ -77,6 +77,7 @@ struct Common {
   int32_t page_size, num_qo_heads, num_kv_heads, head_dim, batch;
   int32_t cache_dtype, q_dtype, out_dtype;
   float sm_scale, soft_cap, k_scale, v_scale;
+  int32_t window_left;  // -1: no sliding window
 };
 
 int validate_common(const Common& c, const void* q, const void* out, const void* k_cache, const void* v_cache,

@@ -32,6 +32,7 @@ int validate_common(const Common& c, const void* q, const void* out, const void*
   RKV_CHECK(std::isfinite(c.sm_scale) && c.sm_scale > 0.f, "sm_scale must be positive and finite, got %g",
             (double)c.sm_scale);
   RKV_CHECK(std::isfinite(c.soft_cap), "logits_soft_cap must be finite, got %g", (double)c.soft_cap);
+  RKV_CHECK(c.window_left >= -1, "window_left must be -1 (no window) or >= 0, got %d", c.window_left);
   RKV_CHECK(std::isfinite(c.k_scale) && c.k_scale > 0.f && std::isfinite(c.v_scale) && c.v_scale > 0.f,
             "k_scale (%g) and v_scale (%g) must be positive and finite", (double)c.k_scale, (double)c.v_scale);
   if (c.batch == 0) return RKV_OK;

@@ -10,6 +10,7 @@
 
 #include "attention_cpu.h"
 #include "attention_split_kv.h"
+#include "rkv_mask.h"
 #include "rkv_softmax.h"
 
 using namespace rkv;
@@ -22,9 +23,9 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
                                  int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
                                  const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
                                  int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale,
-                                 float v_scale) {
+                                 float v_scale, int32_t window_left) {
   Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
-           sm_scale, logits_soft_cap, k_scale, v_scale};
+           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
   std::vector<int64_t> lens;
   int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
   if (rc != RKV_OK || batch_size == 0) return rc;
@@ -34,7 +35,11 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
   const int G = num_qo_heads / num_kv_heads;
   const int hd = head_dim;
 
-  const std::vector<int64_t> begin(lens.size(), 0);
+  // The query is at position len - 1: a sliding window starts the range later, and the planner
+  // never puts the positions before it (whole pages included) into an item.
+  std::vector<int64_t> begin(lens.size(), 0);
+  for (size_t b = 0; b < lens.size(); b++)
+    if (lens[b] > 0) begin[b] = window_begin(lens[b] - 1, window_left);
   const DecodePlan plan = plan_decode(begin, lens, omp_get_max_threads());
   const std::vector<DecodeItem>& items = plan.items;
   const std::vector<DecodeGroup>& groups = plan.groups;

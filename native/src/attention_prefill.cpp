@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention_cpu.h"
+#include "rkv_mask.h"
 #include "rkv_softmax.h"
 
 using namespace rkv;
@@ -23,9 +24,9 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
                                          const int32_t* kv_indptr, const int32_t* kv_indices,
                                          const int32_t* kv_last_page_len, int32_t batch_size,
                                          const int32_t* bidir_indptr, const int32_t* bidir_regions, float sm_scale,
-                                         float logits_soft_cap, float k_scale, float v_scale) {
+                                         float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
   Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
-           sm_scale, logits_soft_cap, k_scale, v_scale};
+           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
   std::vector<int64_t> lens;
   int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
   if (rc != RKV_OK || batch_size == 0) return rc;
@@ -85,22 +86,21 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
       const int64_t off = kv_len - q_len;  // global position of query 0
       const int nq = w.i1 - w.i0;
       const int R = nq * G;
-      int64_t kv_end = 0;
+      // row visibility: [window_begin, last visible]; the tile reads KV [kv_begin, kv_end) only
+      int64_t kv_begin = INT64_MAX, kv_end = 0;
       for (int i = 0; i < nq; i++) {
-        int64_t p = off + w.i0 + i;
-        int64_t ext = p;  // last visible position
-        if (bidir_indptr != nullptr) {
-          for (int32_t r = bidir_indptr[w.b]; r < bidir_indptr[w.b + 1]; r++) {
-            int64_t s = bidir_regions[2 * r], e = bidir_regions[2 * r + 1];
-            if (s <= p && p < e && e - 1 > ext) ext = e - 1;
-          }
-        }
+        const int64_t p = off + w.i0 + i;
+        const int64_t ext = bidir_indptr != nullptr
+                                ? causal_last(p, bidir_regions, bidir_indptr[w.b], bidir_indptr[w.b + 1])
+                                : p;
+        const int64_t begin = window_begin(p, window_left);
         int64_t row = qo_indptr[w.b] + w.i0 + i;
         for (int g = 0; g < G; g++) {
-          lo[i * G + g] = 0;
+          lo[i * G + g] = begin;
           hi[i * G + g] = ext + 1;
           load_q(q, q_dtype, (row * num_qo_heads + w.h * G + g) * hd, hd, sc.q_mul, Q.data() + (size_t)(i * G + g) * hd);
         }
+        kv_begin = std::min(kv_begin, begin);
         kv_end = std::max(kv_end, ext + 1);
       }
       std::fill(O.begin(), O.begin() + (size_t)R * hd, 0.f);
@@ -108,7 +108,7 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
       std::fill(l.begin(), l.begin() + R, 0.f);
       SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, w.h);
       const Scratch scratch{S.data(), scale.data(), vis.data(), R >= 16 ? pack.data() : nullptr, nullptr};
-      isa.attend(s, 1, Q.data(), R, 0, kv_end, RowLimits{lo.data(), hi.data()}, sc.soft_cap, O.data(), m.data(),
+      isa.attend(s, 1, Q.data(), R, kv_begin, kv_end, RowLimits{lo.data(), hi.data()}, sc.soft_cap, O.data(), m.data(),
                  l.data(), scratch);
       for (int i = 0; i < nq; i++) {
         int64_t row = qo_indptr[w.b] + w.i0 + i;
