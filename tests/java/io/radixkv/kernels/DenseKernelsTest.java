@@ -240,7 +240,8 @@ class DenseKernelsTest {
 
     @Test
     void fmaPeakIsPositive() {
-        assertTrue(CpuDenseKernels.fmaPeakGflops(0.02) > 0.1);
+        // A sanity check, not a performance assertion: on a loaded machine the window may see little CPU time.
+        assertTrue(CpuDenseKernels.fmaPeakGflops(0.02) > 0);
         assertThrows(NativeException.class, () -> CpuDenseKernels.fmaPeakGflops(-1));
     }
 }
