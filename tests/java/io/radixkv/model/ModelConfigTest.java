@@ -48,9 +48,9 @@ class ModelConfigTest {
         var e = assertThrows(IllegalArgumentException.class, () -> ModelConfig.fromHfConfig(j));
         assertTrue(e.getMessage().contains("hidden_size"), e.getMessage());
         ObjectNode q = llamaJson();
-        q.put("model_type", "qwen2");
+        q.put("model_type", "phi3");
         e = assertThrows(IllegalArgumentException.class, () -> ModelConfig.fromHfConfig(q));
-        assertTrue(e.getMessage().contains("qwen2"), e.getMessage());
+        assertTrue(e.getMessage().contains("phi3"), e.getMessage());
         ObjectNode s = llamaJson();
         s.putObject("rope_scaling").put("rope_type", "llama3");
         e = assertThrows(IllegalArgumentException.class, () -> ModelConfig.fromHfConfig(s));

@@ -71,6 +71,11 @@ public final class LlamaModel implements AutoCloseable {
                     + " dense math runs on the CPU and needs a host-memory backend");
         }
         Checks.requirePositive("maxTokensPerStep", maxTokensPerStep);
+        if (!config.arch().equals(Architecture.LLAMA) || config.layerAttention().stream()
+                .anyMatch(l -> l.sliding() || l.rope().scaling() != RopeSpec.Scaling.NONE)) {
+            throw new IllegalArgumentException("model " + config.arch().modelType() + " needs features this decoder does"
+                    + " not run yet");
+        }
         this.config = config;
         this.weights = weights;
         this.dense = dense;
@@ -132,7 +137,7 @@ public final class LlamaModel implements AutoCloseable {
             dense.rmsnorm(hidden, w.inputNorm(), normed, n, h, eps);
             dense.linear(normed, w.qkv(), wt, qkv, n, qkvd, h, false);
             splitQkv(n, qd, kvd, qkvd);
-            dense.rope(q, k, b.positions(), n, config.heads(), config.kvHeads(), config.headDim(), config.ropeTheta());
+            dense.rope(q, k, b.positions(), n, config.heads(), config.kvHeads(), config.headDim(), (float) config.layerAttention().get(0).rope().theta());
             backend.kv().reshapeAndCache(k, v, DType.F32, b.slotMapping(), n, cache);
             if (decode) {
                 backend.attention().decode(q, DType.F32, attn, DType.F32, MemorySegment.NULL, cache, b.kv(), attnParams);
