@@ -24,6 +24,8 @@ module io.radixkv {
 
     exports io.radixkv.engine;
 
+    exports io.radixkv.checkpoint;
+
     exports io.radixkv.model;
     opens io.radixkv.model to com.fasterxml.jackson.databind;
 
