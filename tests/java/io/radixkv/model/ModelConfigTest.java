@@ -76,6 +76,20 @@ class ModelConfigTest {
         assertEquals(32000, ModelPresets.tiny().vocab());
         assertEquals(32000, ModelPresets.small().vocab());
         assertEquals(ModelPresets.small(), ModelPresets.byName(" Small "));
+        // The seed models' exact shapes (parameter counts as published).
+        ModelConfig llama = ModelPresets.byName("llama-3.2-3b");
+        assertEquals(3_212_749_824L, llama.parameterCount());
+        assertEquals(RopeSpec.llama3(500000, 32, 1, 4, 8192), llama.layerAttention().get(0).rope());
+        ModelConfig qwen = ModelPresets.byName("qwen3-4b");
+        assertEquals(4_022_468_096L, qwen.parameterCount());
+        assertTrue(qwen.arch().qkNorm());
+        assertEquals(128, qwen.headDim());
+        ModelConfig gemma = ModelPresets.byName("gemma-3-1b");
+        assertEquals(999_885_952L, gemma.parameterCount());
+        assertEquals(22, gemma.layerAttention().stream().filter(LayerAttention::sliding).count());
+        assertEquals(512, gemma.layerAttention().get(0).slidingWindow());
+        assertTrue(gemma.arch().sandwichNorms());
+        assertEquals(5, ModelPresets.names().size());
         var e = assertThrows(IllegalArgumentException.class, () -> ModelPresets.byName("huge"));
         assertTrue(e.getMessage().contains("huge"), e.getMessage());
     }

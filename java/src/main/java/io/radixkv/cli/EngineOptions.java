@@ -10,8 +10,8 @@ import picocli.CommandLine.Option;
 
 /** Engine options shared by {@code bench} and {@code generate} (a picocli mixin): model, KV dtype, page size, weights dtype, backend. */
 final class EngineOptions {
-    @Option(names = "--model", paramLabel = "tiny|small|DIR", defaultValue = "small",
-            description = "Built-in model or a model directory (default ${DEFAULT-VALUE}).")
+    @Option(names = "--model", paramLabel = "PRESET|DIR", defaultValue = "small",
+            description = "Built-in model (tiny, small, llama-3.2-3b, qwen3-4b, gemma-3-1b) or a Hugging Face model directory (default ${DEFAULT-VALUE}).")
     String model;
 
     @Option(names = "--kv-dtype", paramLabel = "f32|bf16|f16|fp8", defaultValue = "bf16",
