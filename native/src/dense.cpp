@@ -1,7 +1,9 @@
 // Dense ops of the model runner (CPU): linear (GEMM), RMSNorm (x.w or x.(1+w)), rotary
-// embedding from an inv_freq table, SiLU*mul, embedding gather, residual add, argmax. f32 activations throughout; weights f32 or bf16.
+// embedding from an inv_freq table, SiLU*mul, embedding gather, residual add, argmax. f32 activations throughout; weights f32, bf16 or f16.
 //
 // GEMM strategy (y[m,n] = x[m,k] . w[n,k]^T):
+//   m <= 16       (decode) dense_gemv.cpp for every weight dtype: one weight stream per thread.
+//   f16 weights   dense_gemv.cpp per block of 16 rows.
 //   f32 weights   oneDNN dnnl_sgemm (row-major, B transposed); built-in kernel without oneDNN.
 //   bf16 weights  few rows (m < kBf16MatmulMinRows): built-in kernel widening bf16 in
 //                 registers (the cost is streaming the weights once);
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "dense_gemm.h"
+#include "dense_gemv.h"
 #include "rkv_dense_math.h"
 #include "rkv_common.h"
 
@@ -102,8 +105,8 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
                        int32_t accumulate) {
   RKV_CHECK(m >= 0 && n >= 0 && k >= 0, "rkv_linear: negative shape m=%lld n=%lld k=%lld",
             static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k));
-  RKV_CHECK(w_dtype == RKV_DTYPE_F32 || w_dtype == RKV_DTYPE_BF16,
-            "rkv_linear: weight dtype %s (%d) is not supported (f32 or bf16)", rkv::dtype_name(w_dtype), w_dtype);
+  RKV_CHECK(w_dtype == RKV_DTYPE_F32 || w_dtype == RKV_DTYPE_BF16 || w_dtype == RKV_DTYPE_F16,
+            "rkv_linear: weight dtype %s (%d) is not supported (f32, bf16 or f16)", rkv::dtype_name(w_dtype), w_dtype);
   const int64_t lim = std::numeric_limits<int64_t>::max() / 8;
   RKV_CHECK(mul_fits(m, k, lim) && mul_fits(n, k, lim) && mul_fits(m, n, lim),
             "rkv_linear: shape m=%lld n=%lld k=%lld overflows", static_cast<long long>(m),
@@ -120,6 +123,15 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   RKV_CHECK(!overlaps(y, m * n * 4, x, m * k * 4) && !overlaps(y, m * n * 4, w, wbytes),
             "rkv_linear: y must not overlap x or w");
   const bool acc = accumulate != 0;
+  // Decode batches: bound by streaming the weights once (dense_gemv.cpp). f16 weights have no
+  // other kernel: larger m runs it per block of rows (each block re-streams the weights).
+  if (m <= rkv::dense::kGemvMaxRows || w_dtype == RKV_DTYPE_F16) {
+    for (int64_t i0 = 0; i0 < m; i0 += rkv::dense::kGemvMaxRows) {
+      const int64_t mb = m - i0 < rkv::dense::kGemvMaxRows ? m - i0 : rkv::dense::kGemvMaxRows;
+      rkv::dense::gemv_small(x + i0 * k, w, w_dtype, y + i0 * n, mb, n, k, acc);
+    }
+    return RKV_OK;
+  }
   if (w_dtype == RKV_DTYPE_F32) {
 #if defined(RKV_HAVE_DNNL)
     dnnl_status_t st = dnnl_sgemm('N', 'T', m, n, k, 1.f, x, k, static_cast<const float*>(w), k, acc ? 1.f : 0.f, y, n);
@@ -252,8 +264,8 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
                           float* out) {
   RKV_CHECK(n >= 0, "rkv_embedding: n must not be negative, got %lld", static_cast<long long>(n));
   RKV_CHECK(vocab > 0 && dim > 0, "rkv_embedding: vocab and dim must be positive (%d, %d)", vocab, dim);
-  RKV_CHECK(dtype == RKV_DTYPE_F32 || dtype == RKV_DTYPE_BF16,
-            "rkv_embedding: table dtype %s (%d) is not supported (f32 or bf16)", rkv::dtype_name(dtype), dtype);
+  RKV_CHECK(dtype == RKV_DTYPE_F32 || dtype == RKV_DTYPE_BF16 || dtype == RKV_DTYPE_F16,
+            "rkv_embedding: table dtype %s (%d) is not supported (f32, bf16 or f16)", rkv::dtype_name(dtype), dtype);
   if (n == 0) return RKV_OK;
   RKV_CHECK_PTR(ids);
   RKV_CHECK_PTR(table);
@@ -269,10 +281,13 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
     const int64_t row = static_cast<int64_t>(ids[i]) * dim;
     if (dtype == RKV_DTYPE_F32) {
       std::memcpy(o, static_cast<const float*>(table) + row, static_cast<size_t>(dim) * sizeof(float));
-    } else {
+    } else if (dtype == RKV_DTYPE_BF16) {
       const uint16_t* t = static_cast<const uint16_t*>(table) + row;
 #pragma omp simd
       for (int32_t j = 0; j < dim; j++) o[j] = bf16_bits_to_float(t[j]);
+    } else {
+      const uint16_t* t = static_cast<const uint16_t*>(table) + row;
+      for (int32_t j = 0; j < dim; j++) o[j] = rkv::f16_to_float(t[j]);
     }
   }
   return RKV_OK;

@@ -8,8 +8,13 @@
 #include <vector>
 
 #include "radixkv.h"
+#include "rkv_dtype.h"
 
 static int g_failures = 0;
+
+static const char* rkv_dtype_label(int32_t d) {
+  return d == RKV_DTYPE_F32 ? "f32" : d == RKV_DTYPE_BF16 ? "bf16" : "f16";
+}
 
 #define EXPECT(cond, ...)                                   \
   do {                                                      \
@@ -43,22 +48,32 @@ static uint16_t f_to_bf16(float f) {
   return uint16_t(u >> 16);
 }
 
-static void test_linear(int64_t m, int64_t n, int64_t k, bool bf16, bool accumulate) {
+static uint16_t f_to_f16(float f) { return rkv::float_to_f16(f); }
+static float f16_to_f(uint16_t h) { return rkv::f16_to_float(h); }
+
+// wdt: RKV_DTYPE_F32, _BF16 or _F16. The reference uses the weights as the kernel sees them
+// (rounded to the weight dtype), in double.
+static void test_linear(int64_t m, int64_t n, int64_t k, int32_t wdt, bool accumulate) {
   auto x = randn(size_t(m * k));
   auto wf = randn(size_t(n * k), 0.1f);
-  std::vector<uint16_t> wb(wf.size());
+  std::vector<uint16_t> wh(wf.size());
   for (size_t i = 0; i < wf.size(); i++) {
-    wb[i] = f_to_bf16(wf[i]);
-    if (bf16) wf[i] = bf16_to_f(wb[i]);
+    if (wdt == RKV_DTYPE_BF16) {
+      wh[i] = f_to_bf16(wf[i]);
+      wf[i] = bf16_to_f(wh[i]);
+    } else if (wdt == RKV_DTYPE_F16) {
+      wh[i] = f_to_f16(wf[i]);
+      wf[i] = f16_to_f(wh[i]);
+    }
   }
   auto y0 = randn(size_t(m * n));
   std::vector<float> y = y0;
-  int st = rkv_linear(x.data(), bf16 ? static_cast<const void*>(wb.data()) : wf.data(),
-                      bf16 ? RKV_DTYPE_BF16 : RKV_DTYPE_F32, y.data(), m, n, k, accumulate);
+  int st = rkv_linear(x.data(), wdt == RKV_DTYPE_F32 ? static_cast<const void*>(wf.data()) : wh.data(), wdt,
+                      y.data(), m, n, k, accumulate);
   EXPECT(st == RKV_OK, "rkv_linear m=%lld n=%lld k=%lld: %s", (long long)m, (long long)n, (long long)k,
          rkv_last_error());
   // bf16 with many rows rounds activations to bf16 (oneDNN path): relative 2^-8 per product.
-  const double tol = bf16 ? 4e-3 : 1e-5;
+  const double tol = wdt == RKV_DTYPE_BF16 && m > 16 ? 4e-3 : 1e-5;
   double worst = 0;
   for (int64_t i = 0; i < m; i++) {
     for (int64_t j = 0; j < n; j++) {
@@ -72,7 +87,7 @@ static void test_linear(int64_t m, int64_t n, int64_t k, bool bf16, bool accumul
     }
   }
   EXPECT(worst <= tol, "rkv_linear %s m=%lld n=%lld k=%lld acc=%d: error %g (relative to sum |x*w|) > %g",
-         bf16 ? "bf16" : "f32", (long long)m, (long long)n, (long long)k, int(accumulate), worst, tol);
+         rkv_dtype_label(wdt), (long long)m, (long long)n, (long long)k, int(accumulate), worst, tol);
 }
 
 static void test_rmsnorm(float w_offset) {
@@ -231,6 +246,13 @@ static void test_small_ops() {
   for (size_t i = 0; i < ids.size(); i++)
     for (int j = 0; j < dim; j++)
       EXPECT(e[i * dim + j] == bf16_to_f(tb[ids[i] * dim + j]), "embedding bf16 row %zu", i);
+  std::vector<uint16_t> th(table.size());
+  for (size_t i = 0; i < table.size(); i++) th[i] = f_to_f16(table[i]);
+  EXPECT(rkv_embedding(ids.data(), 4, th.data(), RKV_DTYPE_F16, vocab, dim, e.data()) == RKV_OK, "%s",
+         rkv_last_error());
+  for (size_t i = 0; i < ids.size(); i++)
+    for (int j = 0; j < dim; j++)
+      EXPECT(e[i * dim + j] == f16_to_f(th[ids[i] * dim + j]), "embedding f16 row %zu", i);
   std::vector<float> before = e;
   ids[2] = vocab;
   EXPECT(rkv_embedding(ids.data(), 4, table.data(), RKV_DTYPE_F32, vocab, dim, e.data()) == RKV_ERR_INVALID_ARGUMENT,
@@ -252,7 +274,7 @@ static void test_small_ops() {
 
 static void test_linear_errors() {
   float x[4] = {}, w[4] = {}, y[4] = {};
-  EXPECT(rkv_linear(x, w, RKV_DTYPE_F16, y, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "f16 weights accepted");
+  EXPECT(rkv_linear(x, w, RKV_DTYPE_FP8_E4M3, y, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "fp8 weights accepted");
   EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, y, -1, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "negative m accepted");
   EXPECT(rkv_linear(nullptr, w, RKV_DTYPE_F32, y, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "NULL x accepted");
   EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, x, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "y aliasing x accepted");
@@ -264,10 +286,19 @@ static void test_linear_errors() {
 int main() {
   const int64_t shapes[][3] = {{1, 1, 1},   {1, 33, 17},  {3, 5, 129},  {7, 64, 64},    {9, 31, 100},
                                {16, 96, 80}, {33, 70, 65}, {64, 128, 512}, {200, 48, 33}};
+  const int32_t wdts[] = {RKV_DTYPE_F32, RKV_DTYPE_BF16, RKV_DTYPE_F16};
   for (auto& s : shapes) {
-    for (int bf = 0; bf < 2; bf++) {
-      test_linear(s[0], s[1], s[2], bf, false);
-      test_linear(s[0], s[1], s[2], bf, true);
+    for (int32_t wdt : wdts) {
+      test_linear(s[0], s[1], s[2], wdt, false);
+      test_linear(s[0], s[1], s[2], wdt, true);
+    }
+  }
+  // Decode batches (dense_gemv.cpp): every m of its range, odd n (register tiles of 1, 2 and
+  // 4 weight rows, thread splits) and k (vector tails), large enough to run in parallel.
+  for (int64_t m = 1; m <= 17; m++) {
+    for (int32_t wdt : wdts) {
+      test_linear(m, 37, 75, wdt, m % 2 == 0);
+      test_linear(m, 203, 517, wdt, m % 2 == 1);
     }
   }
   test_rmsnorm(0.f);

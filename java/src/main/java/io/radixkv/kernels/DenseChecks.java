@@ -11,7 +11,7 @@ final class DenseChecks {
         Checks.requireNonNegative("m", m);
         Checks.requireNonNegative("n", n);
         Checks.requireNonNegative("k", k);
-        Checks.requireDtype("wDtype", wDtype, DType.F32, DType.BF16);
+        Checks.requireDtype("wDtype", wDtype, DType.F32, DType.BF16, DType.F16);
         long mk = Math.multiplyExact(m, k);
         long nk = Math.multiplyExact(n, k);
         long mn = Math.multiplyExact(m, n);
@@ -132,7 +132,7 @@ final class DenseChecks {
         Checks.requireNonNegative("n", n);
         Checks.requirePositive("vocab", vocab);
         Checks.requirePositive("dim", dim);
-        Checks.requireDtype("table dtype", dtype, DType.F32, DType.BF16);
+        Checks.requireDtype("table dtype", dtype, DType.F32, DType.BF16, DType.F16);
         Checks.requireBytes("ids", ids, Math.multiplyExact(4L, n));
         Checks.requireElements("table", table, (long) vocab * dim, dtype);
         Checks.requireElements("out", out, Math.multiplyExact(n, (long) dim), DType.F32);

@@ -5,7 +5,7 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Plain-Java dense kernels: the independent reference for {@link CpuDenseKernels} (double
- * accumulation, straightforward loops, exact bf16 widening). Works on native and heap segments.
+ * accumulation, straightforward loops, exact bf16/f16 widening). Works on native and heap segments.
  */
 public final class JavaDenseKernels implements DenseKernels {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
@@ -33,7 +33,11 @@ public final class JavaDenseKernels implements DenseKernels {
     }
 
     private static float weight(MemorySegment w, DType dtype, long index) {
-        return dtype == DType.BF16 ? bf16ToFloat(w.getAtIndex(S, index)) : w.getAtIndex(F, index);
+        return switch (dtype) {
+            case BF16 -> bf16ToFloat(w.getAtIndex(S, index));
+            case F16 -> Float.float16ToFloat(w.getAtIndex(S, index));
+            default -> w.getAtIndex(F, index);
+        };
     }
 
     @Override

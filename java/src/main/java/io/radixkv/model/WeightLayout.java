@@ -72,8 +72,8 @@ public record WeightLayout(List<ParamSpec> params, Map<String, Init> init, List<
      * instead of tying).
      */
     public static WeightLayout of(ModelConfig c, DType dtype) {
-        if (dtype != DType.F32 && dtype != DType.BF16) {
-            throw new IllegalArgumentException("weight dtype " + dtype + " is not supported (f32 or bf16)");
+        if (dtype != DType.F32 && dtype != DType.BF16 && dtype != DType.F16) {
+            throw new IllegalArgumentException("weight dtype " + dtype + " is not supported (f32, bf16 or f16)");
         }
         int h = c.hidden();
         int q = c.qDim();
