@@ -56,9 +56,23 @@ class CheckpointLoaderTest {
             assertSame(s.get("ab"), s.get("ab_out"));
             assertEquals(10 * 4 + 5 * 4, s.bytes(), "the alias is not counted");
         }
+        // Into a store holding garbage: whatever no tensor covers is zeroed, the rest overwritten.
+        LoadPlan plan = LoadPlan.of(Checkpoint.open(dir), params, specs);
+        try (ParameterStore s = ParameterStore.allocateUninitialized(params)) {
+            s.get("ab").fill((byte) 0x7F);
+            s.get("bias").fill((byte) 0x7F);
+            plan.copyInto(s);
+            assertEquals(a[5], f32At(s.get("ab"), 5));
+            assertEquals(b[3], f32At(s.get("ab"), 9));
+            for (int i = 0; i < 5; i++) {
+                assertEquals(0f, f32At(s.get("bias"), i), "uncovered block zeroed");
+            }
+        }
         // A spec pointing past its block is a model bug, not a checkpoint error.
         assertThrows(IllegalArgumentException.class, () -> CheckpointLoader.load(dir, params,
                 List.of(TensorSpec.of("m.b", "ab", 7, 2, 2))));
+        assertThrows(IllegalArgumentException.class, () -> CheckpointLoader.load(dir, params,
+                List.of(TensorSpec.of("m.a", "ab", 0, 3, 2), TensorSpec.of("m.b", "ab", 5, 2, 2))), "overlapping specs");
     }
 
     /** bf16 into a bf16 block keeps the bits; f32 and f16 files convert with round-to-nearest-even. */

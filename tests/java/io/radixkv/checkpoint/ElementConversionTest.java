@@ -3,7 +3,10 @@ package io.radixkv.checkpoint;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.kernels.DType;
 import io.radixkv.kernels.JavaDenseKernels;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +22,45 @@ class ElementConversionTest {
             return dDown < dUp ? down : up;
         }
         return ((Float.floatToRawIntBits(down) >>> 16) & 1) == 0 ? down : up;
+    }
+
+    /** Bulk conversion between every pair equals element-wise rounding, across block boundaries and at an offset. */
+    @Test
+    void bulkConversionMatchesElementwise() {
+        int n = (1 << 14) * 2 + 5;
+        SplittableRandom r = new SplittableRandom(4);
+        float[] v = new float[n];
+        for (int i = 0; i < n; i++) {
+            v[i] = (float) (r.nextGaussian() * Math.pow(10, r.nextInt(-6, 6)));
+        }
+        v[0] = Float.NaN;
+        v[1] = Float.NEGATIVE_INFINITY;
+        v[2] = 1e6f; // f16 overflow
+        v[3] = -0f;
+        DType[] types = {DType.F32, DType.BF16, DType.F16};
+        try (Arena a = Arena.ofConfined()) {
+            for (DType from : types) {
+                MemorySegment src = a.allocate((long) n * from.bytes());
+                for (int i = 0; i < n; i++) {
+                    ElementConversion.store(src, i, from, v[i]);
+                }
+                for (DType to : types) {
+                    MemorySegment dst = a.allocate((long) (n + 3) * to.bytes());
+                    ElementConversion.convert(src, from, dst, to, 3, n);
+                    for (int i = 0; i < n; i++) {
+                        float want = ElementConversion.load(src, i, from);
+                        MemorySegment one = a.allocate(to.bytes());
+                        ElementConversion.store(one, 0, to, want);
+                        float expected = ElementConversion.load(one, 0, to);
+                        float got = ElementConversion.load(dst, 3 + i, to);
+                        if (Float.floatToIntBits(expected) != Float.floatToIntBits(got)) {
+                            throw new AssertionError(from + "->" + to + " [" + i + "] " + v[i] + ": " + got + " != "
+                                    + expected);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     @Test

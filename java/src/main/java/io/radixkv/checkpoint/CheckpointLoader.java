@@ -20,7 +20,7 @@ public final class CheckpointLoader {
     /** Loads {@code dir} into a store of {@code params} as {@code tensors} say; the caller closes the store. */
     public static ParameterStore load(Path dir, List<ParamSpec> params, List<TensorSpec> tensors) throws IOException {
         LoadPlan plan = LoadPlan.of(Checkpoint.open(dir), params, tensors);
-        ParameterStore store = ParameterStore.allocate(params);
+        ParameterStore store = ParameterStore.allocateUninitialized(params); // copyInto writes every element
         try {
             LoadPlan.Stats s = plan.copyInto(store);
             LOG.info(String.format(Locale.ROOT, "loaded %s: %d bytes in %.3f s (%.2f GB/s)", dir, s.bytes(),

@@ -54,10 +54,18 @@ public final class ElementConversion {
         }
     }
 
+    private static boolean convertible(DType t) {
+        return t == DType.F32 || t == DType.BF16 || t == DType.F16;
+    }
+
+    /** Elements converted per round trip through the heap arrays. */
+    private static final int BLOCK = 1 << 14;
+
     /**
      * Copies {@code n} elements of {@code src} (type {@code srcType}) into {@code dst} (type
      * {@code dstType}) starting at element {@code dstOffset}: a plain copy when the types match,
-     * else converted element by element.
+     * else converted in blocks (bulk copies into small heap arrays, a tight loop the JIT can
+     * vectorise, a bulk copy out).
      */
     public static void convert(MemorySegment src, DType srcType, MemorySegment dst, DType dstType, long dstOffset,
                                long n) {
@@ -65,26 +73,60 @@ public final class ElementConversion {
             MemorySegment.copy(src, 0, dst, dstOffset * dstType.bytes(), n * dstType.bytes());
             return;
         }
-        if (srcType == DType.BF16 && dstType == DType.F32) {
-            for (long i = 0; i < n; i++) { // exact widening: the bits shift up
-                dst.setAtIndex(I32, dstOffset + i, (src.getAtIndex(I16, i) & 0xFFFF) << 16);
-            }
-            return;
+        if (!convertible(srcType) || !convertible(dstType)) {
+            throw new IllegalArgumentException("no conversion from " + srcType + " to " + dstType);
         }
-        if (srcType == DType.F32 && dstType == DType.BF16) {
-            for (long i = 0; i < n; i++) {
-                dst.setAtIndex(I16, dstOffset + i, floatToBf16(Float.intBitsToFloat(src.getAtIndex(I32, i))));
+        int sb = srcType.bytes();
+        int db = dstType.bytes();
+        short[] in16 = sb == 2 ? new short[BLOCK] : null;
+        int[] in32 = sb == 4 ? new int[BLOCK] : null;
+        short[] out16 = db == 2 ? new short[BLOCK] : null;
+        int[] out32 = db == 4 ? new int[BLOCK] : null;
+        for (long done = 0; done < n; done += BLOCK) {
+            int m = (int) Math.min(BLOCK, n - done);
+            if (in16 != null) {
+                MemorySegment.copy(src, I16, done * 2, in16, 0, m);
+            } else {
+                MemorySegment.copy(src, I32, done * 4, in32, 0, m);
             }
-            return;
-        }
-        if (srcType == DType.F16 && dstType == DType.F32) {
-            for (long i = 0; i < n; i++) { // exact widening
-                dst.setAtIndex(I32, dstOffset + i, Float.floatToRawIntBits(Float.float16ToFloat(src.getAtIndex(I16, i))));
+            switch (srcType.label() + ">" + dstType.label()) {
+                case "bf16>f32" -> {
+                    for (int i = 0; i < m; i++) { // exact widening: the bits shift up
+                        out32[i] = (in16[i] & 0xFFFF) << 16;
+                    }
+                }
+                case "f16>f32" -> {
+                    for (int i = 0; i < m; i++) { // exact widening
+                        out32[i] = Float.floatToRawIntBits(Float.float16ToFloat(in16[i]));
+                    }
+                }
+                case "f32>bf16" -> {
+                    for (int i = 0; i < m; i++) {
+                        out16[i] = floatToBf16(Float.intBitsToFloat(in32[i]));
+                    }
+                }
+                case "f32>f16" -> {
+                    for (int i = 0; i < m; i++) {
+                        out16[i] = Float.floatToFloat16(Float.intBitsToFloat(in32[i]));
+                    }
+                }
+                case "f16>bf16" -> {
+                    for (int i = 0; i < m; i++) {
+                        out16[i] = floatToBf16(Float.float16ToFloat(in16[i]));
+                    }
+                }
+                case "bf16>f16" -> {
+                    for (int i = 0; i < m; i++) {
+                        out16[i] = Float.floatToFloat16(bf16ToFloat(in16[i]));
+                    }
+                }
+                default -> throw new IllegalArgumentException("no conversion from " + srcType + " to " + dstType);
             }
-            return;
-        }
-        for (long i = 0; i < n; i++) {
-            store(dst, dstOffset + i, dstType, load(src, i, srcType));
+            if (out16 != null) {
+                MemorySegment.copy(out16, 0, dst, I16, (dstOffset + done) * 2, m);
+            } else {
+                MemorySegment.copy(out32, 0, dst, I32, (dstOffset + done) * 4, m);
+            }
         }
     }
 }

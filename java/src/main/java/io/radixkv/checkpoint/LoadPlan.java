@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -67,6 +68,7 @@ public final class LoadPlan {
         for (ParamSpec p : params) {
             blocks.put(p.name(), p);
         }
+        checkDisjoint(tensors);
         List<Copy> copies = new ArrayList<>();
         for (TensorSpec spec : tensors) {
             ParamSpec block = blocks.get(spec.param());
@@ -98,6 +100,19 @@ public final class LoadPlan {
         return new LoadPlan(checkpoint, copies);
     }
 
+    /** Two specs filling the same elements of a block is a bug in the model's spec list. */
+    private static void checkDisjoint(List<TensorSpec> tensors) {
+        List<TensorSpec> sorted = new ArrayList<>(tensors);
+        sorted.sort(Comparator.comparing(TensorSpec::param).thenComparingLong(TensorSpec::offset));
+        for (int i = 1; i < sorted.size(); i++) {
+            TensorSpec a = sorted.get(i - 1);
+            TensorSpec b = sorted.get(i);
+            if (a.param().equals(b.param()) && b.offset() < a.offset() + a.elements()) {
+                throw new IllegalArgumentException(b + " overlaps " + a);
+            }
+        }
+    }
+
     /** Bytes the copy reads from the files. */
     public long bytes() {
         return bytes;
@@ -108,8 +123,10 @@ public final class LoadPlan {
     }
 
     /**
-     * Copies every planned tensor into {@code store} (in parallel), mapping each file read-only
-     * for the duration of the copy only: the mappings' arena is closed before this returns.
+     * Copies every planned tensor into {@code store} (in parallel) and zero-fills what no tensor
+     * covers, mapping each file read-only for the duration of the copy only: the mappings' arena
+     * is closed before this returns. The store may come from
+     * {@link ParameterStore#allocateUninitialized}.
      */
     public Stats copyInto(ParameterStore store) throws IOException {
         for (Copy c : copies) {
@@ -119,6 +136,7 @@ public final class LoadPlan {
             }
         }
         long t0 = System.nanoTime();
+        zeroUncovered(store);
         try (Arena mapArena = Arena.ofShared()) {
             Map<Path, MemorySegment> mapped = new LinkedHashMap<>();
             for (SafetensorsFile f : checkpoint.files()) {
@@ -138,6 +156,23 @@ public final class LoadPlan {
             });
         }
         return new Stats(bytes, (System.nanoTime() - t0) / 1e9);
+    }
+
+    /**
+     * Zero-fills every block that the copies do not cover entirely (absent optional tensors), so
+     * a store allocated without zero-filling holds no garbage. Specs are disjoint, so coverage is
+     * a sum.
+     */
+    private void zeroUncovered(ParameterStore store) {
+        Map<String, Long> covered = new HashMap<>();
+        for (Copy c : copies) {
+            covered.merge(c.param(), c.elements(), Long::sum);
+        }
+        for (ParamSpec p : store.specs()) {
+            if (p.tiedTo() == null && covered.getOrDefault(p.name(), 0L) != p.elements()) {
+                store.get(p.name()).fill((byte) 0);
+            }
+        }
     }
 
     /** Maps the whole file read-only, refusing a file whose size changed since its header was checked. */

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Named parameter blocks in off-heap memory (64-byte aligned, zero-filled), all owned by one
- * shared {@link Arena} that {@link #close()} frees. Aliased blocks ({@link ParamSpec#tied})
+ * Named parameter blocks in off-heap memory (64-byte aligned; zero-filled unless the caller
+ * overwrites everything), all owned by one shared {@link Arena} that {@link #close()} frees. Aliased blocks ({@link ParamSpec#tied})
  * are the same segment as their target.
  */
 public final class ParameterStore implements AutoCloseable {
@@ -21,7 +21,7 @@ public final class ParameterStore implements AutoCloseable {
     private final Map<String, MemorySegment> blocks;
     private final long bytes;
 
-    private ParameterStore(List<ParamSpec> params) {
+    private ParameterStore(List<ParamSpec> params, boolean zeroed) {
         Map<String, ParamSpec> s = new LinkedHashMap<>();
         long total = 0;
         for (ParamSpec p : params) {
@@ -43,7 +43,15 @@ public final class ParameterStore implements AutoCloseable {
         Map<String, MemorySegment> b = new LinkedHashMap<>();
         try {
             for (ParamSpec p : params) {
-                b.put(p.name(), p.tiedTo() != null ? b.get(p.tiedTo()) : arena.allocate(p.bytes(), ALIGNMENT));
+                MemorySegment seg;
+                if (p.tiedTo() != null) {
+                    seg = b.get(p.tiedTo());
+                } else if (zeroed) {
+                    seg = arena.allocate(p.bytes(), ALIGNMENT);
+                } else {
+                    seg = UninitializedMemory.allocate(arena, p.bytes(), ALIGNMENT);
+                }
+                b.put(p.name(), seg);
             }
         } catch (RuntimeException | OutOfMemoryError e) {
             arena.close();
@@ -54,7 +62,15 @@ public final class ParameterStore implements AutoCloseable {
 
     /** Allocates every block (aliases share their target's memory); blocks start zeroed. */
     public static ParameterStore allocate(List<ParamSpec> params) {
-        return new ParameterStore(params);
+        return new ParameterStore(params, true);
+    }
+
+    /**
+     * Allocates every block without zero-filling it, for a caller that writes every element
+     * (a checkpoint load, random initialisation) before anything reads the store.
+     */
+    public static ParameterStore allocateUninitialized(List<ParamSpec> params) {
+        return new ParameterStore(params, false);
     }
 
     /** The block named {@code name}. */

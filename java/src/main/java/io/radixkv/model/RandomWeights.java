@@ -19,7 +19,7 @@ final class RandomWeights {
 
     /** A new store of {@code layout}'s blocks filled from {@code seed}; the caller closes it. */
     static ParameterStore create(WeightLayout layout, long seed) {
-        ParameterStore store = ParameterStore.allocate(layout.params());
+        ParameterStore store = ParameterStore.allocateUninitialized(layout.params()); // every element is drawn
         try {
             List<ParamSpec> own = new ArrayList<>();
             for (ParamSpec p : layout.params()) {
