@@ -1,5 +1,6 @@
 package io.radixkv.engine;
 
+import io.radixkv.sched.FinishReason;
 import static io.radixkv.engine.EngineTestSupport.randomTokens;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;

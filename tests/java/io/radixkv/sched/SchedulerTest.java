@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.radixkv.cache.EvictionPolicy;
 import io.radixkv.cache.Namespace;
 import io.radixkv.cache.RadixCache;
-import io.radixkv.engine.FinishReason;
+import io.radixkv.sched.FinishReason;
 import io.radixkv.paging.BlockAllocator;
 import io.radixkv.paging.KvSequences;
 import java.util.List;

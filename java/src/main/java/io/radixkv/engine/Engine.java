@@ -1,5 +1,6 @@
 package io.radixkv.engine;
 
+import io.radixkv.sched.FinishReason;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;

@@ -206,4 +206,29 @@ public final class NativeLibrary {
         }
         return status;
     }
+
+    /** The C ABI version libradixkv reports ({@code rkv_abi_version}). */
+    public static int abiVersion() {
+        loadCpu();
+        return radixkv_h.rkv_abi_version();
+    }
+
+    /** Threads the native kernels run on for the calling thread ({@code rkv_get_num_threads}). */
+    public static int numThreads() {
+        loadCpu();
+        return radixkv_h.rkv_get_num_threads();
+    }
+
+    /** CUDA devices visible to libradixkv_cuda; throws {@link NativeException} with the reason when none can be counted. */
+    public static int cudaDeviceCount() {
+        if (loadCuda().isEmpty()) {
+            throw new IllegalStateException("libradixkv_cuda not loaded: " + cudaUnavailableReason());
+        }
+        int n = radixkv_h.rkv_cuda_device_count();
+        if (n < 0) {
+            throw new NativeException("rkv_cuda_device_count", n,
+                    radixkv_h.rkv_cuda_last_error().reinterpret(Long.MAX_VALUE).getString(0));
+        }
+        return n;
+    }
 }

@@ -1,6 +1,5 @@
 package io.radixkv.sched;
 
-import io.radixkv.engine.FinishReason;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.radixkv.cli;
 
-import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.BandwidthBaselines;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;
@@ -70,7 +70,7 @@ final class BandwidthCheck {
         kernel("reshape_and_cache_bf16", "copy", copy, this::measureScatter, kernels, skipped);
         kernel("fp8_quantize_e4m3", "copy", copy, this::measureFp8Quantize, kernels, skipped);
         kernel("decode_attention_bf16", "read", read, this::measureDecode, kernels, skipped);
-        return new Result(bytes, radixkv_h.rkv_get_num_threads(), read, copy, kernels, skipped);
+        return new Result(bytes, NativeLibrary.numThreads(), read, copy, kernels, skipped);
     }
 
     private interface Measurement {
@@ -94,8 +94,7 @@ final class BandwidthCheck {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = arena.allocate(bytes, 64);
             src.fill((byte) 1);
-            MemorySegment sink = arena.allocate(ValueLayout.JAVA_DOUBLE);
-            return best(bytes, () -> NativeLibrary.check("rkv_bench_read", radixkv_h.rkv_bench_read(src, bytes, sink)));
+            return best(bytes, () -> BandwidthBaselines.read(src));
         }
     }
 
@@ -105,7 +104,7 @@ final class BandwidthCheck {
             MemorySegment dst = arena.allocate(bytes, 64);
             src.fill((byte) 1);
             dst.fill((byte) 0); // touch every page before timing
-            return best(2 * bytes, () -> NativeLibrary.check("rkv_bench_copy", radixkv_h.rkv_bench_copy(dst, src, bytes)));
+            return best(2 * bytes, () -> BandwidthBaselines.copy(dst, src, bytes));
         }
     }
 

@@ -1,6 +1,5 @@
 package io.radixkv.cli;
 
-import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.NativeLibrary;
@@ -36,9 +35,9 @@ final class InfoCommand implements Callable<Integer> {
                 rt.availableProcessors(), rt.maxMemory() >> 20);
 
         Path lib = NativeLibrary.loadCpu(); // throws UnsatisfiedLinkError with the reason
-        out.println("native library: " + lib.toAbsolutePath() + " (ABI " + radixkv_h.rkv_abi_version() + ")");
+        out.println("native library: " + lib.toAbsolutePath() + " (ABI " + NativeLibrary.abiVersion() + ")");
         out.println("native build: " + Main.oneLine(NativeLibrary.buildInfo()));
-        out.println("native threads: " + radixkv_h.rkv_get_num_threads());
+        out.println("native threads: " + NativeLibrary.numThreads());
 
         String cudaWhyNot = Backends.cudaUnavailableReason();
         if (cudaWhyNot.isEmpty()) {
@@ -66,8 +65,9 @@ final class InfoCommand implements Callable<Integer> {
 
     private static String cudaDevices() {
         try {
-            int n = radixkv_h.rkv_cuda_device_count();
-            return n >= 0 ? n + " device(s)" : "device count failed (status " + n + ")";
+            return NativeLibrary.cudaDeviceCount() + " device(s)";
+        } catch (RuntimeException e) {
+            return "device count failed (" + Main.oneLine(e.getMessage()) + ")";
         } catch (LinkageError e) {
             return "device count unavailable (" + Main.describe(e) + ")";
         }

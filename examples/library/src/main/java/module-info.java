@@ -1,0 +1,3 @@
+module io.radixkv.example {
+    requires io.radixkv;
+}
