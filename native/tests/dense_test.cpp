@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_dtype.h"
 
@@ -283,7 +284,7 @@ static void test_linear_errors() {
   EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, y, 1, 1, 0, 0) == RKV_OK && y[0] == 0, "k=0 did not zero y");
 }
 
-int main() {
+int main(int, char** argv) {
   const int64_t shapes[][3] = {{1, 1, 1},   {1, 33, 17},  {3, 5, 129},  {7, 64, 64},    {9, 31, 100},
                                {16, 96, 80}, {33, 70, 65}, {64, 128, 512}, {200, 48, 33}};
   const int32_t wdts[] = {RKV_DTYPE_F32, RKV_DTYPE_BF16, RKV_DTYPE_F16};
@@ -311,6 +312,9 @@ int main() {
   double g = 0;
   EXPECT(rkv_bench_fma_peak(0.05, &g) == RKV_OK && g > 0.1, "fma peak %g: %s", g, rkv_last_error());
   EXPECT(rkv_bench_fma_peak(-1, &g) == RKV_ERR_INVALID_ARGUMENT, "negative seconds accepted");
-  std::printf("dense_test: %s (fma peak %.1f GFLOP/s; %s)\n", g_failures ? "FAILED" : "ok", g, rkv_build_info());
-  return g_failures ? 1 : 0;
+  std::printf("dense_test: %s (%s ISA; fma peak %.1f GFLOP/s; %s)\n", g_failures ? "FAILED" : "ok", requested_isa(), g,
+              rkv_build_info());
+  if (g_failures) return 1;
+  // The small-m kernel is dispatched by ISA: check the lower paths too.
+  return rerun_lower_isas(argv[0]);
 }

@@ -13,6 +13,7 @@ import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.JavaDenseKernels;
 import io.radixkv.model.FamilyFixtures.Fixture;
 import io.radixkv.model.ReferenceDecoder.Spec;
 import java.io.IOException;
@@ -24,6 +25,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -45,7 +47,8 @@ class FamiliesTest {
 
     static List<Fixture> fixtures() {
         return List.of(FamilyFixtures.llama32(), FamilyFixtures.llama32v5(), FamilyFixtures.qwen25(),
-                FamilyFixtures.qwen3(), FamilyFixtures.mistralNoWindow());
+                FamilyFixtures.qwen3(), FamilyFixtures.mistral(), FamilyFixtures.mistralNoWindow(),
+                FamilyFixtures.gemma3(DType.F32), FamilyFixtures.gemma3LayerTypesV5());
     }
 
     static Stream<Arguments> fixturesAndFiles() {
@@ -132,6 +135,33 @@ class FamiliesTest {
         try (ModelWeights w = ModelWeights.load(dir, DType.F32)) {
             runAgainstReference(w, new CpuDenseKernels(), ref, name);
         }
+    }
+
+    /**
+     * bf16 weights: Gemma's embedding scale is sqrt(hidden) rounded to bf16 (8.485 → 8.5). The
+     * Java dense kernels keep activations f32, so 1e-4 still holds; the reference with the
+     * unrounded scale is far off (the check can tell the two apart).
+     */
+    @Test
+    void gemmaBf16WeightsRoundTheEmbeddingScale() throws IOException {
+        Fixture f = FamilyFixtures.gemma3(DType.BF16);
+        var tensors = FamilyFixtures.tensors(f.spec(), 77);
+        Path dir = tmp.resolve("gemma-bf16");
+        FamilyFixtures.write(dir, f, tensors, "BF16", false);
+        Map<String, float[]> values = FamilyFixtures.values(tensors);
+        ReferenceDecoder ref = new ReferenceDecoder(f.spec(), values);
+        try (ModelWeights w = ModelWeights.load(dir, DType.BF16)) {
+            assertEquals(DType.BF16, w.dtype());
+            runAgainstReference(w, new JavaDenseKernels(), ref, "gemma3 bf16 weights");
+        }
+        Spec unrounded = with(f.spec(), s -> new Spec(s.hidden(), s.inter(), s.layers(), s.heads(), s.kvHeads(),
+                s.headDim(), s.vocab(), s.eps(), s.normOffset(), s.qkvBias(), s.qkNorm(), s.sandwich(), s.gelu(),
+                Math.sqrt(72), s.attnScale(), s.finalCap(), s.window(), s.invFreq(), s.tied()));
+        assertDiscriminates(f.spec(), unrounded, values, "embedding scale rounding");
+    }
+
+    private static Spec with(Spec s, UnaryOperator<Spec> f) {
+        return f.apply(s);
     }
 
     /** The reference with one rule broken differs by far more than the tolerance over a 22-token prompt. */
@@ -229,7 +259,7 @@ class FamiliesTest {
     }
 
     static Stream<String> engineFixtures() {
-        return Stream.of("llama3.2", "qwen2.5", "qwen3");
+        return Stream.of("llama3.2", "qwen2.5", "qwen3", "mistral", "gemma3-f32", "gemma3-270m-v5");
     }
 
     private static List<int[]> generate(Path dir, List<int[]> prompts, boolean prefixCache) {

@@ -1,9 +1,9 @@
 package io.radixkv.cli;
 
 import io.radixkv.kernels.DType;
+import io.radixkv.model.ModelPresets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -49,8 +49,9 @@ final class EngineOptions {
         if (m.isEmpty()) {
             throw CliSupport.usage(spec, "invalid value for --model: empty");
         }
-        if (!List.of("tiny", "small").contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
-            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
+        if (!ModelPresets.names().contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
+            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither a preset "
+                    + ModelPresets.names() + " nor a directory");
         }
         return new Validated(m, kv, pageSize, be, wd);
     }

@@ -1,11 +1,11 @@
 package io.radixkv.engine;
 
+import io.radixkv.sched.FinishReason;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelWeights;
 import io.radixkv.model.SamplingParams;
-import io.radixkv.sched.FinishReason;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.SchedulerConfig;
 import io.radixkv.sched.Sequence;
@@ -32,8 +32,16 @@ import org.apache.logging.log4j.Logger;
  * thread-safe; token listeners and result futures run on the engine thread.
  *
  * <p>Failures are per request: a malformed request is refused by {@link #submit}
- * (IllegalArgumentException), one that can never fit completes as REJECTED, and a forward
- * pass that throws is retried one sequence at a time so only the culprit fails.
+ * (IllegalArgumentException), one that can never fit completes as REJECTED, a forward pass
+ * that throws is retried one sequence at a time so only the culprit fails, and a sampling or
+ * token-listener failure (Errors included) ends only its request. Once the engine stops
+ * (close, an internal error, an interrupted engine thread) {@link #submit} refuses with an
+ * IllegalStateException naming why; every request it accepted completes.
+ *
+ * <p>This class wires the parts together: {@link KvSizing} (pool and sequence limits),
+ * {@link BackendChoice}, {@link ModelLoading}, {@link KvState} (pool, pages, prefix cache),
+ * {@link EngineLoop} (engine thread and inbox), {@link StepExecutor} (one step),
+ * {@link TokenStreamer} (sampling, listeners, results) and {@link EngineCounters} (stats).
  */
 public final class Engine implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(Engine.class);
@@ -55,6 +63,7 @@ public final class Engine implements AutoCloseable {
     private final ModelRunner runner;
     private final EngineCounters counters;
     private final TokenStreamer streamer;
+    private final StepExecutor executor;
     private final EngineLoop loop;
     private final AtomicLong order = new AtomicLong();
 
@@ -68,7 +77,7 @@ public final class Engine implements AutoCloseable {
         KvSizing sizing = KvSizing.of(config, modelConfig);
         this.kv = new KvState(config, modelConfig, sizing, backend.memory());
         this.scheduler = new Scheduler(new SchedulerConfig(config.maxRunning(), config.maxBatchTokens(),
-                config.decodeReserveFraction()), kv.manager());
+                config.decodeReserveFraction(), sizing.maxSeqLen()), kv.manager());
         this.model = new LlamaModel(modelConfig, weights, backend.dense(), backend, config.maxBatchTokens());
         ModelRunner.Forward forward = model::forward;
         if (forwardWrapper != null) {
@@ -78,7 +87,8 @@ public final class Engine implements AutoCloseable {
                 config.maxBatchTokens(), modelConfig.vocab(), backend.memory());
         this.counters = new EngineCounters(kv, scheduler);
         this.streamer = new TokenStreamer(scheduler, runner, counters);
-        this.loop = new EngineLoop(new StepExecutor(scheduler, runner, counters, streamer));
+        this.executor = new StepExecutor(scheduler, runner, counters, streamer);
+        this.loop = new EngineLoop(executor);
     }
 
     /**
@@ -153,21 +163,21 @@ public final class Engine implements AutoCloseable {
      * Submits a request. Thread-safe.
      *
      * @param onToken called on the engine thread with every generated token as it is sampled
-     *     (may be null); if it throws, the request is cancelled with an error
+     *     (may be null); if it throws (anything, Errors included), that request ends as
+     *     ERROR naming the throwable and the engine goes on serving the others
      * @return a handle whose result completes when the request ends; already completed as
      *     REJECTED when the request can never fit the KV pool or the sequence limit
      * @throws IllegalArgumentException for a malformed request (token id outside the
      *     vocabulary, non-positive maxTokens, ...), before anything is queued
-     * @throws IllegalStateException after {@link #close()}
+     * @throws IllegalStateException once the engine no longer serves: after {@link #close()}
+     *     began, after an internal error, or after its thread was interrupted (the message
+     *     says which); a request is either refused this way or always completes
      */
     public RequestHandle submit(GenerateRequest request, IntConsumer onToken) {
         Objects.requireNonNull(request, "request");
-        if (loop.closing()) {
-            throw new IllegalStateException("the engine is closed");
-        }
-        String fatal = loop.fatal();
-        if (fatal != null) {
-            throw new IllegalStateException("the engine stopped after an internal error: " + fatal);
+        String refusal = loop.refusal();
+        if (refusal != null) {
+            throw new IllegalStateException(refusal);
         }
         int[] prompt = request.promptTokens().clone();
         int vocab = modelConfig.vocab();
@@ -262,6 +272,14 @@ public final class Engine implements AutoCloseable {
             kv.checkInvariants(scheduler, expectIdle);
             return null;
         });
+    }
+
+    /**
+     * Where the engine thread's step time went, over whole steps (measurements of per-step
+     * overhead). From a token listener (mid-step) it is the reading at the end of the previous step.
+     */
+    StepBreakdown stepBreakdown() {
+        return loop.isEngineThread() ? executor.lastStepEnd() : onEngineThread(executor::breakdown);
     }
 
     /** Evicts every unlocked cached page (tests: cold cache). Returns pages freed. */

@@ -18,6 +18,8 @@ final class EngineCounters {
     private long decodeTokens;
     private long forwardNanos;
     private long stepNanos;
+    private long scheduleNanos;
+    private long sampleNanos;
     private int peakPinned;
     private int peakAllocated;
 
@@ -49,6 +51,20 @@ final class EngineCounters {
 
     void addStepNanos(long n) {
         stepNanos += n;
+    }
+
+    void addScheduleNanos(long n) {
+        scheduleNanos += n;
+    }
+
+    void addSampleNanos(long n) {
+        sampleNanos += n;
+    }
+
+    /** Where the step time went so far, given the model's own forward time. Engine thread. */
+    StepBreakdown breakdown(long modelNanos) {
+        return new StepBreakdown(steps, decodeTokens, stepNanos, scheduleNanos, forwardNanos - modelNanos, modelNanos,
+                sampleNanos);
     }
 
     void notePeaks() {

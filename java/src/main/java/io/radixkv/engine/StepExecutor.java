@@ -12,38 +12,44 @@ import org.apache.logging.log4j.Logger;
  * pass → commit → sample and stream. A forward pass that throws is retried one sequence at
  * a time so only the culprit fails. Engine thread only.
  */
-final class StepExecutor {
+final class StepExecutor implements EngineLoop.Work {
     private static final Logger LOG = LogManager.getLogger(StepExecutor.class);
 
     private final Scheduler scheduler;
     private final ModelRunner runner;
     private final EngineCounters counters;
     private final TokenStreamer streamer;
+    private StepBreakdown lastStepEnd;
 
     StepExecutor(Scheduler scheduler, ModelRunner runner, EngineCounters counters, TokenStreamer streamer) {
         this.scheduler = scheduler;
         this.runner = runner;
         this.counters = counters;
         this.streamer = streamer;
+        this.lastStepEnd = breakdown();
     }
 
-    boolean hasWork() {
+    @Override
+    public boolean hasWork() {
         return scheduler.hasWork();
     }
 
-    void step() {
+    @Override
+    public void step() {
         long now = System.nanoTime();
         try {
             streamer.complete(scheduler.retire(), now);
             scheduler.admit(now);
             StepPlan plan = scheduler.plan();
             counters.notePeaks();
+            counters.addScheduleNanos(System.nanoTime() - now);
             if (!plan.isEmpty()) {
                 counters.countStep();
                 execute(plan.entries());
             }
         } finally {
             counters.addStepNanos(System.nanoTime() - now);
+            lastStepEnd = breakdown();
         }
         // requests that finished in this step are retired (pages released, results completed) at
         // the start of the next one: the loop runs another step while the scheduler holds them
@@ -51,7 +57,8 @@ final class StepExecutor {
     }
 
     /** Ends every queued and running request with {@code why} (shutdown, engine failure). */
-    void abortAll(String why) {
+    @Override
+    public void abortAll(String why) {
         streamer.complete(scheduler.abortAll(why), System.nanoTime());
     }
 
@@ -86,5 +93,16 @@ final class StepExecutor {
                 streamer.emit(e.seq(), row++, now);
             }
         }
+        counters.addSampleNanos(System.nanoTime() - now);
+    }
+
+    /** Where the step time went so far. Engine thread. */
+    StepBreakdown breakdown() {
+        return counters.breakdown(runner.modelNanos());
+    }
+
+    /** {@link #breakdown()} as it was at the end of the last step (whole steps only). Engine thread. */
+    StepBreakdown lastStepEnd() {
+        return lastStepEnd;
     }
 }

@@ -11,7 +11,8 @@ import org.apache.logging.log4j.Logger;
 /**
  * What leaves the engine: tokens sampled from a forward pass's logits and streamed to the
  * request's listener, and results completing the requests' futures. A failure of one
- * request's sampling or listener ends only that request. Engine thread only (the probe may be
+ * request's sampling or listener, Errors included, ends only that request (as ERROR, with
+ * the throwable in its reason). Engine thread only (the probe may be
  * set from any thread).
  */
 final class TokenStreamer {
@@ -42,16 +43,17 @@ final class TokenStreamer {
                 p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
             }
             token = Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength());
-        } catch (RuntimeException ex) {
-            scheduler.fail(s, "sampling failed: " + ex.getMessage());
+        } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
+            LOG.warn("sampling for request {} failed; failing it", s.id(), ex);
+            scheduler.fail(s, "sampling failed: " + ex);
             return;
         }
         scheduler.onToken(s, token, now);
         if (a.listener() != null) {
             try {
                 a.listener().accept(token);
-            } catch (RuntimeException ex) {
-                LOG.warn("token listener of request {} threw; cancelling it", s.id(), ex);
+            } catch (Throwable ex) { // the caller's code: an Error in it must not stop the engine
+                LOG.warn("token listener of request {} threw; failing it", s.id(), ex);
                 if (s.status() != Sequence.Status.FINISHED) {
                     scheduler.fail(s, "token listener threw: " + ex);
                 }

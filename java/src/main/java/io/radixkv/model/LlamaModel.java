@@ -101,9 +101,7 @@ public final class LlamaModel implements AutoCloseable {
         List<AttentionParams> params = new ArrayList<>();
         List<MemorySegment> inv = new ArrayList<>();
         for (LayerAttention la : config.layerAttention()) {
-            params.add(windowed(base, la.windowLeft()));
-        }
-        for (LayerAttention la : config.layerAttention()) {
+            params.add(base.withWindowLeft(la.windowLeft()));
             inv.add(tables.computeIfAbsent(la.rope(), r -> arena.allocateFrom(ValueLayout.JAVA_DOUBLE,
                     r.invFreq(config.headDim()))));
         }
@@ -120,15 +118,6 @@ public final class LlamaModel implements AutoCloseable {
         this.gateUp = scratch(t * 2L * config.intermediate());
         this.act = scratch(t * config.intermediate());
         this.branch = config.arch().sandwichNorms() ? scratch(t * config.hidden()) : null;
-    }
-
-    /** The layer's attention parameters with its sliding window (windowLeft -1: global). */
-    private static AttentionParams windowed(AttentionParams base, int windowLeft) {
-        if (windowLeft >= 0) {
-            throw new IllegalArgumentException("sliding-window layers (window " + (windowLeft + 1) + ") need attention"
-                    + " kernels with window support");
-        }
-        return base;
     }
 
     private MemorySegment scratch(long floats) {
