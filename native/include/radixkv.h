@@ -174,12 +174,18 @@ RKV_API int rkv_merge_state(const float* v_a, const float* s_a, const float* v_b
 /* y[m, n] = x[m, k] . w[n, k]^T (+ y if accumulate != 0). w of w_dtype (f32 or bf16), row-major. */
 RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
                        int64_t m, int64_t n, int64_t k, int32_t accumulate);
-/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w[:]; y may alias x. */
-RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps);
+/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * (w_offset + w[:]); w_offset 0 (x.w) or 1
+ * (Gemma's x.(1+w)); y may alias x. Per-head q/k norms: rows = tokens * heads, dim = head_dim. */
+RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,
+                        float w_offset);
 /* Rotary embedding in place (Llama / GPT-NeoX "rotate_half" layout), q: [n, num_q_heads, head_dim],
  * k: [n, num_kv_heads, head_dim], positions[n] int32 >= 0. */
 RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens,
                      int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, float theta);
+/* The same rotation with angle = position * inv_freq[i] from a table of head_dim / 2 doubles
+ * (any RoPE scaling: default, linear, llama3; per-layer theta). */
+RKV_API int rkv_rope_table(float* q, float* k, const int32_t* positions, int64_t num_tokens,
+                           int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double* inv_freq);
 /* out[r, i] = silu(gate_up[r, i]) * gate_up[r, inter + i]; gate_up: [rows, 2*inter]. */
 RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
 /* out[i, :] = table[ids[i], :] (table [vocab, dim] of dtype f32 or bf16); ids outside [0, vocab) fail. */
@@ -189,6 +195,14 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
 RKV_API int rkv_add_inplace(float* y, const float* x, int64_t n);
 /* out[r] = argmax(logits[r, :]) (first maximum). */
 RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out);
+/* out[r, i] = gelu_tanh(gate_up[r, i]) * gate_up[r, inter + i] (GELU, tanh approximation). */
+RKV_API int rkv_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
+/* y[r, i] += bias[i] for r < rows, i < n. */
+RKV_API int rkv_add_bias(float* y, const float* bias, int64_t rows, int32_t n);
+/* x[i] = cap * tanh(x[i] / cap), cap > 0. */
+RKV_API int rkv_soft_cap(float* x, int64_t n, float cap);
+/* x[i] *= s. */
+RKV_API int rkv_scale(float* x, int64_t n, float s);
 
 /* ---- CUDA (libradixkv_cuda only; every tensor and table pointer is a device pointer) ---- */
 

@@ -30,9 +30,10 @@ final class EngineOptions {
     @Option(names = "--page-size", paramLabel = "P", defaultValue = "16", description = "Tokens per KV page (default ${DEFAULT-VALUE}).")
     int pageSize;
 
-    @Option(names = "--weights-dtype", paramLabel = "f32|bf16", defaultValue = "f32",
+    @Option(names = "--weights-dtype", paramLabel = "f32|bf16|f16", defaultValue = "f32",
             description = "Element type the model weights are held in; bf16 runs prefill GEMMs as bf16 matmuls "
-                    + "(AMX where present) with bf16-rounded activations (default ${DEFAULT-VALUE}).")
+                    + "(AMX where present) with bf16-rounded activations; f16 widens the weights to f32 in "
+                    + "registers (default ${DEFAULT-VALUE}).")
     String weightsDtype;
 
     @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
@@ -59,7 +60,7 @@ final class EngineOptions {
             throw CliSupport.invalid(spec, "--kv-dtype", "'" + kvDtype + "'", "expected f32, bf16, f16 or fp8");
         }
         CliSupport.requirePositive(spec, "--page-size", pageSize);
-        DType wd = DType.parse(CliSupport.requireOneOf(spec, "--weights-dtype", weightsDtype, "f32", "bf16"));
+        DType wd = DType.parse(CliSupport.requireOneOf(spec, "--weights-dtype", weightsDtype, "f32", "bf16", "f16"));
         String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
         String m = model == null ? "" : model.trim();
         if (m.isEmpty()) {
