@@ -75,26 +75,26 @@ static void test_linear(int64_t m, int64_t n, int64_t k, bool bf16, bool accumul
          bf16 ? "bf16" : "f32", (long long)m, (long long)n, (long long)k, int(accumulate), worst, tol);
 }
 
-static void test_rmsnorm() {
+static void test_rmsnorm(float w_offset) {
   const int64_t rows = 37;
   const int dim = 77;
   auto x = randn(size_t(rows * dim), 3.f);
   auto w = randn(size_t(dim));
   std::vector<float> y(x.size());
-  EXPECT(rkv_rmsnorm(x.data(), w.data(), y.data(), rows, dim, 1e-5f) == RKV_OK, "%s", rkv_last_error());
+  EXPECT(rkv_rmsnorm(x.data(), w.data(), y.data(), rows, dim, 1e-5f, w_offset) == RKV_OK, "%s", rkv_last_error());
   for (int64_t r = 0; r < rows; r++) {
     double ss = 0;
     for (int i = 0; i < dim; i++) ss += double(x[r * dim + i]) * x[r * dim + i];
     double inv = 1.0 / std::sqrt(ss / dim + 1e-5);
     for (int i = 0; i < dim; i++) {
-      double ref = x[r * dim + i] * inv * w[i];
+      double ref = x[r * dim + i] * inv * (w_offset + double(w[i]));
       EXPECT(std::fabs(ref - y[r * dim + i]) <= 1e-5 * (1 + std::fabs(ref)), "rmsnorm r=%lld i=%d: %g vs %g",
              (long long)r, i, y[r * dim + i], ref);
     }
   }
   // In place equals out of place.
   std::vector<float> z = x;
-  EXPECT(rkv_rmsnorm(z.data(), w.data(), z.data(), rows, dim, 1e-5f) == RKV_OK, "%s", rkv_last_error());
+  EXPECT(rkv_rmsnorm(z.data(), w.data(), z.data(), rows, dim, 1e-5f, w_offset) == RKV_OK, "%s", rkv_last_error());
   EXPECT(std::memcmp(z.data(), y.data(), y.size() * 4) == 0, "in-place rmsnorm differs");
 }
 
@@ -128,6 +128,77 @@ static void test_rope() {
          "negative position accepted");
   EXPECT(rkv_rope(q2.data(), k2.data(), pos.data(), n, hq, hk, 7, theta) == RKV_ERR_INVALID_ARGUMENT,
          "odd head_dim accepted");
+}
+
+// Any table: each pair rotates by position * inv_freq[i] (here a llama3-like mix of bands).
+static void test_rope_table() {
+  const int64_t n = 9;
+  const int hq = 4, hk = 2, d = 16;
+  std::vector<double> inv(d / 2);
+  for (int i = 0; i < d / 2; i++) inv[i] = std::pow(500000.0, -2.0 * i / d) / (i % 3 == 0 ? 8.0 : 1.0);
+  auto q = randn(size_t(n * hq * d));
+  auto k = randn(size_t(n * hk * d));
+  std::vector<int32_t> pos(n);
+  for (int64_t t = 0; t < n; t++) pos[t] = int32_t(t * 1001 + 3);
+  auto q2 = q, k2 = k;
+  EXPECT(rkv_rope_table(q2.data(), k2.data(), pos.data(), n, hq, hk, d, inv.data()) == RKV_OK, "%s", rkv_last_error());
+  auto check = [&](const std::vector<float>& in, const std::vector<float>& out, int heads) {
+    for (int64_t t = 0; t < n; t++)
+      for (int h = 0; h < heads; h++)
+        for (int i = 0; i < d / 2; i++) {
+          double a = pos[t] * inv[i];
+          const float* v = &in[(t * heads + h) * d];
+          double r1 = v[i] * std::cos(a) - v[i + d / 2] * std::sin(a);
+          double r2 = v[i + d / 2] * std::cos(a) + v[i] * std::sin(a);
+          const float* o = &out[(t * heads + h) * d];
+          EXPECT(std::fabs(r1 - o[i]) < 1e-5 && std::fabs(r2 - o[i + d / 2]) < 1e-5, "rope_table t=%lld h=%d i=%d",
+                 (long long)t, h, i);
+        }
+  };
+  check(q, q2, hq);
+  check(k, k2, hk);
+  auto q3 = q;
+  inv[2] = NAN;
+  EXPECT(rkv_rope_table(q3.data(), k2.data(), pos.data(), n, hq, hk, d, inv.data()) == RKV_ERR_INVALID_ARGUMENT,
+         "NaN inv_freq accepted");
+  EXPECT(q3 == q, "a rejected rope_table wrote q");
+  EXPECT(rkv_rope_table(q3.data(), k2.data(), pos.data(), n, hq, hk, d, nullptr) == RKV_ERR_INVALID_ARGUMENT,
+         "NULL inv_freq accepted");
+}
+
+static void test_family_ops() {
+  const int64_t rows = 6;
+  const int inter = 23;
+  auto gu = randn(size_t(rows * 2 * inter), 3.f);
+  std::vector<float> out(size_t(rows * inter));
+  EXPECT(rkv_gelu_tanh_mul(gu.data(), out.data(), rows, inter) == RKV_OK, "%s", rkv_last_error());
+  for (int64_t r = 0; r < rows; r++)
+    for (int i = 0; i < inter; i++) {
+      double g = gu[r * 2 * inter + i], u = gu[r * 2 * inter + inter + i];
+      double ref = 0.5 * g * (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g))) * u;
+      EXPECT(std::fabs(ref - out[r * inter + i]) <= 1e-5 * (1 + std::fabs(ref)), "gelu_tanh_mul r=%lld i=%d: %g vs %g",
+             (long long)r, i, out[r * inter + i], ref);
+    }
+  EXPECT(rkv_gelu_tanh_mul(gu.data(), gu.data() + 1, rows, inter) == RKV_ERR_INVALID_ARGUMENT, "overlap accepted");
+
+  auto y = randn(size_t(rows * inter));
+  auto b = randn(size_t(inter));
+  auto y2 = y;
+  EXPECT(rkv_add_bias(y2.data(), b.data(), rows, inter) == RKV_OK, "%s", rkv_last_error());
+  for (int64_t r = 0; r < rows; r++)
+    for (int i = 0; i < inter; i++) EXPECT(y2[r * inter + i] == y[r * inter + i] + b[i], "add_bias r=%lld", (long long)r);
+  EXPECT(rkv_add_bias(y2.data(), y2.data() + 5, rows, inter) == RKV_ERR_INVALID_ARGUMENT, "bias overlap accepted");
+
+  std::vector<float> l = {-100.f, -3.f, 0.f, 2.5f, 29.f, 1000.f};
+  auto l2 = l;
+  EXPECT(rkv_soft_cap(l2.data(), 6, 30.f) == RKV_OK, "%s", rkv_last_error());
+  for (size_t i = 0; i < l.size(); i++) {
+    double ref = 30.0 * std::tanh(l[i] / 30.0);
+    EXPECT(std::fabs(ref - l2[i]) <= 1e-5 * (1 + std::fabs(ref)), "soft_cap %g: %g vs %g", l[i], l2[i], ref);
+  }
+  EXPECT(rkv_soft_cap(l2.data(), 6, 0.f) == RKV_ERR_INVALID_ARGUMENT, "cap 0 accepted");
+  EXPECT(rkv_scale(l.data(), 6, 34.f) == RKV_OK && l[3] == 2.5f * 34.f, "scale");
+  EXPECT(rkv_scale(l.data(), 6, INFINITY) == RKV_ERR_INVALID_ARGUMENT, "infinite scale accepted");
 }
 
 static void test_small_ops() {
@@ -199,8 +270,11 @@ int main() {
       test_linear(s[0], s[1], s[2], bf, true);
     }
   }
-  test_rmsnorm();
+  test_rmsnorm(0.f);
+  test_rmsnorm(1.f);
   test_rope();
+  test_rope_table();
+  test_family_ops();
   test_small_ops();
   test_linear_errors();
   double g = 0;

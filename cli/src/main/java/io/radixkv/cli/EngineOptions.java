@@ -1,17 +1,17 @@
 package io.radixkv.cli;
 
 import io.radixkv.kernels.DType;
+import io.radixkv.model.ModelPresets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 /** Engine options shared by {@code bench} and {@code generate} (a picocli mixin): model, KV dtype, page size, weights dtype, backend. */
 final class EngineOptions {
-    @Option(names = "--model", paramLabel = "tiny|small|DIR", defaultValue = "small",
-            description = "Built-in model or a model directory (default ${DEFAULT-VALUE}).")
+    @Option(names = "--model", paramLabel = "PRESET|DIR", defaultValue = "small",
+            description = "Built-in model (tiny, small, llama-3.2-3b, qwen3-4b, gemma-3-1b) or a Hugging Face model directory (default ${DEFAULT-VALUE}).")
     String model;
 
     @Option(names = "--kv-dtype", paramLabel = "f32|bf16|f16|fp8", defaultValue = "bf16",
@@ -48,8 +48,9 @@ final class EngineOptions {
         if (m.isEmpty()) {
             throw CliSupport.usage(spec, "invalid value for --model: empty");
         }
-        if (!List.of("tiny", "small").contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
-            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
+        if (!ModelPresets.names().contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
+            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither a preset "
+                    + ModelPresets.names() + " nor a directory");
         }
         return new Validated(m, kv, pageSize, be, wd);
     }

@@ -11,7 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The parameters of a Llama-architecture model: a {@link ParameterStore} laid out by
+ * The parameters of a decoder model (any supported family): a {@link ParameterStore} laid out by
  * {@link WeightLayout} (off-heap, freed by {@link #close()}), with typed access for the forward
  * pass. Matrices are f32 or bf16 (row-major, {@code [out, in]} as in HF checkpoints); norm
  * weights are always f32.
@@ -22,9 +22,15 @@ import java.util.List;
  * single or sharded).
  */
 public final class ModelWeights implements AutoCloseable {
-    /** One decoder layer's parameters. */
+    /**
+     * One decoder layer's parameters. The last five are null when the architecture has none:
+     * {@code qkvBias} f32 {@code [qkvDim]}, {@code qNorm}/{@code kNorm} f32 {@code [headDim]},
+     * {@code postAttnNorm}/{@code postFfNorm} f32 {@code [hidden]} (sandwich norms);
+     * {@code postNorm} is the norm before the MLP.
+     */
     public record Layer(MemorySegment qkv, MemorySegment o, MemorySegment gateUp, MemorySegment down,
-                        MemorySegment inputNorm, MemorySegment postNorm) {}
+                        MemorySegment inputNorm, MemorySegment postNorm, MemorySegment qkvBias, MemorySegment qNorm,
+                        MemorySegment kNorm, MemorySegment postAttnNorm, MemorySegment postFfNorm) {}
 
     private final ModelConfig config;
     private final DType dtype;
@@ -38,9 +44,17 @@ public final class ModelWeights implements AutoCloseable {
         List<Layer> ls = new ArrayList<>();
         for (int l = 0; l < config.layers(); l++) {
             ls.add(new Layer(block(l, WeightLayout.QKV), block(l, WeightLayout.O), block(l, WeightLayout.GATE_UP),
-                    block(l, WeightLayout.DOWN), block(l, WeightLayout.INPUT_NORM), block(l, WeightLayout.POST_NORM)));
+                    block(l, WeightLayout.DOWN), block(l, WeightLayout.INPUT_NORM), block(l, WeightLayout.POST_NORM),
+                    optional(l, WeightLayout.QKV_BIAS), optional(l, WeightLayout.Q_NORM),
+                    optional(l, WeightLayout.K_NORM), optional(l, WeightLayout.POST_ATTN_NORM),
+                    optional(l, WeightLayout.POST_FF_NORM)));
         }
         this.layers = List.copyOf(ls);
+    }
+
+    private MemorySegment optional(int layer, String part) {
+        String name = WeightLayout.layer(layer, part);
+        return store.contains(name) ? store.get(name) : null;
     }
 
     private static WeightLayout layout(ModelConfig config, DType dtype) {
