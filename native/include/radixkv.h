@@ -243,6 +243,40 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
 RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
                                  float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim);
 
+/* ---- CUDA dense ops of the model (device pointers; `stream` is a cudaStream_t, NULL = the
+ * legacy default stream; kernels are launched asynchronously on it, nothing synchronizes) ---- */
+
+/* RKV_OK when cuBLAS could be loaded at run time (libcublas of the user's CUDA installation,
+ * or $RADIXKV_CUBLAS), else RKV_ERR_UNSUPPORTED with rkv_cuda_last_error() naming the missing
+ * library or symbol. Needs no device. */
+RKV_API int rkv_cuda_blas_available(void);
+/* rkv_linear on the GPU through cublasGemmEx: f32 weights in f32 (no TF32); bf16 weights with
+ * the activations rounded to bf16 (RNE) and f32 accumulation. m, n, k must fit in int32. */
+RKV_API int rkv_cuda_linear(const float* x, const void* w, int32_t w_dtype, float* y,
+                            int64_t m, int64_t n, int64_t k, int32_t accumulate, void* stream);
+/* The CPU dense ops' twins (same shapes and rules as rkv_rmsnorm ... rkv_argmax above, with
+ * the arithmetic of rkv_dense_elem.h shared with the CPU). Checks on device-resident values
+ * (positions, ids) are not made here: the caller checks its host copies, and ids are also
+ * checked on the device (rkv_cuda_embedding's bad_token). */
+RKV_API int rkv_cuda_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,
+                             float w_offset, void* stream);
+/* inv_freq: a device array of head_dim / 2 doubles. */
+RKV_API int rkv_cuda_rope_table(float* q, float* k, const int32_t* positions, int64_t num_tokens,
+                                int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                                const double* inv_freq, void* stream);
+RKV_API int rkv_cuda_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter, void* stream);
+RKV_API int rkv_cuda_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, int32_t inter, void* stream);
+RKV_API int rkv_cuda_add_bias(float* y, const float* bias, int64_t rows, int32_t n, void* stream);
+RKV_API int rkv_cuda_add_inplace(float* y, const float* x, int64_t n, void* stream);
+RKV_API int rkv_cuda_soft_cap(float* x, int64_t n, float cap, void* stream);
+RKV_API int rkv_cuda_scale(float* x, int64_t n, float s, void* stream);
+/* bad_token (device int64, may be NULL): must hold 0 (or a previous step's value) before the
+ * call; a token whose id is outside [0, vocab) gets a zero row and *bad_token becomes
+ * the smallest 1 + index of such tokens (0 stays "none"), so the host reads one value per step. */
+RKV_API int rkv_cuda_embedding(const int32_t* ids, int64_t n, const void* table, int32_t dtype,
+                               int32_t vocab, int32_t dim, float* out, int64_t* bad_token, void* stream);
+RKV_API int rkv_cuda_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out, void* stream);
+
 #ifdef __cplusplus
 }
 #endif
