@@ -8,7 +8,7 @@
 //   scores  S[R][BT] = Q . K^T for a block of BT tokens (register tiles of GB rows x TB tokens,
 //                      each K vector converted once per GB rows, one transpose-reduction per
 //                      W dot products),
-//   softmax per row, online (base-2 max/sum), masked by a per-row exclusive position limit,
+//   softmax per row, online (base-2 max/sum), masked by a per-row visible range [lo, hi),
 //   values  O[R][hd] += P . V (register tiles of RB rows x CB head_dim chunks, each V vector
 //                      converted once per RB rows).
 // Each K/V row is therefore read once per call, for all R rows: GQA groups read K/V once per

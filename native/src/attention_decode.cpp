@@ -1,5 +1,6 @@
-// CPU paged decode attention: one query per sequence over its pages, split-KV across threads
-// (attention_split_kv.h) when there are too few sequences for the threads.
+// CPU paged decode attention: one query per sequence over its pages (from the start of its
+// sliding window, if any), split-KV across threads (attention_split_kv.h) when there are too
+// few sequences for the threads.
 #include <omp.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
-// CPU append prefill attention: right-aligned causal mask, optional bidirectional regions;
-// work items are (sequence, kv head, query tile).
+// CPU append prefill attention: right-aligned causal mask, optional bidirectional regions and
+// sliding window (rkv_mask.h); work items are (sequence, kv head, query tile), each reading only
+// the KV range its rows see.
 #include <omp.h>
 
 #include <algorithm>

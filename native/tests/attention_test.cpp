@@ -320,6 +320,17 @@ int main(int, char** argv) {
     std::printf("FAIL merge of two empty states\n");
     g_failures++;
   }
+  // window_left below -1 is refused with a message naming it
+  {
+    std::vector<int> indptr{0, 0}, last{1};
+    float qv[64] = {0}, ov[64];
+    int rc = rkv_decode_attention(qv, RKV_DTYPE_F32, ov, RKV_DTYPE_F32, nullptr, nullptr, nullptr, RKV_DTYPE_F32, 0, 16,
+                                  1, 1, 64, indptr.data(), nullptr, last.data(), 1, 0.125f, 0.f, 1.f, 1.f, -2);
+    if (rc != RKV_ERR_INVALID_ARGUMENT || !std::strstr(rkv_last_error(), "window_left")) {
+      std::printf("FAIL window_left = -2 not refused (rc=%d: %s)\n", rc, rkv_last_error());
+      g_failures++;
+    }
+  }
   std::printf("%d failures (%s)\n", g_failures, isa);
   if (g_failures != 0) return 1;
   return rerun_lower_isas(argv[0]);

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
-import io.radixkv.engine.FinishReason;
 import io.radixkv.engine.GenerateRequest;
 import io.radixkv.engine.RequestResult;
 import io.radixkv.kernels.CpuBackend;
@@ -16,6 +15,7 @@ import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.JavaDenseKernels;
 import io.radixkv.model.FamilyFixtures.Fixture;
 import io.radixkv.model.ReferenceDecoder.Spec;
+import io.radixkv.sched.FinishReason;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
