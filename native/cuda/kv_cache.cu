@@ -4,8 +4,8 @@
 // Slots live in device memory, so they are validated on the device: a first kernel records
 // the first token whose slot is >= num_pages * page_size in a flag, the scatter kernel
 // writes nothing when the flag is set, and the host reads the flag back (one synchronous
-// 8-byte copy) to report the bad slot. The Java backend validates on a host copy before
-// the call as well.
+// 8-byte copy) to report the bad slot. The Java backend relies on this check (it never copies
+// the slot mapping back).
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
