@@ -210,18 +210,24 @@ RKV_API int rkv_scale(float* x, int64_t n, float s);
 RKV_API const char* rkv_cuda_last_error(void);
 /* Number of CUDA devices, or a negative code with rkv_cuda_last_error() saying why (no driver, ...). */
 RKV_API int rkv_cuda_device_count(void);
-RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale);
-RKV_API int rkv_cuda_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale);
+/* The FP8, scatter and page-copy twins take a trailing `stream` (a cudaStream_t, NULL = the
+ * legacy default stream) and launch on it. rkv_cuda_reshape_and_cache then waits on that
+ * stream for its 8-byte device-side slot-check flag; rkv_cuda_copy_blocks waits for its
+ * host-staged pointer/mapping copy; the FP8 kernels do not synchronize. */
+RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale,
+                                  void* stream);
+RKV_API int rkv_cuda_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale,
+                                    void* stream);
 RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src_dtype,
                                        const int64_t* slot_mapping, int64_t num_tokens,
                                        int32_t num_kv_heads, int32_t head_dim,
                                        void* k_cache, void* v_cache, int32_t cache_dtype,
                                        int64_t num_pages, int32_t page_size,
-                                       float k_scale, float v_scale);
+                                       float k_scale, float v_scale, void* stream);
 /* k_caches/v_caches: host arrays of device pointers; block_mapping: host array. */
 RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, int32_t num_layers,
                                  const int64_t* block_mapping, int64_t num_pairs,
-                                 int64_t page_bytes, int64_t num_pages);
+                                 int64_t page_bytes, int64_t num_pages, void* stream);
 RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                       const void* k_cache, const void* v_cache, int32_t cache_dtype,
                                       int64_t num_pages, int32_t page_size,

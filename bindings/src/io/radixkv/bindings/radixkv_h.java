@@ -2083,7 +2083,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_INT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_fp8_quantize");
@@ -2094,7 +2095,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_fp8_quantize$descriptor() {
@@ -2104,7 +2105,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_fp8_quantize$handle() {
@@ -2114,7 +2115,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_fp8_quantize$address() {
@@ -2123,16 +2124,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
-    public static int rkv_cuda_fp8_quantize(MemorySegment src, MemorySegment dst, long n, int fp8_dtype, float scale) {
+    public static int rkv_cuda_fp8_quantize(MemorySegment src, MemorySegment dst, long n, int fp8_dtype, float scale, MemorySegment stream) {
         var mh$ = rkv_cuda_fp8_quantize.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_fp8_quantize", src, dst, n, fp8_dtype, scale);
+                traceDowncall("rkv_cuda_fp8_quantize", src, dst, n, fp8_dtype, scale, stream);
             }
-            return (int)mh$.invokeExact(src, dst, n, fp8_dtype, scale);
+            return (int)mh$.invokeExact(src, dst, n, fp8_dtype, scale, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2147,7 +2148,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_INT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_fp8_dequantize");
@@ -2158,7 +2160,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_fp8_dequantize$descriptor() {
@@ -2168,7 +2170,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_fp8_dequantize$handle() {
@@ -2178,7 +2180,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_fp8_dequantize$address() {
@@ -2187,16 +2189,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
-    public static int rkv_cuda_fp8_dequantize(MemorySegment src, MemorySegment dst, long n, int fp8_dtype, float scale) {
+    public static int rkv_cuda_fp8_dequantize(MemorySegment src, MemorySegment dst, long n, int fp8_dtype, float scale, MemorySegment stream) {
         var mh$ = rkv_cuda_fp8_dequantize.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_fp8_dequantize", src, dst, n, fp8_dtype, scale);
+                traceDowncall("rkv_cuda_fp8_dequantize", src, dst, n, fp8_dtype, scale, stream);
             }
-            return (int)mh$.invokeExact(src, dst, n, fp8_dtype, scale);
+            return (int)mh$.invokeExact(src, dst, n, fp8_dtype, scale, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2220,7 +2222,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_LONG,
             radixkv_h.C_INT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_reshape_and_cache");
@@ -2231,7 +2234,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_reshape_and_cache$descriptor() {
@@ -2241,7 +2244,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_reshape_and_cache$handle() {
@@ -2251,7 +2254,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_reshape_and_cache$address() {
@@ -2260,16 +2263,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
      * }
      */
-    public static int rkv_cuda_reshape_and_cache(MemorySegment k, MemorySegment v, int src_dtype, MemorySegment slot_mapping, long num_tokens, int num_kv_heads, int head_dim, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, float k_scale, float v_scale) {
+    public static int rkv_cuda_reshape_and_cache(MemorySegment k, MemorySegment v, int src_dtype, MemorySegment slot_mapping, long num_tokens, int num_kv_heads, int head_dim, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, float k_scale, float v_scale, MemorySegment stream) {
         var mh$ = rkv_cuda_reshape_and_cache.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_reshape_and_cache", k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale);
+                traceDowncall("rkv_cuda_reshape_and_cache", k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale, stream);
             }
-            return (int)mh$.invokeExact(k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale);
+            return (int)mh$.invokeExact(k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2286,7 +2289,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_LONG,
-            radixkv_h.C_LONG
+            radixkv_h.C_LONG,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_copy_blocks");
@@ -2297,7 +2301,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_copy_blocks$descriptor() {
@@ -2307,7 +2311,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_copy_blocks$handle() {
@@ -2317,7 +2321,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_copy_blocks$address() {
@@ -2326,16 +2330,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
      * }
      */
-    public static int rkv_cuda_copy_blocks(MemorySegment k_caches, MemorySegment v_caches, int num_layers, MemorySegment block_mapping, long num_pairs, long page_bytes, long num_pages) {
+    public static int rkv_cuda_copy_blocks(MemorySegment k_caches, MemorySegment v_caches, int num_layers, MemorySegment block_mapping, long num_pairs, long page_bytes, long num_pages, MemorySegment stream) {
         var mh$ = rkv_cuda_copy_blocks.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_copy_blocks", k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages);
+                traceDowncall("rkv_cuda_copy_blocks", k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, stream);
             }
-            return (int)mh$.invokeExact(k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages);
+            return (int)mh$.invokeExact(k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

@@ -40,7 +40,7 @@ final class CudaKvCacheKernels implements KvCacheKernels {
         PagedKvLayout l = cache.layout();
         int st = radixkv_h.rkv_cuda_reshape_and_cache(k, v, srcDtype.code(), slotMapping, numTokens, l.numKvHeads(),
                 l.headDim(), cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                cache.kScale(), cache.vScale());
+                cache.kScale(), cache.vScale(), MemorySegment.NULL);
         if (st == INVALID_ARGUMENT) {
             // every other argument was checked above: this is the device-side slot check
             throw new IllegalArgumentException(lastError());
@@ -51,13 +51,15 @@ final class CudaKvCacheKernels implements KvCacheKernels {
     @Override
     public void fp8Quantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
         KvCacheChecks.fp8("fp8Quantize", src, 4, dst, 1, n, fp8Dtype, scale);
-        check("rkv_cuda_fp8_quantize", radixkv_h.rkv_cuda_fp8_quantize(src, dst, n, fp8Dtype.code(), scale));
+        check("rkv_cuda_fp8_quantize", radixkv_h.rkv_cuda_fp8_quantize(src, dst, n, fp8Dtype.code(), scale,
+                MemorySegment.NULL));
     }
 
     @Override
     public void fp8Dequantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
         KvCacheChecks.fp8("fp8Dequantize", src, 1, dst, 4, n, fp8Dtype, scale);
-        check("rkv_cuda_fp8_dequantize", radixkv_h.rkv_cuda_fp8_dequantize(src, dst, n, fp8Dtype.code(), scale));
+        check("rkv_cuda_fp8_dequantize", radixkv_h.rkv_cuda_fp8_dequantize(src, dst, n, fp8Dtype.code(), scale,
+                MemorySegment.NULL));
     }
 
     /**
@@ -88,7 +90,7 @@ final class CudaKvCacheKernels implements KvCacheKernels {
             MemorySegment ks = KvCacheView.poolAddresses(arena, layers, true);
             MemorySegment vs = KvCacheView.poolAddresses(arena, layers, false);
             check("rkv_cuda_copy_blocks", radixkv_h.rkv_cuda_copy_blocks(ks, vs, layers.size(), blockMapping, numPairs,
-                    layout.pageBytes(), layout.numPages()));
+                    layout.pageBytes(), layout.numPages(), MemorySegment.NULL));
         }
     }
 }
