@@ -50,10 +50,11 @@ int check_fp8_args(const char* fn, const void* src, const void* dst, int64_t n, 
 
 extern "C" {
 
-RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale) {
+RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale,
+                                  void* stream) {
   if (int e = check_fp8_args("rkv_cuda_fp8_quantize", src, dst, n, fp8_dtype, scale)) return e;
   if (n == 0) return RKV_OK;
-  cudaStream_t s = rkv_cuda::current_stream();
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (fp8_dtype == RKV_DTYPE_FP8_E4M3)
     quantize_kernel<RKV_DTYPE_FP8_E4M3><<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, scale);
   else
@@ -62,10 +63,11 @@ RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int
   return RKV_OK;
 }
 
-RKV_API int rkv_cuda_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale) {
+RKV_API int rkv_cuda_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale,
+                                    void* stream) {
   if (int e = check_fp8_args("rkv_cuda_fp8_dequantize", src, dst, n, fp8_dtype, scale)) return e;
   if (n == 0) return RKV_OK;
-  cudaStream_t s = rkv_cuda::current_stream();
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (fp8_dtype == RKV_DTYPE_FP8_E4M3)
     dequantize_kernel<RKV_DTYPE_FP8_E4M3><<<blocks_for(n), kThreads, 0, s>>>(src, dst, n, scale);
   else

@@ -4,8 +4,8 @@
 // Slots live in device memory, so they are validated on the device: a first kernel records
 // the first token whose slot is >= num_pages * page_size in a flag, the scatter kernel
 // writes nothing when the flag is set, and the host reads the flag back (one synchronous
-// 8-byte copy) to report the bad slot. The Java backend validates on a host copy before
-// the call as well.
+// 8-byte copy) to report the bad slot. The Java backend relies on this check (it never copies
+// the slot mapping back).
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -121,7 +121,7 @@ extern "C" {
 RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src_dtype, const int64_t* slot_mapping,
                                        int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void* k_cache,
                                        void* v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size,
-                                       float k_scale, float v_scale) {
+                                       float k_scale, float v_scale, void* stream) {
   RKV_CUDA_CHECK_ARG(src_dtype == RKV_DTYPE_F32 || src_dtype == RKV_DTYPE_F16 || src_dtype == RKV_DTYPE_BF16,
                      "rkv_cuda_reshape_and_cache: src_dtype must be f32, f16 or bf16, got %d", src_dtype);
   RKV_CUDA_CHECK_ARG(valid_dtype(cache_dtype), "rkv_cuda_reshape_and_cache: unknown cache_dtype %d", cache_dtype);
@@ -141,7 +141,7 @@ RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src
                      "rkv_cuda_reshape_and_cache: k, v, slot_mapping, k_cache and v_cache must not be NULL");
   long long* flag = nullptr;
   if (int e = flag_for_current_device(&flag)) return e;
-  cudaStream_t s = rkv_cuda::current_stream();
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
   const int64_t num_slots = num_pages * page_size;
   RKV_CUDA_TRY(cudaMemsetAsync(flag, 0x7F, sizeof(long long), s));
   int64_t vb = (num_tokens + kThreads - 1) / kThreads;
@@ -180,7 +180,8 @@ RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src
 }
 
 RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, int32_t num_layers,
-                                 const int64_t* block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages) {
+                                 const int64_t* block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages,
+                                 void* stream) {
   RKV_CUDA_CHECK_ARG(num_layers >= 0 && num_layers <= 32767, "rkv_cuda_copy_blocks: num_layers %d out of range [0, 32767]",
                      num_layers);
   RKV_CUDA_CHECK_ARG(num_pairs >= 0 && num_pairs <= INT32_MAX, "rkv_cuda_copy_blocks: num_pairs %lld out of range",
@@ -209,7 +210,7 @@ RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, i
     ((void**)host)[2 * l + 1] = v_caches[l];
   }
   std::memcpy(host + ptr_bytes, block_mapping, map_bytes);
-  cudaStream_t s = rkv_cuda::current_stream();
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
   void* dev = nullptr;
   cudaError_t err = cudaMallocAsync(&dev, ptr_bytes + map_bytes, s);
   if (err == cudaSuccess) err = cudaMemcpyAsync(dev, host, ptr_bytes + map_bytes, cudaMemcpyHostToDevice, s);

@@ -210,18 +210,24 @@ RKV_API int rkv_scale(float* x, int64_t n, float s);
 RKV_API const char* rkv_cuda_last_error(void);
 /* Number of CUDA devices, or a negative code with rkv_cuda_last_error() saying why (no driver, ...). */
 RKV_API int rkv_cuda_device_count(void);
-RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale);
-RKV_API int rkv_cuda_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale);
+/* The FP8, scatter and page-copy twins take a trailing `stream` (a cudaStream_t, NULL = the
+ * legacy default stream) and launch on it. rkv_cuda_reshape_and_cache then waits on that
+ * stream for its 8-byte device-side slot-check flag; rkv_cuda_copy_blocks waits for its
+ * host-staged pointer/mapping copy; the FP8 kernels do not synchronize. */
+RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale,
+                                  void* stream);
+RKV_API int rkv_cuda_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale,
+                                    void* stream);
 RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src_dtype,
                                        const int64_t* slot_mapping, int64_t num_tokens,
                                        int32_t num_kv_heads, int32_t head_dim,
                                        void* k_cache, void* v_cache, int32_t cache_dtype,
                                        int64_t num_pages, int32_t page_size,
-                                       float k_scale, float v_scale);
+                                       float k_scale, float v_scale, void* stream);
 /* k_caches/v_caches: host arrays of device pointers; block_mapping: host array. */
 RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, int32_t num_layers,
                                  const int64_t* block_mapping, int64_t num_pairs,
-                                 int64_t page_bytes, int64_t num_pages);
+                                 int64_t page_bytes, int64_t num_pages, void* stream);
 RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                       const void* k_cache, const void* v_cache, int32_t cache_dtype,
                                       int64_t num_pages, int32_t page_size,
@@ -242,6 +248,40 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
                                               int32_t window_left);
 RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
                                  float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim);
+
+/* ---- CUDA dense ops of the model (device pointers; `stream` is a cudaStream_t, NULL = the
+ * legacy default stream; kernels are launched asynchronously on it, nothing synchronizes) ---- */
+
+/* RKV_OK when cuBLAS could be loaded at run time (libcublas of the user's CUDA installation,
+ * or $RADIXKV_CUBLAS), else RKV_ERR_UNSUPPORTED with rkv_cuda_last_error() naming the missing
+ * library or symbol. Needs no device. */
+RKV_API int rkv_cuda_blas_available(void);
+/* rkv_linear on the GPU through cublasGemmEx: f32 weights in f32 (no TF32); bf16 weights with
+ * the activations rounded to bf16 (RNE) and f32 accumulation. m, n, k must fit in int32. */
+RKV_API int rkv_cuda_linear(const float* x, const void* w, int32_t w_dtype, float* y,
+                            int64_t m, int64_t n, int64_t k, int32_t accumulate, void* stream);
+/* The CPU dense ops' twins (same shapes and rules as rkv_rmsnorm ... rkv_argmax above, with
+ * the arithmetic of rkv_dense_elem.h shared with the CPU). Checks on device-resident values
+ * (positions, ids) are not made here: the caller checks its host copies, and ids are also
+ * checked on the device (rkv_cuda_embedding's bad_token). */
+RKV_API int rkv_cuda_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,
+                             float w_offset, void* stream);
+/* inv_freq: a device array of head_dim / 2 doubles. */
+RKV_API int rkv_cuda_rope_table(float* q, float* k, const int32_t* positions, int64_t num_tokens,
+                                int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim,
+                                const double* inv_freq, void* stream);
+RKV_API int rkv_cuda_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter, void* stream);
+RKV_API int rkv_cuda_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, int32_t inter, void* stream);
+RKV_API int rkv_cuda_add_bias(float* y, const float* bias, int64_t rows, int32_t n, void* stream);
+RKV_API int rkv_cuda_add_inplace(float* y, const float* x, int64_t n, void* stream);
+RKV_API int rkv_cuda_soft_cap(float* x, int64_t n, float cap, void* stream);
+RKV_API int rkv_cuda_scale(float* x, int64_t n, float s, void* stream);
+/* bad_token (device int64, may be NULL): must hold 0 (or a previous step's value) before the
+ * call; a token whose id is outside [0, vocab) gets a zero row and *bad_token becomes
+ * the smallest 1 + index of such tokens (0 stays "none"), so the host reads one value per step. */
+RKV_API int rkv_cuda_embedding(const int32_t* ids, int64_t n, const void* table, int32_t dtype,
+                               int32_t vocab, int32_t dim, float* out, int64_t* bad_token, void* stream);
+RKV_API int rkv_cuda_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out, void* stream);
 
 #ifdef __cplusplus
 }

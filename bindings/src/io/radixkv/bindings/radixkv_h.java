@@ -2083,7 +2083,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_INT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_fp8_quantize");
@@ -2094,7 +2095,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_fp8_quantize$descriptor() {
@@ -2104,7 +2105,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_fp8_quantize$handle() {
@@ -2114,7 +2115,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_fp8_quantize$address() {
@@ -2123,16 +2124,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_quantize(const float *src, uint8_t *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
-    public static int rkv_cuda_fp8_quantize(MemorySegment src, MemorySegment dst, long n, int fp8_dtype, float scale) {
+    public static int rkv_cuda_fp8_quantize(MemorySegment src, MemorySegment dst, long n, int fp8_dtype, float scale, MemorySegment stream) {
         var mh$ = rkv_cuda_fp8_quantize.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_fp8_quantize", src, dst, n, fp8_dtype, scale);
+                traceDowncall("rkv_cuda_fp8_quantize", src, dst, n, fp8_dtype, scale, stream);
             }
-            return (int)mh$.invokeExact(src, dst, n, fp8_dtype, scale);
+            return (int)mh$.invokeExact(src, dst, n, fp8_dtype, scale, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2147,7 +2148,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_INT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_fp8_dequantize");
@@ -2158,7 +2160,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_fp8_dequantize$descriptor() {
@@ -2168,7 +2170,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_fp8_dequantize$handle() {
@@ -2178,7 +2180,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_fp8_dequantize$address() {
@@ -2187,16 +2189,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale)
+     * int rkv_cuda_fp8_dequantize(const uint8_t *src, float *dst, int64_t n, int32_t fp8_dtype, float scale, void *stream)
      * }
      */
-    public static int rkv_cuda_fp8_dequantize(MemorySegment src, MemorySegment dst, long n, int fp8_dtype, float scale) {
+    public static int rkv_cuda_fp8_dequantize(MemorySegment src, MemorySegment dst, long n, int fp8_dtype, float scale, MemorySegment stream) {
         var mh$ = rkv_cuda_fp8_dequantize.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_fp8_dequantize", src, dst, n, fp8_dtype, scale);
+                traceDowncall("rkv_cuda_fp8_dequantize", src, dst, n, fp8_dtype, scale, stream);
             }
-            return (int)mh$.invokeExact(src, dst, n, fp8_dtype, scale);
+            return (int)mh$.invokeExact(src, dst, n, fp8_dtype, scale, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2220,7 +2222,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_LONG,
             radixkv_h.C_INT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_reshape_and_cache");
@@ -2231,7 +2234,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_reshape_and_cache$descriptor() {
@@ -2241,7 +2244,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_reshape_and_cache$handle() {
@@ -2251,7 +2254,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_reshape_and_cache$address() {
@@ -2260,16 +2263,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
      * }
      */
-    public static int rkv_cuda_reshape_and_cache(MemorySegment k, MemorySegment v, int src_dtype, MemorySegment slot_mapping, long num_tokens, int num_kv_heads, int head_dim, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, float k_scale, float v_scale) {
+    public static int rkv_cuda_reshape_and_cache(MemorySegment k, MemorySegment v, int src_dtype, MemorySegment slot_mapping, long num_tokens, int num_kv_heads, int head_dim, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, float k_scale, float v_scale, MemorySegment stream) {
         var mh$ = rkv_cuda_reshape_and_cache.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_reshape_and_cache", k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale);
+                traceDowncall("rkv_cuda_reshape_and_cache", k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale, stream);
             }
-            return (int)mh$.invokeExact(k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale);
+            return (int)mh$.invokeExact(k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2286,7 +2289,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_LONG,
-            radixkv_h.C_LONG
+            radixkv_h.C_LONG,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_copy_blocks");
@@ -2297,7 +2301,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_copy_blocks$descriptor() {
@@ -2307,7 +2311,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_copy_blocks$handle() {
@@ -2317,7 +2321,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_copy_blocks$address() {
@@ -2326,16 +2330,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
      * }
      */
-    public static int rkv_cuda_copy_blocks(MemorySegment k_caches, MemorySegment v_caches, int num_layers, MemorySegment block_mapping, long num_pairs, long page_bytes, long num_pages) {
+    public static int rkv_cuda_copy_blocks(MemorySegment k_caches, MemorySegment v_caches, int num_layers, MemorySegment block_mapping, long num_pairs, long page_bytes, long num_pages, MemorySegment stream) {
         var mh$ = rkv_cuda_copy_blocks.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_copy_blocks", k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages);
+                traceDowncall("rkv_cuda_copy_blocks", k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, stream);
             }
-            return (int)mh$.invokeExact(k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages);
+            return (int)mh$.invokeExact(k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2569,6 +2573,780 @@ public class radixkv_h extends radixkv_h$shared {
                 traceDowncall("rkv_cuda_merge_state", v_a, s_a, v_b, s_b, v_out, s_out, num_tokens, num_heads, head_dim);
             }
             return (int)mh$.invokeExact(v_a, s_a, v_b, s_b, v_out, s_out, num_tokens, num_heads, head_dim);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_blas_available {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT    );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_blas_available");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_blas_available()
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_blas_available$descriptor() {
+        return rkv_cuda_blas_available.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_blas_available()
+     * }
+     */
+    public static MethodHandle rkv_cuda_blas_available$handle() {
+        return rkv_cuda_blas_available.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_blas_available()
+     * }
+     */
+    public static MemorySegment rkv_cuda_blas_available$address() {
+        return rkv_cuda_blas_available.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_blas_available()
+     * }
+     */
+    public static int rkv_cuda_blas_available() {
+        var mh$ = rkv_cuda_blas_available.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_blas_available");
+            }
+            return (int)mh$.invokeExact();
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_linear {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_LONG,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_linear");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_linear(const float *x, const void *w, int32_t w_dtype, float *y, int64_t m, int64_t n, int64_t k, int32_t accumulate, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_linear$descriptor() {
+        return rkv_cuda_linear.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_linear(const float *x, const void *w, int32_t w_dtype, float *y, int64_t m, int64_t n, int64_t k, int32_t accumulate, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_linear$handle() {
+        return rkv_cuda_linear.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_linear(const float *x, const void *w, int32_t w_dtype, float *y, int64_t m, int64_t n, int64_t k, int32_t accumulate, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_linear$address() {
+        return rkv_cuda_linear.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_linear(const float *x, const void *w, int32_t w_dtype, float *y, int64_t m, int64_t n, int64_t k, int32_t accumulate, void *stream)
+     * }
+     */
+    public static int rkv_cuda_linear(MemorySegment x, MemorySegment w, int w_dtype, MemorySegment y, long m, long n, long k, int accumulate, MemorySegment stream) {
+        var mh$ = rkv_cuda_linear.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_linear", x, w, w_dtype, y, m, n, k, accumulate, stream);
+            }
+            return (int)mh$.invokeExact(x, w, w_dtype, y, m, n, k, accumulate, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_rmsnorm {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_rmsnorm");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps, float w_offset, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_rmsnorm$descriptor() {
+        return rkv_cuda_rmsnorm.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps, float w_offset, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_rmsnorm$handle() {
+        return rkv_cuda_rmsnorm.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps, float w_offset, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_rmsnorm$address() {
+        return rkv_cuda_rmsnorm.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps, float w_offset, void *stream)
+     * }
+     */
+    public static int rkv_cuda_rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps, float w_offset, MemorySegment stream) {
+        var mh$ = rkv_cuda_rmsnorm.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_rmsnorm", x, w, y, rows, dim, eps, w_offset, stream);
+            }
+            return (int)mh$.invokeExact(x, w, y, rows, dim, eps, w_offset, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_rope_table {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_rope_table");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_rope_table(float *q, float *k, const int32_t *positions, int64_t num_tokens, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double *inv_freq, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_rope_table$descriptor() {
+        return rkv_cuda_rope_table.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_rope_table(float *q, float *k, const int32_t *positions, int64_t num_tokens, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double *inv_freq, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_rope_table$handle() {
+        return rkv_cuda_rope_table.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_rope_table(float *q, float *k, const int32_t *positions, int64_t num_tokens, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double *inv_freq, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_rope_table$address() {
+        return rkv_cuda_rope_table.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_rope_table(float *q, float *k, const int32_t *positions, int64_t num_tokens, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double *inv_freq, void *stream)
+     * }
+     */
+    public static int rkv_cuda_rope_table(MemorySegment q, MemorySegment k, MemorySegment positions, long num_tokens, int num_q_heads, int num_kv_heads, int head_dim, MemorySegment inv_freq, MemorySegment stream) {
+        var mh$ = rkv_cuda_rope_table.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_rope_table", q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, inv_freq, stream);
+            }
+            return (int)mh$.invokeExact(q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, inv_freq, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_silu_mul {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_silu_mul");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_silu_mul(const float *gate_up, float *out, int64_t rows, int32_t inter, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_silu_mul$descriptor() {
+        return rkv_cuda_silu_mul.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_silu_mul(const float *gate_up, float *out, int64_t rows, int32_t inter, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_silu_mul$handle() {
+        return rkv_cuda_silu_mul.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_silu_mul(const float *gate_up, float *out, int64_t rows, int32_t inter, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_silu_mul$address() {
+        return rkv_cuda_silu_mul.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_silu_mul(const float *gate_up, float *out, int64_t rows, int32_t inter, void *stream)
+     * }
+     */
+    public static int rkv_cuda_silu_mul(MemorySegment gate_up, MemorySegment out, long rows, int inter, MemorySegment stream) {
+        var mh$ = rkv_cuda_silu_mul.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_silu_mul", gate_up, out, rows, inter, stream);
+            }
+            return (int)mh$.invokeExact(gate_up, out, rows, inter, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_gelu_tanh_mul {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_gelu_tanh_mul");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_gelu_tanh_mul(const float *gate_up, float *out, int64_t rows, int32_t inter, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_gelu_tanh_mul$descriptor() {
+        return rkv_cuda_gelu_tanh_mul.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_gelu_tanh_mul(const float *gate_up, float *out, int64_t rows, int32_t inter, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_gelu_tanh_mul$handle() {
+        return rkv_cuda_gelu_tanh_mul.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_gelu_tanh_mul(const float *gate_up, float *out, int64_t rows, int32_t inter, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_gelu_tanh_mul$address() {
+        return rkv_cuda_gelu_tanh_mul.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_gelu_tanh_mul(const float *gate_up, float *out, int64_t rows, int32_t inter, void *stream)
+     * }
+     */
+    public static int rkv_cuda_gelu_tanh_mul(MemorySegment gate_up, MemorySegment out, long rows, int inter, MemorySegment stream) {
+        var mh$ = rkv_cuda_gelu_tanh_mul.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_gelu_tanh_mul", gate_up, out, rows, inter, stream);
+            }
+            return (int)mh$.invokeExact(gate_up, out, rows, inter, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_add_bias {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_add_bias");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_add_bias(float *y, const float *bias, int64_t rows, int32_t n, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_add_bias$descriptor() {
+        return rkv_cuda_add_bias.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_add_bias(float *y, const float *bias, int64_t rows, int32_t n, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_add_bias$handle() {
+        return rkv_cuda_add_bias.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_add_bias(float *y, const float *bias, int64_t rows, int32_t n, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_add_bias$address() {
+        return rkv_cuda_add_bias.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_add_bias(float *y, const float *bias, int64_t rows, int32_t n, void *stream)
+     * }
+     */
+    public static int rkv_cuda_add_bias(MemorySegment y, MemorySegment bias, long rows, int n, MemorySegment stream) {
+        var mh$ = rkv_cuda_add_bias.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_add_bias", y, bias, rows, n, stream);
+            }
+            return (int)mh$.invokeExact(y, bias, rows, n, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_add_inplace {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_add_inplace");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_add_inplace(float *y, const float *x, int64_t n, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_add_inplace$descriptor() {
+        return rkv_cuda_add_inplace.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_add_inplace(float *y, const float *x, int64_t n, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_add_inplace$handle() {
+        return rkv_cuda_add_inplace.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_add_inplace(float *y, const float *x, int64_t n, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_add_inplace$address() {
+        return rkv_cuda_add_inplace.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_add_inplace(float *y, const float *x, int64_t n, void *stream)
+     * }
+     */
+    public static int rkv_cuda_add_inplace(MemorySegment y, MemorySegment x, long n, MemorySegment stream) {
+        var mh$ = rkv_cuda_add_inplace.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_add_inplace", y, x, n, stream);
+            }
+            return (int)mh$.invokeExact(y, x, n, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_soft_cap {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_soft_cap");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_soft_cap(float *x, int64_t n, float cap, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_soft_cap$descriptor() {
+        return rkv_cuda_soft_cap.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_soft_cap(float *x, int64_t n, float cap, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_soft_cap$handle() {
+        return rkv_cuda_soft_cap.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_soft_cap(float *x, int64_t n, float cap, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_soft_cap$address() {
+        return rkv_cuda_soft_cap.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_soft_cap(float *x, int64_t n, float cap, void *stream)
+     * }
+     */
+    public static int rkv_cuda_soft_cap(MemorySegment x, long n, float cap, MemorySegment stream) {
+        var mh$ = rkv_cuda_soft_cap.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_soft_cap", x, n, cap, stream);
+            }
+            return (int)mh$.invokeExact(x, n, cap, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_scale {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_scale");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_scale(float *x, int64_t n, float s, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_scale$descriptor() {
+        return rkv_cuda_scale.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_scale(float *x, int64_t n, float s, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_scale$handle() {
+        return rkv_cuda_scale.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_scale(float *x, int64_t n, float s, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_scale$address() {
+        return rkv_cuda_scale.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_scale(float *x, int64_t n, float s, void *stream)
+     * }
+     */
+    public static int rkv_cuda_scale(MemorySegment x, long n, float s, MemorySegment stream) {
+        var mh$ = rkv_cuda_scale.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_scale", x, n, s, stream);
+            }
+            return (int)mh$.invokeExact(x, n, s, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_embedding {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_embedding");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *bad_token, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_embedding$descriptor() {
+        return rkv_cuda_embedding.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *bad_token, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_embedding$handle() {
+        return rkv_cuda_embedding.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *bad_token, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_embedding$address() {
+        return rkv_cuda_embedding.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *bad_token, void *stream)
+     * }
+     */
+    public static int rkv_cuda_embedding(MemorySegment ids, long n, MemorySegment table, int dtype, int vocab, int dim, MemorySegment out, MemorySegment bad_token, MemorySegment stream) {
+        var mh$ = rkv_cuda_embedding.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_embedding", ids, n, table, dtype, vocab, dim, out, bad_token, stream);
+            }
+            return (int)mh$.invokeExact(ids, n, table, dtype, vocab, dim, out, bad_token, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_argmax {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_argmax");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_argmax(const float *logits, int64_t rows, int32_t vocab, int32_t *out, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_argmax$descriptor() {
+        return rkv_cuda_argmax.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_argmax(const float *logits, int64_t rows, int32_t vocab, int32_t *out, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_argmax$handle() {
+        return rkv_cuda_argmax.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_argmax(const float *logits, int64_t rows, int32_t vocab, int32_t *out, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_argmax$address() {
+        return rkv_cuda_argmax.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_argmax(const float *logits, int64_t rows, int32_t vocab, int32_t *out, void *stream)
+     * }
+     */
+    public static int rkv_cuda_argmax(MemorySegment logits, long rows, int vocab, MemorySegment out, MemorySegment stream) {
+        var mh$ = rkv_cuda_argmax.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_argmax", logits, rows, vocab, out, stream);
+            }
+            return (int)mh$.invokeExact(logits, rows, vocab, out, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

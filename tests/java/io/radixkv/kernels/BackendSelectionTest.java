@@ -46,7 +46,8 @@ class BackendSelectionTest {
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> Backends.create("cuda"));
         assertTrue(e.getMessage().contains(why), e.getMessage());
         // the reason says what is missing: the library, the runtime or a device
-        assertTrue(why.contains("libradixkv_cuda") || why.contains("CUDA device") || why.contains("libcudart"), why);
+        assertTrue(why.contains("libradixkv_cuda") || why.contains("CUDA device") || why.contains("libcudart")
+                || why.contains("libcublas"), why);
         assertThrows(IllegalStateException.class, CudaBackend::new);
     }
 
@@ -128,7 +129,7 @@ class BackendSelectionTest {
         assertEquals("", available.reason());
     }
 
-    /** Each backend provides its own dense kernels; CUDA has none yet and says so. */
+    /** Each backend provides its own dense kernels (CUDA: cuBLAS GEMMs and CUDA kernels over device memory). */
     @Test
     void backendsProvideTheirDenseKernels() {
         try (KernelBackend cpu = Backends.create("cpu"); KernelBackend java = Backends.create("java")) {
@@ -139,8 +140,8 @@ class BackendSelectionTest {
         }
         if (Backends.cudaUnavailableReason().isEmpty()) {
             try (KernelBackend cuda = Backends.create("cuda")) {
-                UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, cuda::dense);
-                assertTrue(e.getMessage().contains("CUDA"), e.getMessage());
+                assertInstanceOf(CudaDenseKernels.class, cuda.dense());
+                assertEquals("cuda", cuda.dense().name());
             }
         }
     }

@@ -2,6 +2,7 @@ package io.radixkv.cli;
 
 import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
+import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.DType;
 import io.radixkv.model.ModelPresets;
 import java.nio.file.Files;
@@ -62,6 +63,12 @@ final class EngineOptions {
         CliSupport.requirePositive(spec, "--page-size", pageSize);
         DType wd = DType.parse(CliSupport.requireOneOf(spec, "--weights-dtype", weightsDtype, "f32", "bf16", "f16"));
         String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
+        if (be.equals("cuda")) {
+            String why = Backends.cudaUnavailableReason();
+            if (!why.isEmpty()) {
+                throw CliSupport.usage(spec, "--backend cuda: " + why);
+            }
+        }
         String m = model == null ? "" : model.trim();
         if (m.isEmpty()) {
             throw CliSupport.invalid(spec, "--model", "''", "empty");

@@ -7,8 +7,8 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * The engine's backend: the model runs its dense math on the host, so it needs a
- * host-memory backend. "auto" takes the CPU backend even where CUDA is present (with a log
- * line); "cuda" is refused.
+ * host-memory backend. "auto" takes the CPU backend even where CUDA (a device and cuBLAS) is
+ * present (with a log line); "cuda" is refused, naming why CUDA is unavailable when it is.
  */
 final class BackendChoice {
     private static final Logger LOG = LogManager.getLogger(BackendChoice.class);
@@ -17,8 +17,12 @@ final class BackendChoice {
 
     static KernelBackend create(String choice) {
         if (choice.equals("cuda")) {
-            throw new IllegalArgumentException("backend cuda: the model runner computes on the host and needs a "
-                    + "host-memory backend (cpu, java or auto)");
+            String why = Backends.cudaUnavailableReason();
+            if (!why.isEmpty()) {
+                throw new IllegalArgumentException("backend cuda unavailable: " + why);
+            }
+            throw new IllegalArgumentException("backend cuda: the model runner keeps weights and activations on the "
+                    + "host and needs a host-memory backend (cpu, java or auto)");
         }
         KernelBackend b = Backends.create(choice);
         if (b.deviceMemory()) {

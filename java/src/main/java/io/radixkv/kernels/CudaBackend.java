@@ -1,18 +1,24 @@
 package io.radixkv.kernels;
 
 import io.radixkv.bindings.radixkv_h;
+import java.lang.foreign.MemorySegment;
 
 /**
  * Kernels of libradixkv_cuda over device memory owned by {@link CudaMemory}. Usable only
- * when libradixkv_cuda loads, the CUDA runtime library loads and at least one device
- * exists; {@link #probe()} says why not otherwise, and {@link Backends#create} falls back
- * to the CPU backend with one log line.
+ * when libradixkv_cuda loads, the CUDA runtime library loads, at least one device exists and
+ * cuBLAS (the dense kernels' GEMMs, loaded at run time from the user's CUDA installation)
+ * loads; {@link #probe()} says why not otherwise, and {@link Backends#create} falls back to
+ * the CPU backend with one log line.
  */
 public final class CudaBackend extends BackendBase {
     private static final CachedProbe PROBE = new CachedProbe(CudaBackend::computeProbe);
 
+    private final CudaDenseKernels dense;
+
     public CudaBackend() {
         super("cuda", probedMemory(), new CudaKvCacheKernels(), new CudaAttentionKernels());
+        // the legacy default stream, as the KV-cache and attention kernels use for now
+        dense = new CudaDenseKernels(memory(), MemorySegment.NULL);
     }
 
     /** Device memory, made only once the probe says a device can be used. */
@@ -41,16 +47,20 @@ public final class CudaBackend extends BackendBase {
             return "no CUDA device: cudaGetDeviceCount found 0 devices";
         }
         NativeLibrary.loadCudart();
+        String blas = CudaDenseKernels.blasUnavailableReason();
+        if (!blas.isEmpty()) {
+            return "cuBLAS unavailable: " + blas;
+        }
         return "";
     }
 
     /**
-     * There are no CUDA dense kernels yet: the model runner computes on the host, so the
-     * engine refuses (or, for "auto", replaces) a CUDA backend before asking for them.
+     * The dense kernels over device memory (cuBLAS GEMMs, CUDA element-wise kernels). The model
+     * runner still keeps weights and activations on the host, so the engine does not run on
+     * this backend yet ({@code engine.BackendChoice}).
      */
     @Override
     public DenseKernels dense() {
-        throw new UnsupportedOperationException("the CUDA backend has no dense kernels yet (the model runs on the "
-                + "host): use the cpu or java backend for the model, CUDA for KV-cache and attention kernels only");
+        return dense;
     }
 }

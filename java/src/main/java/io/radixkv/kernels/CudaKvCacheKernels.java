@@ -1,24 +1,25 @@
 package io.radixkv.kernels;
 
 import io.radixkv.bindings.radixkv_h;
-import io.radixkv.bindings.cuda.cudart_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 /**
  * {@link KvCacheKernels} of libradixkv_cuda. Tensors and caches are device segments (from
  * {@link CudaMemory}).
  *
- * <p>Validation needs the indices on the host: {@link #reshapeAndCache} copies the device
- * slot mapping back (8 bytes per token, one synchronous cudaMemcpy) and checks every slot
- * before launching, so a bad slot is an IllegalArgumentException and the pools stay
+ * <p>{@link #reshapeAndCache}'s slot mapping is device-resident and is validated on the
+ * device by rkv_cuda_reshape_and_cache itself (a check kernel sets a flag, the scatter kernel
+ * writes nothing when it is set, the host reads the 8-byte flag back), so it is never copied
+ * back here: a bad slot is an IllegalArgumentException naming it and the pools stay
  * unchanged. {@link #copyBlocks}'s block mapping is a <b>host</b> segment (the scheduler
  * builds it on the host; rkv_cuda_copy_blocks takes a host array), as are the per-layer
  * pointer arrays built here.
  */
 final class CudaKvCacheKernels implements KvCacheKernels {
+    private static final int INVALID_ARGUMENT = radixkv_h.RKV_ERR_INVALID_ARGUMENT();
+
     static String lastError() {
         return radixkv_h.rkv_cuda_last_error().reinterpret(Long.MAX_VALUE).getString(0);
     }
@@ -36,28 +37,29 @@ final class CudaKvCacheKernels implements KvCacheKernels {
         if (numTokens == 0) {
             return;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment hostSlots = arena.allocate(ValueLayout.JAVA_LONG, numTokens);
-            CudaMemory.check("cudaMemcpy(slot_mapping DeviceToHost)", cudart_h.cudaMemcpy(hostSlots, slotMapping,
-                    8 * numTokens, cudart_h.cudaMemcpyDeviceToHost()));
-            KvCacheChecks.slots(hostSlots, numTokens, cache.layout());
-        }
         PagedKvLayout l = cache.layout();
-        check("rkv_cuda_reshape_and_cache", radixkv_h.rkv_cuda_reshape_and_cache(k, v, srcDtype.code(), slotMapping,
-                numTokens, l.numKvHeads(), l.headDim(), cache.kCache(), cache.vCache(), l.cacheDtype().code(),
-                l.numPages(), l.pageSize(), cache.kScale(), cache.vScale()));
+        int st = radixkv_h.rkv_cuda_reshape_and_cache(k, v, srcDtype.code(), slotMapping, numTokens, l.numKvHeads(),
+                l.headDim(), cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
+                cache.kScale(), cache.vScale(), MemorySegment.NULL);
+        if (st == INVALID_ARGUMENT) {
+            // every other argument was checked above: this is the device-side slot check
+            throw new IllegalArgumentException(lastError());
+        }
+        check("rkv_cuda_reshape_and_cache", st);
     }
 
     @Override
     public void fp8Quantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
         KvCacheChecks.fp8("fp8Quantize", src, 4, dst, 1, n, fp8Dtype, scale);
-        check("rkv_cuda_fp8_quantize", radixkv_h.rkv_cuda_fp8_quantize(src, dst, n, fp8Dtype.code(), scale));
+        check("rkv_cuda_fp8_quantize", radixkv_h.rkv_cuda_fp8_quantize(src, dst, n, fp8Dtype.code(), scale,
+                MemorySegment.NULL));
     }
 
     @Override
     public void fp8Dequantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
         KvCacheChecks.fp8("fp8Dequantize", src, 1, dst, 4, n, fp8Dtype, scale);
-        check("rkv_cuda_fp8_dequantize", radixkv_h.rkv_cuda_fp8_dequantize(src, dst, n, fp8Dtype.code(), scale));
+        check("rkv_cuda_fp8_dequantize", radixkv_h.rkv_cuda_fp8_dequantize(src, dst, n, fp8Dtype.code(), scale,
+                MemorySegment.NULL));
     }
 
     /**
@@ -88,7 +90,7 @@ final class CudaKvCacheKernels implements KvCacheKernels {
             MemorySegment ks = KvCacheView.poolAddresses(arena, layers, true);
             MemorySegment vs = KvCacheView.poolAddresses(arena, layers, false);
             check("rkv_cuda_copy_blocks", radixkv_h.rkv_cuda_copy_blocks(ks, vs, layers.size(), blockMapping, numPairs,
-                    layout.pageBytes(), layout.numPages()));
+                    layout.pageBytes(), layout.numPages(), MemorySegment.NULL));
         }
     }
 }

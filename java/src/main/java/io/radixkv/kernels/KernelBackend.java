@@ -17,8 +17,6 @@ public interface KernelBackend extends AutoCloseable {
     /**
      * The dense kernels (GEMM, norms, rotary, activations) the model runner uses with this
      * backend's memory.
-     *
-     * @throws UnsupportedOperationException for a backend that has none (CUDA for now)
      */
     DenseKernels dense();
 

@@ -1,0 +1,221 @@
+package io.radixkv.kernels;
+
+import io.radixkv.bindings.radixkv_h;
+import io.radixkv.bindings.cuda.cudart_h;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * {@link DenseKernels} of libradixkv_cuda over device segments (from {@link CudaMemory}): GEMMs
+ * through cuBLAS (loaded at run time), the other ops as CUDA kernels sharing their per-element
+ * arithmetic with the CPU ({@code native/src/rkv_dense_elem.h}). Every call is launched on
+ * {@link #stream()} and returns without synchronizing, except {@link #embedding}.
+ *
+ * <p>The Java checks are the CPU class's for everything that lives in a segment's size
+ * ({@link DenseChecks}); values inside device segments cannot be read from Java, so:
+ * token ids are checked on the device ({@code rkv_cuda_embedding}'s bad-token flag, read back
+ * once per call: the engine embeds once per step) and a bad id is the same
+ * IllegalArgumentException naming the id and its index, with the output rows left
+ * unspecified (activations only, nothing persistent); positions and inv_freq tables are not
+ * re-checked here (the model builds both on the host, where they are checked; a negative
+ * position would rotate backwards but can never address memory out of bounds).
+ */
+final class CudaDenseKernels implements DenseKernels {
+    private final BackendMemory memory;
+    private final MemorySegment stream;
+    private final MemorySegment badToken;  // device int64
+    private final Map<Long, MemorySegment> ropeTables = new HashMap<>();  // device inv_freq per (theta, headDim)
+
+    /**
+     * @param memory device memory for the kernels' own flag
+     * @param stream a cudaStream_t, or {@link MemorySegment#NULL} for the legacy default stream
+     *               (the one the KV-cache and attention kernels use for now)
+     */
+    CudaDenseKernels(BackendMemory memory, MemorySegment stream) {
+        if (!memory.isDevice()) {
+            throw new IllegalArgumentException("CudaDenseKernels needs device memory");
+        }
+        this.memory = memory;
+        this.stream = stream;
+        this.badToken = memory.allocate(8);
+    }
+
+    /** RKV_OK when cuBLAS loads, else the loader's reason ("libcublas not found (tried ...)"). */
+    static String blasUnavailableReason() {
+        int st = radixkv_h.rkv_cuda_blas_available();
+        return st == 0 ? "" : CudaKvCacheKernels.lastError();
+    }
+
+    MemorySegment stream() {
+        return stream;
+    }
+
+    @Override
+    public String name() {
+        return "cuda";
+    }
+
+    @Override
+    public void linear(MemorySegment x, MemorySegment w, DType wDtype, MemorySegment y, long m, long n, long k,
+                       boolean accumulate) {
+        DenseChecks.linear(x, w, wDtype, y, m, n, k);
+        if ((m | n | k) > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("cuBLAS dims are int32: m=" + m + " n=" + n + " k=" + k);
+        }
+        if (m == 0 || n == 0) {
+            return;
+        }
+        CudaKvCacheKernels.check("rkv_cuda_linear",
+                radixkv_h.rkv_cuda_linear(x, w, wDtype.code(), y, m, n, k, accumulate ? 1 : 0, stream));
+    }
+
+    @Override
+    public void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps,
+                        float weightOffset) {
+        DenseChecks.rmsnorm(x, w, y, rows, dim, eps, weightOffset);
+        CudaKvCacheKernels.check("rkv_cuda_rmsnorm",
+                radixkv_h.rkv_cuda_rmsnorm(x, w, y, rows, dim, eps, weightOffset, stream));
+    }
+
+    /**
+     * The default RoPE as a table: inv_freq[i] = theta^(-2i/d) in double (the CPU kernel's
+     * formula), uploaded once per (theta, headDim) and kept for the backend's lifetime.
+     */
+    @Override
+    public void rope(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                     int numKvHeads, int headDim, float theta) {
+        ropeShapes(q, k, positions, numTokens, numQHeads, numKvHeads, headDim);
+        if (!Float.isFinite(theta) || theta <= 0f) {
+            throw new IllegalArgumentException("rope theta must be positive and finite, got " + theta);
+        }
+        ropeTable(q, k, positions, numTokens, numQHeads, numKvHeads, headDim, defaultTable(theta, headDim));
+    }
+
+    private synchronized MemorySegment defaultTable(float theta, int headDim) {
+        return ropeTables.computeIfAbsent(((long) Float.floatToIntBits(theta) << 32) | headDim, key -> {
+            MemorySegment dev = memory.allocate(8L * (headDim / 2));
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment host = arena.allocate(ValueLayout.JAVA_DOUBLE, headDim / 2);
+                for (int i = 0; i < headDim / 2; i++) {
+                    host.setAtIndex(ValueLayout.JAVA_DOUBLE, i, Math.pow(theta, -2.0 * i / headDim));
+                }
+                memory.copyFromHost(host, dev, 8L * (headDim / 2));
+            }
+            return dev;
+        });
+    }
+
+    @Override
+    public void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                          int numKvHeads, int headDim, MemorySegment invFreq) {
+        ropeShapes(q, k, positions, numTokens, numQHeads, numKvHeads, headDim);
+        Checks.requireBytes("invFreq", invFreq, 8L * (headDim / 2));
+        MemorySegment qa = numQHeads > 0 && numTokens > 0 ? q : MemorySegment.NULL;
+        MemorySegment ka = numKvHeads > 0 && numTokens > 0 ? k : MemorySegment.NULL;
+        CudaKvCacheKernels.check("rkv_cuda_rope_table", radixkv_h.rkv_cuda_rope_table(qa, ka, positions, numTokens,
+                numQHeads, numKvHeads, headDim, invFreq, stream));
+    }
+
+    /** DenseChecks.rope without reading the (device) positions. */
+    static void ropeShapes(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                           int numKvHeads, int headDim) {
+        Checks.requireNonNegative("numTokens", numTokens);
+        Checks.requireNonNegative("numQHeads", numQHeads);
+        Checks.requireNonNegative("numKvHeads", numKvHeads);
+        Checks.requirePositive("headDim", headDim);
+        if (headDim % 2 != 0) {
+            throw new IllegalArgumentException("headDim must be even for rotate-half RoPE, got " + headDim);
+        }
+        long qElems = Math.multiplyExact(numTokens, (long) numQHeads * headDim);
+        long kElems = Math.multiplyExact(numTokens, (long) numKvHeads * headDim);
+        if (qElems > 0) {
+            Checks.requireElements("q", q, qElems, DType.F32);
+        }
+        if (kElems > 0) {
+            Checks.requireElements("k", k, kElems, DType.F32);
+        }
+        if (qElems > 0 && kElems > 0) {
+            DenseChecks.noOverlap("q", q, 4 * qElems, "k", k, 4 * kElems);
+        }
+        Checks.requireBytes("positions", positions, 4 * numTokens);
+    }
+
+    @Override
+    public void geluTanhMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
+        DenseChecks.siluMul(gateUp, out, rows, inter);
+        CudaKvCacheKernels.check("rkv_cuda_gelu_tanh_mul", radixkv_h.rkv_cuda_gelu_tanh_mul(gateUp, out, rows, inter,
+                stream));
+    }
+
+    @Override
+    public void addBias(MemorySegment y, MemorySegment bias, long rows, int n) {
+        DenseChecks.addBias(y, bias, rows, n);
+        CudaKvCacheKernels.check("rkv_cuda_add_bias", radixkv_h.rkv_cuda_add_bias(y, bias, rows, n, stream));
+    }
+
+    @Override
+    public void softCap(MemorySegment x, long n, float cap) {
+        DenseChecks.softCap(x, n, cap);
+        CudaKvCacheKernels.check("rkv_cuda_soft_cap", radixkv_h.rkv_cuda_soft_cap(x, n, cap, stream));
+    }
+
+    @Override
+    public void scale(MemorySegment x, long n, float s) {
+        DenseChecks.scale(x, n, s);
+        CudaKvCacheKernels.check("rkv_cuda_scale", radixkv_h.rkv_cuda_scale(x, n, s, stream));
+    }
+
+    @Override
+    public void siluMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
+        DenseChecks.siluMul(gateUp, out, rows, inter);
+        CudaKvCacheKernels.check("rkv_cuda_silu_mul", radixkv_h.rkv_cuda_silu_mul(gateUp, out, rows, inter, stream));
+    }
+
+    @Override
+    public void embedding(MemorySegment ids, long n, MemorySegment table, DType dtype, int vocab, int dim,
+                          MemorySegment out) {
+        Checks.requireNonNegative("n", n);
+        Checks.requirePositive("vocab", vocab);
+        Checks.requirePositive("dim", dim);
+        Checks.requireDtype("table dtype", dtype, DType.F32, DType.BF16);
+        Checks.requireBytes("ids", ids, Math.multiplyExact(4L, n));
+        Checks.requireElements("table", table, (long) vocab * dim, dtype);
+        Checks.requireElements("out", out, Math.multiplyExact(n, (long) dim), DType.F32);
+        if (n == 0) {
+            return;
+        }
+        CudaMemory.check("cudaMemset(bad_token)", cudart_h.cudaMemset(badToken, 0, 8));
+        CudaKvCacheKernels.check("rkv_cuda_embedding", radixkv_h.rkv_cuda_embedding(ids, n, table, dtype.code(), vocab,
+                dim, out, badToken, stream));
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment host = arena.allocate(ValueLayout.JAVA_LONG);
+            // the step's one read-back of the ids' validity (cudaMemcpy waits for the kernel)
+            CudaMemory.check("cudaMemcpy(bad_token)", cudart_h.cudaMemcpy(host, badToken, 8,
+                    cudart_h.cudaMemcpyDeviceToHost()));
+            long bad = host.get(ValueLayout.JAVA_LONG, 0);
+            if (bad != 0) {
+                long index = bad - 1;
+                MemorySegment id = arena.allocate(ValueLayout.JAVA_INT);
+                CudaMemory.check("cudaMemcpy(ids)", cudart_h.cudaMemcpy(id, ids.asSlice(4 * index, 4), 4,
+                        cudart_h.cudaMemcpyDeviceToHost()));
+                throw new IllegalArgumentException("token id " + id.get(ValueLayout.JAVA_INT, 0) + " (ids[" + index
+                        + "]) is outside the vocabulary [0, " + vocab + ")");
+            }
+        }
+    }
+
+    @Override
+    public void addInplace(MemorySegment y, MemorySegment x, long n) {
+        DenseChecks.addInplace(y, x, n);
+        CudaKvCacheKernels.check("rkv_cuda_add_inplace", radixkv_h.rkv_cuda_add_inplace(y, x, n, stream));
+    }
+
+    @Override
+    public void argmax(MemorySegment logits, long rows, int vocab, MemorySegment out) {
+        DenseChecks.argmax(logits, rows, vocab, out);
+        CudaKvCacheKernels.check("rkv_cuda_argmax", radixkv_h.rkv_cuda_argmax(logits, rows, vocab, out, stream));
+    }
+}

@@ -1,0 +1,125 @@
+// GPU benchmarks for scripts/gpu-check: device copy bandwidth (the yardstick), paged decode
+// attention (bf16 KV, batch 32 x 8192 tokens, 8 KV heads, head_dim 128, GQA 4: 1 GiB of
+// K/V) as GB/s of unique K/V bytes and its ratio to the copy bandwidth, and the cuBLAS GEMM
+// (m 1024, n 4096, k 4096; f32 and bf16 weights) in TFLOP/s. Prints one "bench" line each:
+//   bench <name> <value> <unit> <ratio-or-dash>
+// Exits 77 without a device.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "radixkv.h"
+
+#define CK(x)                                                                               \
+  do {                                                                                      \
+    cudaError_t e_ = (x);                                                                   \
+    if (e_ != cudaSuccess) {                                                                \
+      std::fprintf(stderr, "cuda_bench: %s: %s\n", #x, cudaGetErrorString(e_));            \
+      return 1;                                                                             \
+    }                                                                                       \
+  } while (0)
+#define RK(x)                                                                               \
+  do {                                                                                      \
+    if ((x) != RKV_OK) {                                                                    \
+      std::fprintf(stderr, "cuda_bench: %s: %s\n", #x, rkv_cuda_last_error());             \
+      return 1;                                                                             \
+    }                                                                                       \
+  } while (0)
+
+// Median-free simple timing: warm-up once, then `iters` runs between two events.
+template <typename F>
+static float time_ms(cudaStream_t s, int iters, F f) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  f();
+  cudaEventRecord(a, s);
+  for (int i = 0; i < iters; i++) f();
+  cudaEventRecord(b, s);
+  cudaEventSynchronize(b);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, a, b);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms / iters;
+}
+
+int main() {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("cuda_bench: no CUDA device, skipped\n");
+    return 77;
+  }
+  cudaStream_t s;
+  CK(cudaStreamCreate(&s));
+
+  // copy bandwidth: 1 GiB device-to-device, read + write bytes
+  const size_t bytes = size_t{1} << 30;
+  void *a = nullptr, *b = nullptr;
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMemset(a, 1, bytes));
+  float ms = time_ms(s, 10, [&] { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s); });
+  const double copy_gbs = 2.0 * bytes / (ms * 1e6);
+  std::printf("bench copy_d2d %.1f GB/s -\n", copy_gbs);
+
+  // decode attention, bf16 pages of 16 tokens
+  const int batch = 32, ctx = 8192, page = 16, kvh = 8, qoh = 32, hd = 128;
+  const int pages_per_seq = ctx / page;
+  const int64_t num_pages = (int64_t)batch * pages_per_seq;
+  const size_t pool_bytes = (size_t)num_pages * page * kvh * hd * 2;  // 512 MiB each for K and V
+  void* k = a;
+  void* v = b;
+  if (pool_bytes > bytes) return 1;
+  std::vector<int32_t> indptr(batch + 1), indices(num_pages), last(batch, page);
+  for (int i = 0; i <= batch; i++) indptr[i] = i * pages_per_seq;
+  for (int64_t i = 0; i < num_pages; i++) indices[i] = (int32_t)((i * 7919) % num_pages);  // scattered pages
+  int32_t *d_indptr, *d_indices, *d_last;
+  void *q, *out;
+  CK(cudaMalloc(&d_indptr, indptr.size() * 4));
+  CK(cudaMalloc(&d_indices, indices.size() * 4));
+  CK(cudaMalloc(&d_last, last.size() * 4));
+  CK(cudaMemcpy(d_indptr, indptr.data(), indptr.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_indices, indices.data(), indices.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(d_last, last.data(), last.size() * 4, cudaMemcpyHostToDevice));
+  CK(cudaMalloc(&q, (size_t)batch * qoh * hd * 2));
+  CK(cudaMalloc(&out, (size_t)batch * qoh * hd * 2));
+  CK(cudaMemset(q, 0, (size_t)batch * qoh * hd * 2));
+  CK(cudaMemset(k, 0, pool_bytes));
+  CK(cudaMemset(v, 0, pool_bytes));
+  CK(cudaDeviceSynchronize());
+  int st = RKV_OK;
+  ms = time_ms(nullptr, 10, [&] {
+    int r = rkv_cuda_decode_attention(q, RKV_DTYPE_BF16, out, RKV_DTYPE_BF16, nullptr, k, v, RKV_DTYPE_BF16,
+                                      num_pages, page, qoh, kvh, hd, d_indptr, d_indices, d_last, batch,
+                                      0.08838834764f, 0.f, 1.f, 1.f, -1);
+    if (r != RKV_OK) st = r;
+  });
+  RK(st);
+  const double decode_gbs = 2.0 * pool_bytes / (ms * 1e6);
+  std::printf("bench decode_attention_bf16 %.1f GB/s %.2f\n", decode_gbs, decode_gbs / copy_gbs);
+
+  // GEMM through cuBLAS
+  RK(rkv_cuda_blas_available());
+  const int64_t m = 1024, n = 4096, kk = 4096;
+  float *x, *y;
+  void* w;
+  CK(cudaMalloc(&x, m * kk * 4));
+  CK(cudaMalloc(&y, m * n * 4));
+  CK(cudaMalloc(&w, n * kk * 4));
+  CK(cudaMemset(x, 0, m * kk * 4));
+  CK(cudaMemset(w, 0, n * kk * 4));
+  for (int32_t wd : {RKV_DTYPE_F32, RKV_DTYPE_BF16}) {
+    st = RKV_OK;
+    ms = time_ms(s, 10, [&] {
+      int r = rkv_cuda_linear(x, w, wd, y, m, n, kk, 0, s);
+      if (r != RKV_OK) st = r;
+    });
+    RK(st);
+    std::printf("bench gemm_%s_1024x4096x4096 %.1f TFLOP/s -\n", wd == RKV_DTYPE_F32 ? "f32" : "bf16",
+                2.0 * m * n * kk / (ms * 1e9));
+  }
+  return 0;
+}
