@@ -103,16 +103,21 @@ class HfTokenizerTest {
     /** add_bos_token / add_eos_token in tokenizer_config.json override the post-processor. */
     @Test
     void addBosAndEosFlagsOverrideThePostProcessor(@TempDir Path tmp) throws IOException {
-        Path dir = copyTokenizer("gemma3", tmp);
-        JsonNode cfg = TestData.JSON.readTree(TestData.dir("gemma3").resolve("tokenizer_config.json").toFile());
-        ((com.fasterxml.jackson.databind.node.ObjectNode) cfg).put("add_bos_token", false).put("add_eos_token", true);
-        TestData.JSON.writeValue(dir.resolve("tokenizer_config.json").toFile(), cfg);
-        try (HfTokenizer tok = HfTokenizer.load(dir)) {
-            int[] plain = tok.encode("x", false);
-            int[] with = tok.encode("x", true);
-            assertEquals(plain.length + 1, with.length);
-            assertArrayEquals(plain, Arrays.copyOf(with, plain.length));
-            assertEquals(106, with[with.length - 1]); // eos_token <end_of_turn>
+        String tokens = "\"bos_token\": \"<s>\", \"eos_token\": \"</s>\"";
+        try (HfTokenizer tok = HfTokenizer.load(TestData.tinyTokenizer(tmp.resolve("a"), TestData.ADD_BOS_PROCESSOR, "{" + tokens + "}"))) {
+            assertArrayEquals(new int[] {3, 1, 2}, tok.encode("hello world", true), "post-processor");
+            assertArrayEquals(new int[] {1, 2}, tok.encode("hello world", false));
+            assertEquals(OptionalInt.of(3), tok.bosTokenId());
+        }
+        try (HfTokenizer tok = HfTokenizer.load(TestData.tinyTokenizer(tmp.resolve("b"), TestData.ADD_BOS_PROCESSOR,
+                "{" + tokens + ", \"add_bos_token\": false, \"add_eos_token\": true}"))) {
+            assertArrayEquals(new int[] {1, 2, 4}, tok.encode("hello world", true), "flags win");
+            assertArrayEquals(new int[] {1, 2}, tok.encode("hello world", false));
+        }
+        try (HfTokenizer tok = HfTokenizer.load(TestData.tinyTokenizer(tmp.resolve("c"), "null",
+                "{" + tokens + ", \"add_bos_token\": true}"))) {
+            assertArrayEquals(new int[] {3, 1, 2}, tok.encode("hello world", true));
+            assertEquals("hello world", tok.decode(tok.encode("hello world", true), true));
         }
     }
 
@@ -127,15 +132,23 @@ class HfTokenizerTest {
     /** generation_config.json's eos_token_id (list or int) joins eos_token; config.json only without it. */
     @Test
     void stopIdsCombineGenerationConfig(@TempDir Path tmp) throws IOException {
-        Path dir = copyTokenizer("llama3_1", tmp);
-        Files.writeString(dir.resolve("config.json"), "{\"eos_token_id\": 128001, \"bos_token_id\": 128000}");
+        Path dir = TestData.tinyTokenizer(tmp, "null", "{\"bos_token\": \"<s>\", \"eos_token\": {\"content\": \"</s>\"}}");
         try (HfTokenizer tok = HfTokenizer.load(dir)) {
-            assertEquals(Set.of(128009, 128001), tok.stopTokenIds());
+            assertEquals(Set.of(4), tok.stopTokenIds());
+            assertEquals("</s>", tok.eosToken());
         }
-        Files.writeString(dir.resolve("generation_config.json"), "{\"eos_token_id\": [128001, 128008, 128009]}");
-        Files.writeString(dir.resolve("config.json"), "{\"eos_token_id\": 128002}");
+        Files.writeString(dir.resolve("config.json"), "{\"eos_token_id\": 5, \"bos_token_id\": 3}");
         try (HfTokenizer tok = HfTokenizer.load(dir)) {
-            assertEquals(Set.of(128009, 128001, 128008), tok.stopTokenIds());
+            assertEquals(Set.of(4, 5), tok.stopTokenIds());
+        }
+        Files.writeString(dir.resolve("config.json"), "{\"text_config\": {\"eos_token_id\": [5]}}");
+        try (HfTokenizer tok = HfTokenizer.load(dir)) {
+            assertEquals(Set.of(4, 5), tok.stopTokenIds(), "multimodal config: text_config");
+        }
+        Files.writeString(dir.resolve("generation_config.json"), "{\"eos_token_id\": [5, 4]}");
+        Files.writeString(dir.resolve("config.json"), "{\"eos_token_id\": 2}");
+        try (HfTokenizer tok = HfTokenizer.load(dir)) {
+            assertEquals(Set.of(4, 5), tok.stopTokenIds(), "generation_config.json wins over config.json");
         }
         Files.writeString(dir.resolve("generation_config.json"), "{\"eos_token_id\": 999999}");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HfTokenizer.load(dir));
@@ -176,11 +189,4 @@ class HfTokenizerTest {
         assertFalse(Files.exists(tmp.resolve("tokenizer.json")));
     }
 
-    static Path copyTokenizer(String name, Path tmp) throws IOException {
-        Path dir = Files.createDirectories(tmp.resolve(name));
-        Path src = TestData.dir(name);
-        Files.createSymbolicLink(dir.resolve("tokenizer.json"), src.resolve("tokenizer.json").toAbsolutePath());
-        Files.copy(src.resolve("tokenizer_config.json"), dir.resolve("tokenizer_config.json"));
-        return dir;
-    }
 }

@@ -43,6 +43,33 @@ final class TestData {
         });
     }
 
+    /**
+     * A tiny real tokenizer (WordLevel over "hello world", added tokens {@code <s>}=3,
+     * {@code </s>}=4, {@code <eot>}=5) for the tests of logic around the native tokenizer:
+     * it loads in milliseconds where the real ones take seconds.
+     */
+    static Path tinyTokenizer(Path dir, String postProcessor, String config) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("tokenizer.json"), """
+                {"version": "1.0", "truncation": null, "padding": null,
+                 "added_tokens": [
+                  {"id": 3, "content": "<s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+                  {"id": 4, "content": "</s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+                  {"id": 5, "content": "<eot>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+                 "normalizer": null, "pre_tokenizer": {"type": "Whitespace"},
+                 "post_processor": %s, "decoder": null,
+                 "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "hello": 1, "world": 2}, "unk_token": "[UNK]"}}
+                """.formatted(postProcessor));
+        Files.writeString(dir.resolve("tokenizer_config.json"), config);
+        return dir;
+    }
+
+    /** tokenizer.json post-processor that adds {@code <s>} in front, as Llama 3's does. */
+    static final String ADD_BOS_PROCESSOR = """
+            {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+             "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+             "special_tokens": {"<s>": {"id": "<s>", "ids": [3], "tokens": ["<s>"]}}}""";
+
     static JsonNode resource(String name) {
         try (InputStream in = TestData.class.getResourceAsStream(name)) {
             if (in == null) {
