@@ -113,6 +113,22 @@ class ServerBehaviourTest {
     }
 
     @Test
+    void accessLogLinePerRequest() throws Exception {
+        JsonNode j = complete("{\"prompt\":" + prompt(700, 12) + ",\"max_tokens\":3}");
+        String id = j.get("id").asText();
+        java.nio.file.Path log = java.nio.file.Path.of(System.getProperty("radixkv.test.accesslog"));
+        List<String> lines = java.nio.file.Files.readAllLines(log).stream().filter(l -> l.startsWith(id + " ")).toList();
+        assertEquals(1, lines.size(), "one access line for " + id);
+        String line = lines.get(0);
+        assertTrue(line.matches(Pattern.quote(id) + " /v1/completions status=200 prompt_tokens=12 completion_tokens=3 "
+                + "cached_tokens=0 ttft_ms=[0-9.]+ duration_ms=[0-9.]+"), line);
+        HttpResponse<String> bad = t.post("/v1/completions", "{\"prompt\":[1],\"n\":3}");
+        assertEquals(400, bad.statusCode());
+        assertTrue(java.nio.file.Files.readAllLines(log).stream().anyMatch(l -> l.contains("status=400")),
+                "refused requests are logged too");
+    }
+
+    @Test
     void repeatedPromptReportsCachedTokens() throws Exception {
         String body = "{\"prompt\":" + prompt(1000, 70) + ",\"max_tokens\":3,\"temperature\":0}";
         String before = t.get("/metrics").body();

@@ -22,6 +22,7 @@ import org.apache.logging.log4j.Logger;
  */
 final class CompletionService {
     private static final Logger ACCESS = LogManager.getLogger("io.radixkv.server.access");
+    private static final Logger LOG = LogManager.getLogger(CompletionService.class);
 
     private final Engine engine;
     private final TextModel text;
@@ -92,6 +93,9 @@ final class CompletionService {
                     }
                 } finally {
                     gens.forEach(active::remove);
+                    // whatever ended this request early (a failed choice, a client gone), no
+                    // prompt of it keeps running: no-op for those that finished
+                    gens.forEach(g -> g.abort(0));
                 }
             } finally {
                 admission.release(n);
@@ -99,6 +103,10 @@ final class CompletionService {
         } catch (ApiException e) {
             acc.status = e.status();
             OpenAiServer.sendError(res, json, e);
+        } catch (RuntimeException e) {
+            acc.status = 500;
+            LOG.error("request {} failed", id, e);
+            OpenAiServer.sendError(res, json, ApiException.internal(e.toString()));
         } finally {
             ACCESS.info("{} {} status={} prompt_tokens={} completion_tokens={} cached_tokens={} ttft_ms={} duration_ms={}",
                     id, req.path().path(), acc.status, acc.promptTokens, acc.completionTokens, acc.cachedTokens,
@@ -226,8 +234,7 @@ final class CompletionService {
             sink.emit(sseData("[DONE]"));
             sink.close();
         } catch (ClientGone e) {
-            // the generation already cancelled its request (pages freed); later prompts too
-            gens.forEach(g -> g.abort(0));
+            // the generation already cancelled its request (pages freed); handle() stops the rest
             acc.status = 499;
         }
     }
