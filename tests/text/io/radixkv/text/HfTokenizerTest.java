@@ -183,10 +183,15 @@ class HfTokenizerTest {
     }
 
     @Test
-    void missingTokenizerJsonIsAnIoError(@TempDir Path tmp) {
+    void missingOrBrokenTokenizerJsonIsAnIoError(@TempDir Path tmp) throws IOException {
         IOException e = assertThrows(IOException.class, () -> HfTokenizer.load(tmp));
         assertTrue(e.getMessage().contains("tokenizer.json"), e.getMessage());
         assertFalse(Files.exists(tmp.resolve("tokenizer.json")));
+        Files.writeString(tmp.resolve("tokenizer.json"), "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": 7}}");
+        e = assertThrows(IOException.class, () -> HfTokenizer.load(tmp), "the native library refuses it");
+        assertTrue(e.getMessage().contains("tokenizer.json"), e.getMessage());
+        Files.writeString(tmp.resolve("tokenizer.json"), "{\"model\": ");
+        assertThrows(IOException.class, () -> HfTokenizer.load(tmp), "truncated JSON");
     }
 
 }
