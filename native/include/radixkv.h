@@ -63,7 +63,7 @@ extern "C" {
 #define RKV_DTYPE_FP8_E4M3 3
 #define RKV_DTYPE_FP8_E5M2 4
 
-#define RKV_ABI_VERSION 1
+#define RKV_ABI_VERSION 2
 
 /* ---- library ---- */
 
@@ -129,14 +129,19 @@ RKV_API int rkv_copy_blocks(void* const* k_caches, void* const* v_caches, int32_
  * q: [batch, num_qo_heads, head_dim] of q_dtype (f32, f16, bf16); out: same shape, out_dtype;
  * lse: [batch, num_qo_heads] f32 (may be NULL). num_qo_heads % num_kv_heads == 0 (GQA/MQA/MHA).
  * logits_soft_cap <= 0 disables soft-capping (else logits = cap * tanh(logits / cap)),
- * applied after sm_scale. */
+ * applied after sm_scale.
+ * window_left (FlashInfer's convention, both attention kinds and their rkv_cuda_ twins):
+ * -1 for no window, else >= 0: a query at KV position p sees only keys k >= p - window_left
+ * (a sliding window of window_left + 1 keys counting itself); positions before the window
+ * are never read. */
 RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                  const void* k_cache, const void* v_cache, int32_t cache_dtype,
                                  int64_t num_pages, int32_t page_size,
                                  int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
                                  const int32_t* kv_indptr, const int32_t* kv_indices,
                                  const int32_t* kv_last_page_len, int32_t batch_size,
-                                 float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+                                 float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                 int32_t window_left);
 
 /* Append prefill (extend) with a causal mask aligned to the right:
  * q: [total_q, num_qo_heads, head_dim], qo_indptr[batch+1] (int32, q rows of sequence b are
@@ -145,7 +150,8 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
  * out: like q; lse: [total_q, num_qo_heads] (may be NULL).
  * bidir_indptr[batch+1] / bidir_regions[2*n] (may both be NULL): per sequence, half-open KV
  * position ranges [start, end) whose positions all see each other (image regions); positions
- * inside a region also see every earlier position as usual. */
+ * inside a region also see every earlier position as usual. window_left (see decode)
+ * bounds every query's keys from below, on top of the causal/bidirectional upper bound. */
 RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                          const int32_t* qo_indptr,
                                          const void* k_cache, const void* v_cache, int32_t cache_dtype,
@@ -154,7 +160,8 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
                                          const int32_t* kv_indptr, const int32_t* kv_indices,
                                          const int32_t* kv_last_page_len, int32_t batch_size,
                                          const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                         float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+                                         float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                         int32_t window_left);
 
 /* Merge two partial attention states over disjoint KV ranges (FlashInfer merge_state):
  * v_a, v_b, v_out: [num_tokens, num_heads, head_dim] f32; s_a, s_b, s_out: [num_tokens, num_heads] LSE.
@@ -207,7 +214,8 @@ RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out,
                                       int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
                                       const int32_t* kv_indptr, const int32_t* kv_indices,
                                       const int32_t* kv_last_page_len, int32_t batch_size,
-                                      float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+                                      float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                      int32_t window_left);
 RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                               const int32_t* qo_indptr,
                                               const void* k_cache, const void* v_cache, int32_t cache_dtype,
@@ -216,7 +224,8 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
                                               const int32_t* kv_indptr, const int32_t* kv_indices,
                                               const int32_t* kv_last_page_len, int32_t batch_size,
                                               const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                              int32_t window_left);
 RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
                                  float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim);
 

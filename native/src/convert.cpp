@@ -13,14 +13,17 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define RKV_HAVE_X86 1
-// GCC 12 reports the deliberately undefined pass-through operands of AVX-512 intrinsics
-// (_mm512_undefined_*) as "maybe uninitialized" once they are inlined: a known false positive.
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+// GCC 12's AVX-512 headers build many intrinsics on a self-initialized _mm512_undefined_*
+// operand, which -W(maybe-)uninitialized reports once inlined (GCC bug 105593, fixed in 13).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include "kv_convert.h"
 #include "rkv_common.h"
+#include "rkv_isa.h"
 #include "rkv_kv.h"
 
 namespace rkv {
@@ -289,22 +292,6 @@ RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
   for (; i < n; ++i) convert_element(src, SD, i, dst, DD, i, MODE, scale);
 }
 
-bool cpu_has_avx512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  }();
-  return has;
-}
-
-bool cpu_has_avx2() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
-  }();
-  return has;
-}
 #endif  // RKV_HAVE_X86
 
 constexpr int kNumDtypes = 5;
@@ -312,7 +299,7 @@ struct Table {
   RowConvertFn fn[kNumDtypes][kNumDtypes][3];
 };
 
-enum Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+enum Isa { kScalar = kIsaScalar, kAvx2 = kIsaAvx2, kAvx512 = kIsaAvx512 };
 
 template <int SD, int DD, int MODE>
 void fill(Table& t, int isa) {
@@ -352,23 +339,8 @@ Table make_table(int vec) {
   return t;
 }
 
-// The best ISA of this CPU; RKV_ISA=scalar|avx2|avx512 in the environment lowers it (tests
-// use it to check every path against the scalar reference on one machine).
-int select_isa() {
-#if RKV_HAVE_X86
-  int best = cpu_has_avx512() ? kAvx512 : cpu_has_avx2() ? kAvx2 : kScalar;
-  if (const char* env = std::getenv("RKV_ISA")) {
-    int want = !std::strcmp(env, "scalar") ? kScalar : !std::strcmp(env, "avx2") ? kAvx2 : kAvx512;
-    if (want < best) best = want;
-  }
-  return best;
-#else
-  return kScalar;
-#endif
-}
-
 const Table& table() {
-  static const Table t = make_table(select_isa());
+  static const Table t = make_table(cpu_isa());
   return t;
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_kv.h"
 
@@ -162,20 +163,6 @@ void test_bench() {
 }
 
 
-// Runs this test again with RKV_ISA=avx2 and =scalar so every conversion path of the
-// library is checked on this machine (the library picks its ISA once per process).
-int rerun_lower_isas(const char* self) {
-  if (std::getenv("RKV_ISA")) return 0;
-  int failed = 0;
-  for (const char* isa : {"avx2", "scalar"}) {
-    std::string cmd = std::string("RKV_ISA=") + isa + " '" + self + "'";
-    std::printf("-- re-running with RKV_ISA=%s\n", isa);
-    std::fflush(stdout);
-    if (std::system(cmd.c_str()) != 0) failed = 1;
-  }
-  return failed;
-}
-
 }  // namespace
 
 int main(int, char** argv) {
@@ -187,6 +174,6 @@ int main(int, char** argv) {
     std::printf("kv_cache_test: %d failures\n", g_failures);
     return 1;
   }
-  std::printf("kv_cache_test: OK (%s)\n", std::getenv("RKV_ISA") ? std::getenv("RKV_ISA") : "best ISA");
+  std::printf("kv_cache_test: OK (%s)\n", requested_isa());
   return rerun_lower_isas(argv[0]);
 }

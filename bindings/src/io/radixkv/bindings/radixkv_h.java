@@ -77,10 +77,10 @@ public class radixkv_h extends radixkv_h$shared {
     public static int RKV_DTYPE_FP8_E5M2() {
         return RKV_DTYPE_FP8_E5M2;
     }
-    private static final int RKV_ABI_VERSION = (int)1L;
+    private static final int RKV_ABI_VERSION = (int)2L;
     /**
      * {@snippet lang=c :
-     * #define RKV_ABI_VERSION 1
+     * #define RKV_ABI_VERSION 2
      * }
      */
     public static int RKV_ABI_VERSION() {
@@ -979,7 +979,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_attention");
@@ -990,7 +991,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static FunctionDescriptor rkv_decode_attention$descriptor() {
@@ -1000,7 +1001,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MethodHandle rkv_decode_attention$handle() {
@@ -1010,7 +1011,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MemorySegment rkv_decode_attention$address() {
@@ -1019,16 +1020,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
-    public static int rkv_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+    public static int rkv_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
         var mh$ = rkv_decode_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale);
+                traceDowncall("rkv_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1062,7 +1063,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_append_prefill_attention");
@@ -1073,7 +1075,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static FunctionDescriptor rkv_append_prefill_attention$descriptor() {
@@ -1083,7 +1085,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MethodHandle rkv_append_prefill_attention$handle() {
@@ -1093,7 +1095,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MemorySegment rkv_append_prefill_attention$address() {
@@ -1102,16 +1104,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
-    public static int rkv_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+    public static int rkv_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
         var mh$ = rkv_append_prefill_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale);
+                traceDowncall("rkv_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2046,7 +2048,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_decode_attention");
@@ -2057,7 +2060,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static FunctionDescriptor rkv_cuda_decode_attention$descriptor() {
@@ -2067,7 +2070,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MethodHandle rkv_cuda_decode_attention$handle() {
@@ -2077,7 +2080,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MemorySegment rkv_cuda_decode_attention$address() {
@@ -2086,16 +2089,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
-    public static int rkv_cuda_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+    public static int rkv_cuda_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
         var mh$ = rkv_cuda_decode_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale);
+                traceDowncall("rkv_cuda_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2129,7 +2132,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_append_prefill_attention");
@@ -2140,7 +2144,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static FunctionDescriptor rkv_cuda_append_prefill_attention$descriptor() {
@@ -2150,7 +2154,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MethodHandle rkv_cuda_append_prefill_attention$handle() {
@@ -2160,7 +2164,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MemorySegment rkv_cuda_append_prefill_attention$address() {
@@ -2169,16 +2173,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
-    public static int rkv_cuda_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+    public static int rkv_cuda_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
         var mh$ = rkv_cuda_append_prefill_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale);
+                traceDowncall("rkv_cuda_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

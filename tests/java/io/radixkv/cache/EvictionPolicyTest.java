@@ -77,6 +77,45 @@ class EvictionPolicyTest {
         }
     }
 
+    /**
+     * Issue 12, defect 1: [1,2,3] regains leaf status after its extension [4,5] is evicted; it was
+     * used more recently than [7,8], so MRU must free it next (SGLang recomputes keys at evict time).
+     */
+    @Test
+    void mruRekeysANodeThatRegainsLeafStatus() {
+        List<Integer> order = new ArrayList<>();
+        AtomicLong clock = new AtomicLong();
+        RadixCache cache = new RadixCache(1, EvictionPolicy.MRU, (p, off, len) -> {
+            for (int i = off; i < off + len; i++) {
+                order.add(p[i]);
+            }
+        }, clock::incrementAndGet);
+        cache.insert(Namespace.DEFAULT, TokenSequence.ofText(new int[] {1, 2, 3}), 3, new int[] {1, 2, 3});
+        cache.insert(Namespace.DEFAULT, TokenSequence.ofText(new int[] {7, 8}), 2, new int[] {7, 8});
+        cache.insert(Namespace.DEFAULT, TokenSequence.ofText(new int[] {1, 2, 3, 4, 5}), 5, new int[] {1, 2, 3, 4, 5});
+        assertEquals(2, cache.evict(2));
+        assertEquals(List.of(4, 5), order);
+        assertEquals(3, cache.evict(1));
+        assertEquals(List.of(4, 5, 1, 2, 3), order);
+    }
+
+    /** The same for a leaf matched while locked: unlocking makes it evictable with its new key. */
+    @Test
+    void mruRekeysALeafAccessedWhileLocked() {
+        List<Integer> order = new ArrayList<>();
+        AtomicLong clock = new AtomicLong();
+        RadixCache cache = new RadixCache(1, EvictionPolicy.MRU, (p, off, len) -> order.add(p[off]),
+                clock::incrementAndGet);
+        cache.insert(Namespace.DEFAULT, TokenSequence.ofText(new int[] {1}), 1, new int[] {1});
+        cache.insert(Namespace.DEFAULT, TokenSequence.ofText(new int[] {2}), 1, new int[] {2});
+        MatchResult m = cache.matchAndLock(Namespace.DEFAULT, TokenSequence.ofText(new int[] {1}));
+        cache.insert(Namespace.DEFAULT, TokenSequence.ofText(new int[] {3}), 1, new int[] {3});
+        cache.match(Namespace.DEFAULT, TokenSequence.ofText(new int[] {1})); // while locked
+        cache.unlock(m.node());
+        assertEquals(1, cache.evict(1));
+        assertEquals(List.of(1), order); // [1] was used last
+    }
+
     @Test
     void priorityPropagatesUpThePath() {
         List<Integer> order = new ArrayList<>();

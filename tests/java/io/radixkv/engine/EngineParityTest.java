@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.radixkv.kernels.DType;
+import io.radixkv.sched.FinishReason;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.radixkv.kernels.DType;
 import io.radixkv.model.SamplingParams;
+import io.radixkv.sched.FinishReason;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;

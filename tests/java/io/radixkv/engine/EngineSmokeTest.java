@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.radixkv.kernels.DType;
 import io.radixkv.model.SamplingParams;
+import io.radixkv.sched.FinishReason;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

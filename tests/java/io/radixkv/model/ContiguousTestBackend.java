@@ -4,6 +4,7 @@ import io.radixkv.kernels.AttentionKernels;
 import io.radixkv.kernels.AttentionParams;
 import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.HostMemory;
 import io.radixkv.kernels.JavaDenseKernels;
 import io.radixkv.kernels.KernelBackend;
@@ -39,6 +40,11 @@ final class ContiguousTestBackend implements KernelBackend {
     @Override
     public AttentionKernels attention() {
         return attention;
+    }
+
+    @Override
+    public DenseKernels dense() {
+        return new JavaDenseKernels();
     }
 
     @Override

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.radixkv.cache.EvictionPolicy;
 import io.radixkv.cache.Namespace;
 import io.radixkv.cache.RadixCache;
-import io.radixkv.engine.FinishReason;
+import io.radixkv.sched.FinishReason;
 import io.radixkv.paging.BlockAllocator;
 import io.radixkv.paging.KvSequences;
 import java.util.List;
@@ -35,6 +35,10 @@ class SchedulerTest {
     private long order;
 
     private void setUp(int pages, boolean prefix, int maxRunning, int budget, double reserve) {
+        setUp(pages, prefix, maxRunning, budget, reserve, 0);
+    }
+
+    private void setUp(int pages, boolean prefix, int maxRunning, int budget, double reserve, int maxSeqLen) {
         alloc = new BlockAllocator(pages);
         seqs = new KvSequences(alloc, PS, maxRunning, pages);
         PrefixStore store = PrefixStore.disabled();
@@ -43,7 +47,7 @@ class SchedulerTest {
             store = new RadixPrefixStore(cache, PS);
         }
         kv = new KvManager(seqs, store);
-        sched = new Scheduler(new SchedulerConfig(maxRunning, budget, reserve), kv);
+        sched = new Scheduler(new SchedulerConfig(maxRunning, budget, reserve, maxSeqLen), kv);
     }
 
     @AfterEach
@@ -222,6 +226,19 @@ class SchedulerTest {
         assertTrue(e.getMessage().contains("pool holds only 8 pages"), e.getMessage());
         assertNull(sched.whyNeverFits(seq(tokens(1, 29), 4)));
         assertEquals(0, sched.waitingCount());
+    }
+
+    /** The sequence limit is exact, not rounded up to the page table's whole pages (issue 12, defect 6). */
+    @Test
+    void sequenceLimitIsExactNotWholePages() {
+        setUp(16, true, 4, 64, 0.0, 10); // pages of 4: whole pages would allow 12 (the table alone 64)
+        assertNull(sched.whyNeverFits(seq(tokens(1, 8), 3)), "8 + 3 - 1 = 10 positions fit");
+        Sequence over = seq(tokens(1, 9), 3); // 11 positions: within 3 pages, beyond the limit
+        String why = sched.whyNeverFits(over);
+        assertNotNull(why, "11 positions exceed maxSeqLen 10");
+        assertTrue(why.contains("11") && why.contains("10") && why.contains("maxSeqLen"), why);
+        assertThrows(IllegalArgumentException.class, () -> sched.enqueue(over));
+        assertThrows(IllegalArgumentException.class, () -> new SchedulerConfig(4, 64, 0.0, -1));
     }
 
     @Test

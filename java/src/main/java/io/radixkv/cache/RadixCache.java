@@ -1,13 +1,7 @@
 package io.radixkv.cache;
 
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
@@ -61,8 +55,10 @@ import java.util.function.LongSupplier;
  *
  * <h2>Eviction</h2>
  * {@link #evict} frees unlocked leaves until at least the requested page count is freed, cascading
- * to parents that become unlocked leaves, in the order of the {@link EvictionPolicy}. Victims come
- * from a global min-heap with lazy invalidation: O(log n) per victim, no tree scans. The allocator
+ * to parents that become unlocked leaves, in the order of the {@link EvictionPolicy}: each victim is
+ * the unlocked leaf with the smallest key at that moment (as SGLang computes it at evict time).
+ * Victims come from a global min-heap with lazy invalidation ({@link EvictionQueue}): O(log n) per
+ * victim, no tree scans. The allocator
  * calls {@code evict} when it runs out of pages (no fixed cache budget): free capacity = free pages
  * + {@link #evictablePages()}.
  *
@@ -79,32 +75,17 @@ import java.util.function.LongSupplier;
  */
 public final class RadixCache {
 
-    private static final int[] NO_PAGES = Node.NO_PAGES;
-
     private final int pageSize;
     private final EvictionPolicy policy;
-    private final PageFreer freer;
     private final LongSupplier clock;
 
-    private final ConcurrentHashMap<Namespace, Tree> trees = new ConcurrentHashMap<>();
-    private final EvictionHeap heap = new EvictionHeap();
+    private final AtomicLong ids = new AtomicLong();
+    private final CacheCounters counters = new CacheCounters();
     private final PageOwnership owned = new PageOwnership();
-    private final AtomicLong nextId = new AtomicLong();
-
-    private final AtomicLong cachedPages = new AtomicLong();
-    private final AtomicLong evictablePages = new AtomicLong();
-    private final AtomicLong protectedPages = new AtomicLong();
-    private final AtomicLong nodeCount = new AtomicLong();
-
-    private final LongAdder hits = new LongAdder();
-    private final LongAdder misses = new LongAdder();
-    private final LongAdder matchedTokens = new LongAdder();
-    private final LongAdder queriedTokens = new LongAdder();
-    private final LongAdder matchedKv = new LongAdder();
-    private final LongAdder queriedKv = new LongAdder();
-    private final LongAdder insertedPagesTotal = new LongAdder();
-    private final LongAdder evictions = new LongAdder();
-    private final LongAdder evictedPages = new LongAdder();
+    private final Namespaces trees;
+    private final TreeEditor editor;
+    private final EvictionQueue queue;
+    private final Evictor evictor;
 
     /** LRU, access times from {@link System#nanoTime()}. */
     public RadixCache(int pageSize, PageFreer freer) {
@@ -125,8 +106,11 @@ public final class RadixCache {
         }
         this.pageSize = pageSize;
         this.policy = Objects.requireNonNull(policy, "policy");
-        this.freer = Objects.requireNonNull(freer, "freer");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.trees = new Namespaces(this, pageSize, ids);
+        this.editor = new TreeEditor(pageSize, ids, counters);
+        this.queue = new EvictionQueue(EvictionStrategy.of(policy));
+        this.evictor = new Evictor(trees, queue, owned, counters, Objects.requireNonNull(freer, "freer"));
     }
 
     public int pageSize() {
@@ -195,56 +179,31 @@ public final class RadixCache {
 
     private MatchResult doMatch(Namespace ns, TokenSequence seq, boolean lock) {
         checkNsSeq(ns, seq);
-        int kvLim = seq.kvLength() / pageSize * pageSize;
-        queriedTokens.add(seq.size());
-        queriedKv.add(seq.kvLength());
-        Tree tree = trees.get(ns);
+        counters.queried(seq.size(), seq.kvLength());
+        Tree tree = trees.find(ns);
         if (tree != null) {
             tree.lock.lock();
             try {
                 if (!tree.dead) {
-                    Walk w = new Walk(tree.root);
-                    while (kvLim - w.kv >= pageSize) {
-                        int got = step(w, seq, seq.size(), kvLim);
-                        if (got == 0) {
-                            break;
-                        }
-                        Node c = w.child;
-                        if (got < c.pages.length) {
-                            w.node = split(c, got);
-                            w.kv += got * pageSize;
-                            break;
-                        }
-                        w.node = c;
-                        w.kv += c.pages.length * pageSize;
-                        locate(w, seq);
-                    }
+                    TreeEditor.Walk w = editor.descend(tree.root, seq, seq.size(), pageAligned(seq.kvLength()), true);
                     Node last = w.node;
-                    int[] pages = collectPages(last, w.kv / pageSize);
-                    touch(last, true);
+                    int[] pages = TreeEditor.collectPages(last, w.kv / pageSize);
+                    touch(last);
                     if (lock) {
                         lockPath(last);
+                    } else {
+                        queue.accessed(last);
                     }
                     int tokens = seq.tokenAtKv(w.kv);
-                    record(w.kv, tokens);
+                    counters.matched(w.kv, tokens);
                     return new MatchResult(pages, w.kv, tokens, last);
                 }
             } finally {
                 tree.lock.unlock();
             }
         }
-        record(0, 0);
-        return new MatchResult(NO_PAGES, 0, 0, transientRoot(ns));
-    }
-
-    private void record(int kv, int tokens) {
-        if (kv > 0) {
-            hits.increment();
-            matchedKv.add(kv);
-            matchedTokens.add(tokens);
-        } else {
-            misses.increment();
-        }
+        counters.matched(0, 0);
+        return new MatchResult(Node.NO_PAGES, 0, 0, trees.detachedRoot(ns));
     }
 
     /**
@@ -253,30 +212,13 @@ public final class RadixCache {
      */
     public int peekMatchLength(Namespace ns, TokenSequence seq) {
         checkNsSeq(ns, seq);
-        int kvLim = seq.kvLength() / pageSize * pageSize;
-        Tree tree = trees.get(ns);
+        Tree tree = trees.find(ns);
         if (tree == null) {
             return 0;
         }
         tree.lock.lock();
         try {
-            if (tree.dead) {
-                return 0;
-            }
-            Walk w = new Walk(tree.root);
-            while (kvLim - w.kv >= pageSize) {
-                int got = step(w, seq, seq.size(), kvLim);
-                if (got == 0) {
-                    break;
-                }
-                w.kv += got * pageSize;
-                if (got < w.child.pages.length) {
-                    break;
-                }
-                w.node = w.child;
-                locate(w, seq);
-            }
-            return w.kv;
+            return tree.dead ? 0 : editor.descend(tree.root, seq, seq.size(), pageAligned(seq.kvLength()), false).kv;
         } finally {
             tree.lock.unlock();
         }
@@ -324,7 +266,7 @@ public final class RadixCache {
         if (pages == null) {
             throw new IllegalArgumentException("pages is null");
         }
-        int kvLim = seq.kvStart(tokenCount) / pageSize * pageSize;
+        int kvLim = pageAligned(seq.kvStart(tokenCount));
         int np = kvLim / pageSize;
         if (pages.length < np) {
             throw new IllegalArgumentException("need " + np + " page ids for " + tokenCount + " tokens ("
@@ -336,11 +278,10 @@ public final class RadixCache {
             }
         }
         if (np == 0) {
-            Tree t = trees.get(ns);
-            return new InsertResult(t != null && !t.dead ? t.root : transientRoot(ns), 0, 0, NO_PAGES);
+            return new InsertResult(trees.rootOrDetached(ns), 0, 0, Node.NO_PAGES);
         }
         while (true) {
-            Tree tree = trees.computeIfAbsent(ns, k -> new Tree(this, k, pageSize, nextId.getAndIncrement()));
+            Tree tree = trees.findOrCreate(ns);
             tree.lock.lock();
             try {
                 if (tree.dead) {
@@ -349,7 +290,7 @@ public final class RadixCache {
                 try {
                     return insertLocked(tree, seq, tokenCount, kvLim, pages, priority, lock);
                 } catch (RuntimeException e) {
-                    pruneIfEmpty(tree); // a refused insert into a new namespace leaves no empty root
+                    trees.pruneIfEmpty(tree); // a refused insert into a new namespace leaves no empty root
                     throw e;
                 }
             } finally {
@@ -361,48 +302,14 @@ public final class RadixCache {
     private InsertResult insertLocked(Tree tree, TokenSequence seq, int tokenCount, int kvLim, int[] pages,
                                       int priority, boolean lock) {
         int np = kvLim / pageSize;
-        Walk w = new Walk(tree.root);
-        while (kvLim - w.kv >= pageSize) {
-            int got = step(w, seq, tokenCount, kvLim);
-            if (got == 0) {
-                break;
-            }
-            Node c = w.child;
-            if (got < c.pages.length) {
-                w.node = split(c, got);
-                w.kv += got * pageSize;
-                break;
-            }
-            w.node = c;
-            w.kv += c.pages.length * pageSize;
-            locate(w, seq);
-        }
+        TreeEditor.Walk w = editor.descend(tree.root, seq, tokenCount, kvLim, true);
         int firstNew = w.kv / pageSize;
-        Node terminal = w.node;
         long now = clock.getAsLong();
-        if (w.kv < kvLim) {
-            locate(w, seq);
+        Node terminal = w.node;
+        boolean grown = w.kv < kvLim;
+        if (grown) {
             claim(pages, firstNew, np);
-            Node nn = new Node(tree, nextId.getAndIncrement());
-            nn.parent = w.node;
-            int lastTok = seq.tokenAtKv(kvLim - 1);
-            nn.label = seq.slice(w.t, lastTok + 1);
-            nn.head = w.off;
-            nn.pages = Arrays.copyOfRange(pages, firstNew, np);
-            nn.firstHash = nn.label.hashKeys(0, nn.label.tokensCovering(0, nn.head, pageSize));
-            nn.created = now;
-            nn.lastAccess = now;
-            nn.priority = priority;
-            w.node.addChild(nn);
-            int n = np - firstNew;
-            cachedPages.addAndGet(n);
-            evictablePages.addAndGet(n);
-            nodeCount.incrementAndGet();
-            insertedPagesTotal.add(n);
-            terminal = nn;
-            if (!lock) {
-                enqueue(nn);
-            }
+            terminal = editor.addLeaf(w, seq, kvLim, pages, priority, now);
         }
         for (Node x = terminal; x.parent != null; x = x.parent) {
             x.lastAccess = now;
@@ -412,11 +319,12 @@ public final class RadixCache {
         }
         if (lock) {
             lockPath(terminal);
-        } else if (policy == EvictionPolicy.MRU && w.kv == kvLim && terminal.parent != null && terminal.isLeaf()
-                && terminal.lockRef == 0) {
-            heap.push(terminal, k1(terminal), k2(terminal), k3(terminal), true);
+        } else if (grown) {
+            queue.offer(terminal);
+        } else {
+            queue.accessed(terminal);
         }
-        return new InsertResult(terminal, firstNew, np - firstNew, collectPages(terminal, np));
+        return new InsertResult(terminal, firstNew, np - firstNew, TreeEditor.collectPages(terminal, np));
     }
 
     /** Takes ownership of pages[from, to), all or nothing. */
@@ -429,6 +337,18 @@ public final class RadixCache {
                 throw new IllegalArgumentException("page " + pages[i] + " (index " + i
                         + ") is already owned by the cache (or repeated in pages)");
             }
+        }
+    }
+
+    /** A match hit the path through {@code last}: refreshes access times and counts the hit. */
+    private void touch(Node last) {
+        if (last.parent == null) {
+            return;
+        }
+        long now = clock.getAsLong();
+        for (Node n = last; n.parent != null; n = n.parent) {
+            n.lastAccess = now;
+            n.hits++;
         }
     }
 
@@ -468,12 +388,11 @@ public final class RadixCache {
             }
             for (Node x = n; x.parent != null; x = x.parent) {
                 if (--x.lockRef == 0) {
-                    evictablePages.addAndGet(x.pages.length);
-                    protectedPages.addAndGet(-x.pages.length);
+                    counters.release(x.pages.length);
                 }
             }
             if (n.lockRef == 0 && n.isLeaf()) {
-                enqueue(n);
+                queue.offer(n);
             }
         } finally {
             n.tree.lock.unlock();
@@ -483,8 +402,7 @@ public final class RadixCache {
     private void lockPath(Node n) {
         for (Node x = n; x.parent != null; x = x.parent) {
             if (x.lockRef++ == 0) {
-                evictablePages.addAndGet(-x.pages.length);
-                protectedPages.addAndGet(x.pages.length);
+                counters.protect(x.pages.length);
             }
         }
     }
@@ -507,30 +425,7 @@ public final class RadixCache {
         if (pages < 0) {
             throw new IllegalArgumentException("pages must be >= 0, got " + pages);
         }
-        int freed = 0;
-        EvictionHeap.Entry e = new EvictionHeap.Entry();
-        while (freed < pages && heap.poll(e)) {
-            Node n = e.node;
-            Tree tree = n.tree;
-            int[] victim = null;
-            tree.lock.lock();
-            try {
-                if (n.evicted || n.parent == null || !n.isLeaf() || n.lockRef != 0) {
-                    continue;
-                }
-                long a = k1(n), b = k2(n), c = k3(n);
-                if (a > e.k1 || (a == e.k1 && (b > e.k2 || (b == e.k2 && c > e.k3)))) {
-                    heap.push(n, a, b, c, false); // accessed since it was queued: re-key lazily
-                    continue;
-                }
-                victim = removeLeaf(n);
-            } finally {
-                tree.lock.unlock();
-            }
-            freer.free(victim, 0, victim.length);
-            freed += victim.length;
-        }
-        return freed;
+        return evictor.evict(pages);
     }
 
     /**
@@ -538,37 +433,7 @@ public final class RadixCache {
      * Returns the pages freed.
      */
     public int evictNamespace(Namespace ns) {
-        Objects.requireNonNull(ns, "ns");
-        Tree tree = trees.get(ns);
-        if (tree == null) {
-            return 0;
-        }
-        List<int[]> out = new ArrayList<>();
-        tree.lock.lock();
-        try {
-            if (tree.dead) {
-                return 0;
-            }
-            ArrayDeque<Node> stack = new ArrayDeque<>();
-            stack.push(tree.root);
-            List<Node> unlocked = new ArrayList<>();
-            while (!stack.isEmpty()) {
-                stack.pop().forEachChild(c -> {
-                    if (c.lockRef == 0) {
-                        unlocked.add(c);
-                    } else {
-                        stack.push(c);
-                    }
-                });
-            }
-            for (Node c : unlocked) {
-                removeSubtree(c, out);
-            }
-            pruneIfEmpty(tree);
-        } finally {
-            tree.lock.unlock();
-        }
-        return freeAll(out);
+        return evictor.evictNamespace(Objects.requireNonNull(ns, "ns"));
     }
 
     /**
@@ -578,33 +443,7 @@ public final class RadixCache {
      * @throws IllegalStateException while any node of the namespace is locked (nothing changes)
      */
     public int dropNamespace(Namespace ns) {
-        Objects.requireNonNull(ns, "ns");
-        Tree tree = trees.get(ns);
-        if (tree == null) {
-            return 0;
-        }
-        List<int[]> out = new ArrayList<>();
-        tree.lock.lock();
-        try {
-            if (tree.dead) {
-                return 0;
-            }
-            tree.root.forEachChild(c -> {
-                if (c.lockRef > 0) {
-                    throw new IllegalStateException("cannot drop namespace " + ns + ": " + c.lockRef
-                            + " lock(s) held in it");
-                }
-            });
-            List<Node> kids = new ArrayList<>();
-            tree.root.forEachChild(kids::add);
-            for (Node c : kids) {
-                removeSubtree(c, out);
-            }
-            pruneIfEmpty(tree);
-        } finally {
-            tree.lock.unlock();
-        }
-        return freeAll(out);
+        return evictor.dropNamespace(Objects.requireNonNull(ns, "ns"));
     }
 
     /**
@@ -618,240 +457,24 @@ public final class RadixCache {
         if (n.parent == null) {
             return n.tree.dead ? 0 : dropNamespace(n.tree.ns);
         }
-        List<int[]> out = new ArrayList<>();
-        Tree tree = n.tree;
-        tree.lock.lock();
-        try {
-            if (n.evicted) {
-                return 0;
-            }
-            if (n.lockRef > 0) {
-                throw new IllegalStateException("cannot evict subtree of " + n + ": it is locked");
-            }
-            Node p = n.parent;
-            removeSubtree(n, out);
-            if (p.parent != null) {
-                if (p.isLeaf() && p.lockRef == 0) {
-                    enqueue(p);
-                }
-            } else {
-                pruneIfEmpty(tree);
-            }
-        } finally {
-            tree.lock.unlock();
-        }
-        return freeAll(out);
-    }
-
-    private int freeAll(List<int[]> out) {
-        int freed = 0;
-        for (int[] p : out) {
-            freer.free(p, 0, p.length);
-            freed += p.length;
-        }
-        return freed;
-    }
-
-    /** Removes an unlocked leaf; returns its pages. Caller holds the tree lock. */
-    private int[] removeLeaf(Node n) {
-        Node p = n.parent;
-        p.removeChild(n);
-        retire(n);
-        if (p.parent != null) {
-            if (p.isLeaf() && p.lockRef == 0) {
-                enqueue(p);
-            }
-        } else {
-            pruneIfEmpty(n.tree);
-        }
-        return n.pages;
-    }
-
-    /** Detaches the unlocked subtree at {@code top} and retires all its nodes. */
-    private void removeSubtree(Node top, List<int[]> out) {
-        top.parent.removeChild(top);
-        ArrayDeque<Node> stack = new ArrayDeque<>();
-        stack.push(top);
-        while (!stack.isEmpty()) {
-            Node x = stack.pop();
-            x.forEachChild(stack::push);
-            retire(x);
-            out.add(x.pages);
-        }
-    }
-
-    /** Bookkeeping for a node leaving the tree (already detached from its parent). */
-    private void retire(Node n) {
-        n.evicted = true;
-        n.label = null; // stale heap entries and callers' NodeRefs must not pin the keys
-        n.kids = null;
-        n.kidCount = 0;
-        heap.invalidate(n);
-        for (int pg : n.pages) {
-            owned.release(pg);
-        }
-        int len = n.pages.length;
-        cachedPages.addAndGet(-len);
-        evictablePages.addAndGet(-len);
-        nodeCount.decrementAndGet();
-        evictions.increment();
-        evictedPages.add(len);
-    }
-
-    private void pruneIfEmpty(Tree tree) {
-        if (tree.root.kidCount == 0 && !tree.dead) {
-            tree.dead = true;
-            trees.remove(tree.ns, tree);
-        }
-    }
-
-    // ---- walking ----------------------------------------------------------------------------
-
-    /** Cursor of a descent: current node, KV position, query token containing it and offset in it. */
-    private static final class Walk {
-        Node node;
-        Node child;
-        int kv;
-        int t;
-        int off;
-
-        Walk(Node root) {
-            this.node = root;
-        }
-    }
-
-    /**
-     * Looks up the child of w.node matching the query's next page and returns how many of its pages
-     * match (0 if none), limited to tokens &lt; tLim and KV &lt; kvLim. Requires kvLim - w.kv &ge;
-     * pageSize.
-     */
-    private int step(Walk w, TokenSequence q, int tLim, int kvLim) {
-        int cnt = q.tokensCovering(w.t, w.off, pageSize);
-        Node c = w.node.findChild(q.hashKeys(w.t, cnt), q, w.t, cnt);
-        w.child = c;
-        if (c == null) {
-            return 0;
-        }
-        int len = Math.min(c.label.size(), tLim - w.t);
-        int eq = TokenSequence.commonPrefix(c.label, 0, q, w.t, len);
-        int covered = q.kvStart(w.t + eq) - w.kv;
-        int span = c.pages.length * pageSize;
-        int got = Math.min(span, Math.min(covered, kvLim - w.kv));
-        return Math.max(0, got / pageSize);
-    }
-
-    private static void locate(Walk w, TokenSequence q) {
-        int t = q.tokenAtKv(w.kv);
-        w.t = t;
-        w.off = t < q.size() ? w.kv - q.kvStart(t) : 0;
-    }
-
-    /** Splits {@code n} after its first {@code p} pages; returns the new parent (the prefix). */
-    private Node split(Node n, int p) {
-        TokenSequence l = n.label;
-        int abs = p * pageSize + n.head; // cut, in label KV coordinates
-        int i = l.tokenAtKv(abs);
-        int offIn = abs - l.kvStart(i);
-        Node pre = new Node(n.tree, nextId.getAndIncrement());
-        pre.label = l.slice(0, offIn == 0 ? i : i + 1);
-        pre.head = n.head;
-        pre.pages = Arrays.copyOfRange(n.pages, 0, p);
-        pre.parent = n.parent;
-        pre.firstHash = n.firstHash;
-        pre.lockRef = n.lockRef;
-        pre.lastAccess = n.lastAccess;
-        pre.created = n.created;
-        pre.hits = n.hits;
-        pre.priority = n.priority;
-        n.parent.replaceChild(n, pre);
-        n.label = l.slice(i, l.size());
-        n.head = offIn;
-        n.pages = Arrays.copyOfRange(n.pages, p, n.pages.length);
-        n.parent = pre;
-        n.firstHash = n.label.hashKeys(0, n.label.tokensCovering(0, n.head, pageSize));
-        pre.addChild(n);
-        nodeCount.incrementAndGet();
-        return pre;
-    }
-
-    private static int[] collectPages(Node last, int total) {
-        if (total == 0) {
-            return NO_PAGES;
-        }
-        int[] out = new int[total];
-        int pos = total;
-        for (Node n = last; n.parent != null; n = n.parent) {
-            pos -= n.pages.length;
-            System.arraycopy(n.pages, 0, out, pos, n.pages.length);
-        }
-        return out;
-    }
-
-    /** Refreshes access time (and hit count) from {@code last} up to the root. */
-    private void touch(Node last, boolean hit) {
-        if (last.parent == null) {
-            return;
-        }
-        long now = clock.getAsLong();
-        for (Node n = last; n.parent != null; n = n.parent) {
-            n.lastAccess = now;
-            if (hit) {
-                n.hits++;
-            }
-        }
-        // MRU keys decrease on access: re-queue eagerly (other policies' keys only grow: lazy)
-        if (policy == EvictionPolicy.MRU && last.isLeaf() && last.lockRef == 0) {
-            heap.push(last, k1(last), k2(last), k3(last), true);
-        }
-    }
-
-    // ---- eviction keys (smaller = evicted first) --------------------------------------------
-
-    private void enqueue(Node n) {
-        heap.push(n, k1(n), k2(n), k3(n), false);
-    }
-
-    private long k1(Node n) {
-        return switch (policy) {
-            case LRU -> n.lastAccess;
-            case LFU -> n.hits;
-            case FIFO -> n.created;
-            case MRU -> -n.lastAccess;
-            case FILO -> -n.created;
-            case PRIORITY -> n.priority;
-        };
-    }
-
-    private long k2(Node n) {
-        return switch (policy) {
-            case LRU, FIFO -> n.id;
-            case LFU, PRIORITY -> n.lastAccess;
-            case MRU, FILO -> -n.id;
-        };
-    }
-
-    private long k3(Node n) {
-        return switch (policy) {
-            case LFU, PRIORITY -> n.id;
-            default -> 0;
-        };
+        return evictor.evictSubtree(n);
     }
 
     // ---- queries and metrics ----------------------------------------------------------------
 
     /** Pages owned by the cache. */
     public long cachedPages() {
-        return cachedPages.get();
+        return counters.cachedPages();
     }
 
     /** Cached pages in unlocked nodes: reclaimable by {@link #evict}. */
     public long evictablePages() {
-        return evictablePages.get();
+        return counters.evictablePages();
     }
 
     /** Cached pages in locked nodes. */
     public long protectedPages() {
-        return protectedPages.get();
+        return counters.protectedPages();
     }
 
     /** True when the cache owns {@code page}. */
@@ -866,17 +489,17 @@ public final class RadixCache {
 
     /** True when {@code ns} has a live tree. */
     public boolean hasNamespace(Namespace ns) {
-        return trees.containsKey(ns);
+        return trees.contains(ns);
     }
 
     /** Live non-root nodes. */
     public long nodeCount() {
-        return nodeCount.get();
+        return counters.nodeCount();
     }
 
     /** Root of {@code ns}'s tree, or null (diagnostics and tests). */
     NodeRef root(Namespace ns) {
-        Tree t = trees.get(ns);
+        Tree t = trees.find(ns);
         return t == null ? null : t.root;
     }
 
@@ -885,49 +508,13 @@ public final class RadixCache {
      * lock): O(nodes), meant for reporting, not for hot paths.
      */
     public CacheMetrics metrics() {
-        long bytes = heap.bytes(), keyBytes = 0;
-        for (Tree t : trees.values()) {
-            t.lock.lock();
-            try {
-                if (t.dead) {
-                    continue;
-                }
-                bytes += 64 + 48; // tree + lock objects
-                ArrayDeque<Node> stack = new ArrayDeque<>();
-                stack.push(t.root);
-                while (!stack.isEmpty()) {
-                    Node n = stack.pop();
-                    n.forEachChild(stack::push);
-                    bytes += 96 + arrayBytes(4, n.pages.length) + (n.kids == null ? 0 : arrayBytes(4, n.kids.length));
-                    if (n.label != null) {
-                        TokenSequence l = n.label;
-                        long kb = arrayBytes(4, l.keys.length);
-                        if (l.imgTok.length > 0) {
-                            kb += 3 * arrayBytes(4, l.imgTok.length) + arrayBytes(8, l.imgHash.length);
-                        }
-                        keyBytes += kb;
-                        bytes += 40 + kb;
-                    }
-                }
-            } finally {
-                t.lock.unlock();
-            }
-        }
-        return new CacheMetrics(hits.sum(), misses.sum(), matchedTokens.sum(), queriedTokens.sum(), matchedKv.sum(),
-                queriedKv.sum(), insertedPagesTotal.sum(), evictions.sum(), evictedPages.sum(), nodeCount.get(),
-                trees.size(), cachedPages.get(), evictablePages.get(), protectedPages.get(), bytes, keyBytes);
-    }
-
-    private static long arrayBytes(int elem, int n) {
-        return (16 + (long) elem * n + 7) & ~7L;
+        return counters.snapshot(trees.all(), trees.size(), queue.bytes());
     }
 
     // ---- helpers ----------------------------------------------------------------------------
 
-    private Node transientRoot(Namespace ns) {
-        Tree t = new Tree(this, ns, pageSize, -1);
-        t.dead = true;
-        return t.root;
+    private int pageAligned(int kv) {
+        return kv / pageSize * pageSize;
     }
 
     private static void checkNsSeq(Namespace ns, TokenSequence seq) {

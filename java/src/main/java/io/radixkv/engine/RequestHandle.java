@@ -1,5 +1,6 @@
 package io.radixkv.engine;
 
+import io.radixkv.sched.FinishReason;
 import io.radixkv.sched.Sequence;
 import java.util.concurrent.CompletableFuture;
 

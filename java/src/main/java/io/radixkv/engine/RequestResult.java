@@ -1,5 +1,7 @@
 package io.radixkv.engine;
 
+import io.radixkv.sched.FinishReason;
+
 /**
  * The outcome of a request.
  *

@@ -1,39 +1,21 @@
 package io.radixkv.kernels;
 
 /** Kernels of libradixkv (C++, vectorized, OpenMP) over host memory. */
-public final class CpuBackend implements KernelBackend {
-    private final HostMemory memory = new HostMemory();
-    private final CpuKvCacheKernels kv;
-    private final CpuAttentionKernels attention;
+public final class CpuBackend extends BackendBase {
+    private final CpuDenseKernels dense = new CpuDenseKernels();
 
     public CpuBackend() {
+        // arguments are evaluated in order: libradixkv is loaded before the kernel classes bind to it
+        super("cpu", loadLibraryThenMemory(), new CpuKvCacheKernels(), new CpuAttentionKernels());
+    }
+
+    private static HostMemory loadLibraryThenMemory() {
         NativeLibrary.loadCpu();
-        this.kv = new CpuKvCacheKernels();
-        this.attention = new CpuAttentionKernels();
+        return new HostMemory();
     }
 
     @Override
-    public String name() {
-        return "cpu";
-    }
-
-    @Override
-    public KvCacheKernels kv() {
-        return kv;
-    }
-
-    @Override
-    public AttentionKernels attention() {
-        return attention;
-    }
-
-    @Override
-    public BackendMemory memory() {
-        return memory;
-    }
-
-    @Override
-    public void close() {
-        memory.close();
+    public DenseKernels dense() {
+        return dense;
     }
 }

@@ -5,33 +5,15 @@ package io.radixkv.kernels;
  * and the baseline in benchmarks. Straightforward loops, double accumulation where it
  * matters; it shares no code with the native path except argument validation.
  */
-public final class JavaReferenceBackend implements KernelBackend {
-    private final HostMemory memory = new HostMemory();
-    private final JavaKvCacheKernels kv = new JavaKvCacheKernels();
-    private final JavaAttentionKernels attention = new JavaAttentionKernels();
+public final class JavaReferenceBackend extends BackendBase {
+    private final JavaDenseKernels dense = new JavaDenseKernels();
 
-    @Override
-    public String name() {
-        return "java";
+    public JavaReferenceBackend() {
+        super("java", new HostMemory(), new JavaKvCacheKernels(), new JavaAttentionKernels());
     }
 
     @Override
-    public KvCacheKernels kv() {
-        return kv;
-    }
-
-    @Override
-    public AttentionKernels attention() {
-        return attention;
-    }
-
-    @Override
-    public BackendMemory memory() {
-        return memory;
-    }
-
-    @Override
-    public void close() {
-        memory.close();
+    public DenseKernels dense() {
+        return dense;
     }
 }

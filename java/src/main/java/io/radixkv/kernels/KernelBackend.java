@@ -14,6 +14,14 @@ public interface KernelBackend extends AutoCloseable {
 
     AttentionKernels attention();
 
+    /**
+     * The dense kernels (GEMM, norms, rotary, activations) the model runner uses with this
+     * backend's memory.
+     *
+     * @throws UnsupportedOperationException for a backend that has none (CUDA for now)
+     */
+    DenseKernels dense();
+
     /** Memory this backend's kernels operate on (host arena or device allocations). */
     BackendMemory memory();
 

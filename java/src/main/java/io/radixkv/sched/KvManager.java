@@ -1,5 +1,6 @@
 package io.radixkv.sched;
 
+import io.radixkv.cache.NodeRef;
 import io.radixkv.paging.BlockAllocator;
 import io.radixkv.paging.KvSequences;
 import java.util.Objects;
@@ -110,7 +111,7 @@ public final class KvManager {
         int total = s.attemptTokens.length;
         // match and lock atomically: the reclaimer must not evict the pages we are about to map
         PrefixStore.Match m = store.enabled() ? store.matchAndLock(s.cacheKey, total) : null;
-        Object node = m == null ? null : m.node();
+        NodeRef node = m == null ? null : m.node();
         int reuse = m == null ? 0 : m.reusableTokens();
         int slot = -1;
         boolean ok = false;
@@ -234,7 +235,7 @@ public final class KvManager {
         insertFullPages(s, s.cacheKey, tokens);
     }
 
-    private void insertFullPages(Sequence s, Object key, int tokens) {
+    private void insertFullPages(Sequence s, PrefixStore.Key key, int tokens) {
         int[] pages = seqs.pages(s.slot);
         PrefixStore.Insert ins = store.insertAndLock(key, tokens, pages);
         int[] tree = ins.cachedPages();

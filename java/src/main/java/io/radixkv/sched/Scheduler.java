@@ -1,6 +1,5 @@
 package io.radixkv.sched;
 
-import io.radixkv.engine.FinishReason;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -60,7 +59,7 @@ public final class Scheduler {
 
     /**
      * Why {@code s} can never run here, or null if it can: its KV at the end (prompt +
-     * maxTokens - 1 tokens) must fit the pool and one sequence's page table.
+     * maxTokens - 1 tokens) must fit the pool, one sequence's page table and {@code maxSeqLen}.
      */
     public String whyNeverFits(Sequence s) {
         long finalKv = (long) s.promptLength() + s.maxTokens() - 1;
@@ -70,7 +69,9 @@ public final class Scheduler {
                     + s.maxTokens() + " - 1 tokens at page size " + kv.pageSize() + ") but the pool holds only "
                     + kv.numPages() + " pages";
         }
-        long limit = kv.sequences().maxTokensPerSeq();
+        // the page table holds whole pages; the sequence limit (the model's positions) is exact
+        long tableLimit = kv.sequences().maxTokensPerSeq();
+        long limit = config.maxSeqLen() > 0 ? Math.min(config.maxSeqLen(), tableLimit) : tableLimit;
         if (finalKv > limit) {
             return "request " + s.id() + " needs " + finalKv + " KV positions (prompt " + s.promptLength()
                     + " + maxTokens " + s.maxTokens() + " - 1) but a sequence holds at most " + limit

@@ -1,6 +1,7 @@
 package io.radixkv.sched;
 
-import io.radixkv.engine.FinishReason;
+import io.radixkv.cache.Namespace;
+import io.radixkv.cache.NodeRef;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -31,7 +32,7 @@ public final class Sequence {
 
     private final long order;
     private final String id;
-    private final Object namespace;
+    private final Namespace namespace;
     private final int[] prompt;
     private final int maxTokens;
     private final int[] stopTokens;
@@ -48,9 +49,9 @@ public final class Sequence {
     /** Tokens to prefill in the current attempt (fixed at admission). */
     int prefillTarget;
     /** The cache node this sequence holds its single lock on (null: none). */
-    Object lockedNode;
+    NodeRef lockedNode;
     /** The tokens of the current attempt, as the prefix store's key (built at admission). */
-    Object cacheKey;
+    PrefixStore.Key cacheKey;
     /** Snapshot of prompt ++ output at admission (what this attempt prefills). */
     int[] attemptTokens;
 
@@ -73,11 +74,11 @@ public final class Sequence {
 
     /**
      * @param order submission order (FCFS priority; preemption picks the largest)
-     * @param namespace opaque cache namespace, compared with {@code equals}
+     * @param namespace the prefix-cache namespace (its KV is shared only within it)
      * @param stopTokens token ids that end generation (the stop token is kept in the output)
      * @param attachment the engine's per-request state (handle, sampler)
      */
-    public Sequence(long order, String id, Object namespace, int[] prompt, int maxTokens, int[] stopTokens,
+    public Sequence(long order, String id, Namespace namespace, int[] prompt, int maxTokens, int[] stopTokens,
                     Object attachment, long submitNanos) {
         this.order = order;
         this.id = Objects.requireNonNull(id, "id");
@@ -105,7 +106,7 @@ public final class Sequence {
         return id;
     }
 
-    public Object namespace() {
+    public Namespace namespace() {
         return namespace;
     }
 

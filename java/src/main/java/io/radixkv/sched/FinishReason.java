@@ -1,4 +1,4 @@
-package io.radixkv.engine;
+package io.radixkv.sched;
 
 /** Why a request ended. */
 public enum FinishReason {

@@ -1,0 +1,77 @@
+package io.radixkv.engine;
+
+import io.radixkv.model.Sampler;
+import io.radixkv.sched.Scheduler;
+import io.radixkv.sched.Sequence;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * What leaves the engine: tokens sampled from a forward pass's logits and streamed to the
+ * request's listener, and results completing the requests' futures. A failure of one
+ * request's sampling or listener, Errors included, ends only that request (as ERROR, with
+ * the throwable in its reason). Engine thread only (the probe may be
+ * set from any thread).
+ */
+final class TokenStreamer {
+    private static final Logger LOG = LogManager.getLogger(TokenStreamer.class);
+
+    private final Scheduler scheduler;
+    private final ModelRunner runner;
+    private final EngineCounters counters;
+    private volatile Engine.LogitsProbe probe;
+
+    TokenStreamer(Scheduler scheduler, ModelRunner runner, EngineCounters counters) {
+        this.scheduler = scheduler;
+        this.runner = runner;
+        this.counters = counters;
+    }
+
+    void setProbe(Engine.LogitsProbe probe) {
+        this.probe = probe;
+    }
+
+    /** Samples {@code s}'s next token from logit row {@code row} of the last forward pass and streams it. */
+    void emit(Sequence s, int row, long now) {
+        RequestState a = (RequestState) s.attachment();
+        int token;
+        try {
+            Engine.LogitsProbe p = probe;
+            if (p != null) {
+                p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
+            }
+            token = Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength());
+        } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
+            LOG.warn("sampling for request {} failed; failing it", s.id(), ex);
+            scheduler.fail(s, "sampling failed: " + ex);
+            return;
+        }
+        scheduler.onToken(s, token, now);
+        if (a.listener() != null) {
+            try {
+                a.listener().accept(token);
+            } catch (Throwable ex) { // the caller's code: an Error in it must not stop the engine
+                LOG.warn("token listener of request {} threw; failing it", s.id(), ex);
+                if (s.status() != Sequence.Status.FINISHED) {
+                    scheduler.fail(s, "token listener threw: " + ex);
+                }
+            }
+        }
+    }
+
+    /** Completes the requests' futures, after publishing stats that already count them. */
+    void complete(List<Sequence> done, long now) {
+        if (done.isEmpty()) {
+            return;
+        }
+        counters.countFinished(done.size());
+        counters.publish();
+        for (Sequence s : done) {
+            RequestState a = (RequestState) s.attachment();
+            a.handle().complete(new RequestResult(s.id(), s.output(), s.finishReason(),
+                    EngineCounters.requestStats(s, now), s.error()));
+        }
+    }
+}

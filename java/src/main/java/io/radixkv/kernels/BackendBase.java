@@ -1,0 +1,52 @@
+package io.radixkv.kernels;
+
+import java.util.Objects;
+
+/**
+ * What every backend is: a name, the memory its kernels operate on, and its KV-cache and
+ * attention kernels; closing it frees the memory. Subclasses add only how they are built and
+ * their dense kernels.
+ */
+abstract sealed class BackendBase implements KernelBackend permits CpuBackend, CudaBackend, JavaReferenceBackend {
+    private final String name;
+    private final BackendMemory memory;
+    private final KvCacheKernels kv;
+    private final AttentionKernels attention;
+
+    BackendBase(String name, BackendMemory memory, KvCacheKernels kv, AttentionKernels attention) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.memory = Objects.requireNonNull(memory, "memory");
+        this.kv = Objects.requireNonNull(kv, "kv");
+        this.attention = Objects.requireNonNull(attention, "attention");
+    }
+
+    @Override
+    public final String name() {
+        return name;
+    }
+
+    @Override
+    public final KvCacheKernels kv() {
+        return kv;
+    }
+
+    @Override
+    public final AttentionKernels attention() {
+        return attention;
+    }
+
+    @Override
+    public final BackendMemory memory() {
+        return memory;
+    }
+
+    @Override
+    public final boolean deviceMemory() {
+        return memory.isDevice();
+    }
+
+    @Override
+    public final void close() {
+        memory.close();
+    }
+}
