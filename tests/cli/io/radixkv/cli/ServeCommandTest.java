@@ -28,7 +28,6 @@ class ServeCommandTest {
     void serveAnswersAndExitsOnSigterm() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=io.radixkv,ai.djl.tokenizers",
-                "--add-opens", "io.radixkv.text/io.radixkv.text=jinjava",
                 "-Dradixkv.native.dir=" + System.getProperty("radixkv.native.dir", ""),
                 "--module-path", System.getProperty("jdk.module.path"),
                 "-cp", System.getProperty("java.class.path"),
