@@ -12,6 +12,7 @@ module io.radixkv.server {
     requires io.helidon.http.sse;
     requires io.helidon.http;
     requires io.helidon.common.media.type;
+    requires io.helidon.common;
     requires io.prometheus.metrics.core;
     requires io.prometheus.metrics.model;
     requires io.prometheus.writer.text;
@@ -19,4 +20,7 @@ module io.radixkv.server {
     requires com.fasterxml.jackson.databind;
 
     exports io.radixkv.server;
+
+    // SSE for "stream": true whatever the client's Accept header (see AnyAcceptSseSinkProvider)
+    provides io.helidon.webserver.http.spi.SinkProvider with io.radixkv.server.sse.AnyAcceptSseSinkProvider;
 }

@@ -113,6 +113,22 @@ class ServerBehaviourTest {
     }
 
     @Test
+    void accessLogLinePerRequest() throws Exception {
+        JsonNode j = complete("{\"prompt\":" + prompt(700, 12) + ",\"max_tokens\":3}");
+        String id = j.get("id").asText();
+        java.nio.file.Path log = java.nio.file.Path.of(System.getProperty("radixkv.test.accesslog"));
+        List<String> lines = java.nio.file.Files.readAllLines(log).stream().filter(l -> l.startsWith(id + " ")).toList();
+        assertEquals(1, lines.size(), "one access line for " + id);
+        String line = lines.get(0);
+        assertTrue(line.matches(Pattern.quote(id) + " /v1/completions status=200 prompt_tokens=12 completion_tokens=3 "
+                + "cached_tokens=0 ttft_ms=[0-9.]+ duration_ms=[0-9.]+"), line);
+        HttpResponse<String> bad = t.post("/v1/completions", "{\"prompt\":[1],\"n\":3}");
+        assertEquals(400, bad.statusCode());
+        assertTrue(java.nio.file.Files.readAllLines(log).stream().anyMatch(l -> l.contains("status=400")),
+                "refused requests are logged too");
+    }
+
+    @Test
     void repeatedPromptReportsCachedTokens() throws Exception {
         String body = "{\"prompt\":" + prompt(1000, 70) + ",\"max_tokens\":3,\"temperature\":0}";
         String before = t.get("/metrics").body();
@@ -164,6 +180,35 @@ class ServerBehaviourTest {
         assertEquals(1, j.get("choices").get(1).get("index").asInt());
         assertEquals(10, j.get("usage").get("prompt_tokens").asInt());
         assertEquals(6, j.get("usage").get("completion_tokens").asInt());
+    }
+
+    @Test
+    void streamedBatchInterleavesChoices() throws Exception {
+        String prompts = "[" + prompt(3000, 5) + "," + prompt(3100, 7) + "," + prompt(3200, 9) + "]";
+        JsonNode plain = complete("{\"prompt\":" + prompts + ",\"max_tokens\":5,\"temperature\":0}");
+        HttpResponse<String> r = t.post("/v1/completions", "{\"prompt\":" + prompts
+                + ",\"max_tokens\":5,\"temperature\":0,\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+        assertEquals(200, r.statusCode(), r.body());
+        List<List<Integer>> tokens = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        int finished = 0;
+        List<JsonNode> events = ServerTestSupport.sseEvents(r.body());
+        for (JsonNode e : events) {
+            for (JsonNode c : e.get("choices")) {
+                int i = c.get("index").asInt();
+                if (c.has("token_ids")) {
+                    c.get("token_ids").forEach(n -> tokens.get(i).add(n.asInt()));
+                }
+                finished += c.get("finish_reason").isNull() ? 0 : 1;
+            }
+        }
+        assertEquals(3, finished, "one finishing chunk per choice");
+        for (int i = 0; i < 3; i++) {
+            List<Integer> expected = new ArrayList<>();
+            plain.get("choices").get(i).get("token_ids").forEach(n -> expected.add(n.asInt()));
+            assertEquals(expected, tokens.get(i), "choice " + i);
+        }
+        assertEquals(21, events.get(events.size() - 1).get("usage").get("prompt_tokens").asInt());
+        t.assertPagesConserved();
     }
 
     @Test
@@ -247,9 +292,15 @@ class ServerBehaviourTest {
         assertTrue(in.readLine().startsWith("data: {"), "first event");
         in.close(); // the client goes away mid-stream
         t.assertPagesConserved();
+        // the handler records the abort once the engine has ended the request: wait for it
+        String abort = "radixkv:request_success_total{finished_reason=\"abort\"";
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         String after = t.get("/metrics").body();
-        assertEquals(1.0, metric(after, "radixkv:request_success_total{finished_reason=\"abort\"")
-                - metricOrZero(before, "radixkv:request_success_total{finished_reason=\"abort\""), 1e-9);
+        while (metricOrZero(after, abort) == metricOrZero(before, abort) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            after = t.get("/metrics").body();
+        }
+        assertEquals(1.0, metricOrZero(after, abort) - metricOrZero(before, abort), 1e-9);
         long decoded = t.engine.snapshot().decodeTokens() - decodedBefore;
         assertTrue(decoded < 950, "the request stopped early: " + decoded + " tokens decoded");
     }

@@ -142,6 +142,7 @@ final class ServeCommand implements Callable<Integer> {
                 }
             } finally {
                 stopped.countDown();
+                org.apache.logging.log4j.LogManager.shutdown(); // log4j's own hook is disabled (log4j2.xml)
             }
         }, "radixkv-serve-shutdown"));
         stopped.await();

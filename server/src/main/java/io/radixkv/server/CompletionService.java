@@ -12,6 +12,10 @@ import io.radixkv.engine.Engine;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -22,6 +26,7 @@ import org.apache.logging.log4j.Logger;
  */
 final class CompletionService {
     private static final Logger ACCESS = LogManager.getLogger("io.radixkv.server.access");
+    private static final Logger LOG = LogManager.getLogger(CompletionService.class);
 
     private final Engine engine;
     private final TextModel text;
@@ -92,6 +97,9 @@ final class CompletionService {
                     }
                 } finally {
                     gens.forEach(active::remove);
+                    // whatever ended this request early (a failed choice, a client gone), no
+                    // prompt of it keeps running: no-op for those that finished
+                    gens.forEach(g -> g.abort(0));
                 }
             } finally {
                 admission.release(n);
@@ -99,6 +107,10 @@ final class CompletionService {
         } catch (ApiException e) {
             acc.status = e.status();
             OpenAiServer.sendError(res, json, e);
+        } catch (RuntimeException e) {
+            acc.status = 500;
+            LOG.error("request {} failed", id, e);
+            OpenAiServer.sendError(res, json, ApiException.internal(e.toString()));
         } finally {
             ACCESS.info("{} {} status={} prompt_tokens={} completion_tokens={} cached_tokens={} ttft_ms={} duration_ms={}",
                     id, req.path().path(), acc.status, acc.promptTokens, acc.completionTokens, acc.cachedTokens,
@@ -186,22 +198,27 @@ final class CompletionService {
 
     private void stream(ServerResponse res, String id, ParsedRequest pr, List<Generation> gens, Access acc) {
         long created = System.currentTimeMillis() / 1000;
-        List<Generation.Outcome> outs = new ArrayList<>();
         SseSink sink = res.sink(SseSink.TYPE);
         try {
-            for (int i = 0; i < gens.size(); i++) {
-                int index = i;
-                if (pr.chat()) {
-                    ObjectNode delta = json.createObjectNode().put("role", "assistant").put("content", "");
-                    emit(sink, chunk(id, pr, created, index, delta, null, null));
+            List<Generation.Outcome> outs = new ArrayList<>();
+            if (gens.size() == 1) {
+                outs.add(streamChoice(sink, id, pr, created, gens.get(0), 0));
+            } else {
+                // several prompts: their chunks interleave as they are generated, one writer at a time
+                try (ExecutorService each = Executors.newVirtualThreadPerTaskExecutor()) {
+                    List<Future<Generation.Outcome>> fs = new ArrayList<>();
+                    for (int i = 0; i < gens.size(); i++) {
+                        int index = i;
+                        fs.add(each.submit(() -> streamChoice(sink, id, pr, created, gens.get(index), index)));
+                    }
+                    for (Future<Generation.Outcome> f : fs) {
+                        outs.add(outcome(f));
+                    }
                 }
-                Generation.Outcome o = gens.get(i).run((piece, tokenIds) -> {
-                    ObjectNode c = chunk(id, pr, created, index,
-                            pr.chat() ? json.createObjectNode().put("content", piece) : null, piece, tokenIds);
-                    emit(sink, c);
-                });
-                outs.add(o);
-                account(acc, o);
+            }
+            outs.forEach(o -> account(acc, o));
+            for (int i = 0; i < outs.size(); i++) {
+                Generation.Outcome o = outs.get(i);
                 if (o.finishReason().equals("error") || o.finishReason().equals("abort")) {
                     ApiException e = o.finishReason().equals("error")
                             ? ApiException.internal("engine fault in request " + gens.get(i).id() + ": " + o.error())
@@ -211,7 +228,6 @@ final class CompletionService {
                     emit(sink, e.toJson(json));
                     break;
                 }
-                emit(sink, finalChunk(id, pr, created, index, o.finishReason()));
             }
             if (pr.includeUsage() && acc.status == 200) {
                 ObjectNode u = json.createObjectNode();
@@ -223,12 +239,42 @@ final class CompletionService {
                 u.set("usage", usage(outs));
                 emit(sink, u);
             }
-            sink.emit(sseData("[DONE]"));
-            sink.close();
+            synchronized (sink) {
+                sink.emit(sseData("[DONE]"));
+                sink.close();
+            }
         } catch (ClientGone e) {
-            // the generation already cancelled its request (pages freed); later prompts too
-            gens.forEach(g -> g.abort(0));
+            // the generation already cancelled its request (pages freed); handle() stops the rest
             acc.status = 499;
+        }
+    }
+
+    /** One choice of a stream: role chunk (chat), text chunks, the finishing chunk. */
+    private Generation.Outcome streamChoice(SseSink sink, String id, ParsedRequest pr, long created, Generation g,
+                                            int index) {
+        if (pr.chat()) {
+            ObjectNode delta = json.createObjectNode().put("role", "assistant").put("content", "");
+            emit(sink, chunk(id, pr, created, index, delta, null, null));
+        }
+        Generation.Outcome o = g.run((piece, tokenIds) -> emit(sink, chunk(id, pr, created, index,
+                pr.chat() ? json.createObjectNode().put("content", piece) : null, piece, tokenIds)));
+        if (!o.finishReason().equals("error") && !o.finishReason().equals("abort")) {
+            emit(sink, finalChunk(id, pr, created, index, o.finishReason()));
+        }
+        return o;
+    }
+
+    private static Generation.Outcome outcome(Future<Generation.Outcome> f) {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while streaming", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IllegalStateException(e.getCause());
         }
     }
 
@@ -278,7 +324,9 @@ final class CompletionService {
             throw new IllegalStateException(e);
         }
         try {
-            sink.emit(sseData(s));
+            synchronized (sink) {
+                sink.emit(sseData(s));
+            }
         } catch (RuntimeException e) {
             throw new ClientGone(e);
         }

@@ -167,8 +167,16 @@ final class Generation {
         handle.cancel();
     }
 
-    /** Cancels the request (pages are freed at the engine's next step) and waits for its end. */
+    /**
+     * Cancels the request (pages are freed at the engine's next step) and waits for its end;
+     * no-op for a request that has already been reported.
+     */
     void abort(int generated) {
+        synchronized (this) {
+            if (reported) {
+                return;
+            }
+        }
         handle.cancel();
         try {
             RequestResult r = awaitResult();

@@ -31,6 +31,7 @@ final class ServerMetrics {
             50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final String modelName;
     private final Counter promptTokens;
     private final Counter generationTokens;
     private final Counter cacheQueries;
@@ -42,6 +43,7 @@ final class ServerMetrics {
     private final Histogram queueTime;
 
     ServerMetrics(String modelName, Supplier<EngineStats> stats) {
+        this.modelName = modelName;
         promptTokens = Counter.builder().name("radixkv:prompt_tokens").help("Prefill tokens processed (prompt tokens)")
                 .labelNames("model_name").register(registry);
         generationTokens = Counter.builder().name("radixkv:generation_tokens").help("Generation tokens produced")
@@ -74,10 +76,7 @@ final class ServerMetrics {
         counter(modelName, "radixkv:num_preemptions", "Requests preempted for lack of KV pages",
                 () -> stats.get().preemptions());
         counter(modelName, "radixkv:kv_pages_evicted", "Cached KV pages evicted", () -> stats.get().evictedPages());
-        this.modelName = modelName;
     }
-
-    private final String modelName;
 
     private Histogram histogram(String name, String help, double[] buckets) {
         return Histogram.builder().name(name).help(help).labelNames("model_name").classicOnly()

@@ -4,8 +4,8 @@ import java.util.List;
 
 /**
  * Stop strings matched on the generated text, as vLLM does: the output ends just before the
- * first stop string, which is not included, and no text past it is ever released. Text that
- * could still be the start of a stop string is held back until it cannot.
+ * first stop string, which is not included, and no text past it is ever released. The end of
+ * the text that could still be the start of a stop string is held back until it cannot.
  */
 final class StopStrings {
     private final List<String> stops;
@@ -40,7 +40,7 @@ final class StopStrings {
             pending.setLength(0);
             return out;
         }
-        int safe = pending.length() - holdBack;
+        int safe = pending.length() - heldSuffix();
         // never split a surrogate pair between what is emitted and what is held
         if (safe > 0 && safe < pending.length() && Character.isHighSurrogate(pending.charAt(safe - 1))) {
             safe--;
@@ -51,6 +51,19 @@ final class StopStrings {
         String out = pending.substring(0, safe);
         pending.delete(0, safe);
         return out;
+    }
+
+    /** Length of the longest end of the pending text that a stop string starts with. */
+    private int heldSuffix() {
+        int n = pending.length();
+        for (int k = Math.min(holdBack, n); k > 0; k--) {
+            for (String s : stops) {
+                if (k < s.length() && CharSequence.compare(s.subSequence(0, k), pending.subSequence(n - k, n)) == 0) {
+                    return k;
+                }
+            }
+        }
+        return 0;
     }
 
     /** True once a stop string has been seen: generation must end. */
