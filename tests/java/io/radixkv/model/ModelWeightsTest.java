@@ -280,7 +280,6 @@ class ModelWeightsTest {
      * max_position_embeddings read with JsonNode.asDouble/asInt defaults), owned by the
      * families work; enable this test with it.
      */
-    @org.junit.jupiter.api.Disabled("defect 8c: fix in ModelConfig.fromHfConfig (families helper)")
     @ParameterizedTest(name = "{0}")
     @CsvSource({"rms_norm_eps", "rope_theta", "max_position_embeddings"})
     void numericConfigFieldAsTextIsRefused(String field) throws IOException {
