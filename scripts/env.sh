@@ -32,6 +32,8 @@ radixkv_setup() {
   command -v g++ >/dev/null || missing+=(g++)
   # oneDNN gives the model's GEMMs near-peak FLOP/s; the build falls back without it.
   [ -f /usr/include/dnnl.h ] || [ -f /usr/include/oneapi/dnnl/dnnl.h ] || missing+=(libdnnl-dev)
+  # GenerateLogitsTest reads `generate --logits` files back with NumPy (skipped without it).
+  python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)
   if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       echo "radixkv: installing ${missing[*]}" >&2

@@ -91,6 +91,12 @@ final class BandwidthCheck {
     }
 
     private double measureRead() {
+        return readGbps(bytes);
+    }
+
+    /** The read baseline alone over a {@code bytes} buffer, GB/s (best of a few repetitions). */
+    static double readGbps(long bytes) {
+        NativeLibrary.loadCpu();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = arena.allocate(bytes, 64);
             src.fill((byte) 1);

@@ -32,13 +32,19 @@ import picocli.CommandLine.Spec;
             "With --url the same workload goes to a running OpenAI-compatible server as streamed /v1/completions "
                     + "(token-id prompts); TTFT and ITL come from the SSE chunks, the hit rate from "
                     + "usage.prompt_tokens_details.cached_tokens where reported; pages and preemptions are n/a.",
-            "Workloads: prefix_caching, generated_shared_prefix, multi_turn, paged_attention, continuous_batching."})
+            "Workloads: prefix_caching, generated_shared_prefix, multi_turn, paged_attention, continuous_batching, "
+                    + "llama_bench.",
+            "llama_bench measures like llama.cpp's llama-bench: --repetitions requests of --prompt-len fresh tokens "
+                    + "and exactly --gen-len output tokens, one at a time, prefix cache off; prints prefill (ppP) "
+                    + "and decode (tgG) tokens/s as mean ± stddev and the decode weight stream (bytes/s) against "
+                    + "the read bandwidth measured in the same run, with the CPU model."})
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Option(names = "--workload", required = true, paramLabel = "NAME",
-            description = "prefix_caching | generated_shared_prefix | multi_turn | paged_attention | continuous_batching")
+            description = "prefix_caching | generated_shared_prefix | multi_turn | paged_attention | continuous_batching "
+                    + "| llama_bench")
     String workload;
 
     @Option(names = "--prefix-cache", paramLabel = "on|off|both", defaultValue = "on",
@@ -96,6 +102,18 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "S", defaultValue = "0", description = "Workload seed (default ${DEFAULT-VALUE}).")
     long seed;
 
+    @Option(names = "--prompt-len", paramLabel = "P",
+            description = "llama_bench: prompt tokens per repetition (default " + Workloads.LLAMA_BENCH_PROMPT + ").")
+    Integer promptLen;
+
+    @Option(names = "--gen-len", paramLabel = "G",
+            description = "llama_bench: output tokens per repetition, at least 2 (default "
+                    + Workloads.LLAMA_BENCH_GEN + ").")
+    Integer genLen;
+
+    @Option(names = "--repetitions", paramLabel = "R", description = "llama_bench: repetitions (default 3).")
+    Integer repetitions;
+
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON.")
     Path json;
 
@@ -106,11 +124,14 @@ final class BenchCommand implements Callable<Integer> {
     record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
                     double timeScale, double maxDurationSeconds, String model, DType kvDtype, int pageSize,
                     Integer pages, String backend, Integer maxRunning, Integer maxBatchTokens, DType weightsDtype,
-                    URI url, String servedModelName, boolean ignoreEos) {
+                    URI url, String servedModelName, boolean ignoreEos, int promptLen) {
         /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
         Workload workload(int vocab) {
             Workloads.Options o = workloadOptions;
             int v = Math.min(vocab, Workloads.DEFAULT_VOCAB);
+            if (workloadName.equals(LLAMA_BENCH)) {
+                return Workloads.llamaBench(o.requests(), promptLen, o.maxTokens(), o.seed(), v);
+            }
             return Workloads.generate(workloadName,
                     new Workloads.Options(o.requests(), o.rate(), o.seed(), v, o.maxTokens()));
         }
@@ -122,6 +143,13 @@ final class BenchCommand implements Callable<Integer> {
     /** Options besides the mixin's that reach the engine (named when the engine refuses a setting). */
     static final String[] ENGINE_OPTIONS = {"--pages", "--max-running", "--max-batch-tokens"};
 
+    static final String LLAMA_BENCH = "llama_bench";
+
+    /** Options that only llama_bench takes, and the ones it replaces or cannot honour. */
+    private static final List<String> LLAMA_BENCH_ONLY = List.of("--prompt-len", "--gen-len", "--repetitions");
+    private static final List<String> NOT_WITH_LLAMA_BENCH = List.of("--requests", "--rate", "--max-tokens", "--url",
+            "--time-scale");
+
     @Override
     public Integer call() {
         Settings s = settings();
@@ -129,31 +157,51 @@ final class BenchCommand implements Callable<Integer> {
             BenchRunner.Outcome o = HttpBench.run(s, spec.commandLine().getErr());
             // The server's page size is unknown, so is the ideal prefill ratio.
             return report(new BenchReport(o.workload().name(), o.workload().description(), List.of(o.metrics()),
-                    Double.NaN));
+                    Double.NaN), null);
         }
         EngineOptions.check(spec, () -> BenchRunner.engineConfig(s, true), ENGINE_OPTIONS);
         List<RunMetrics> runs = new ArrayList<>();
         Workload w = null;
+        BenchRunner.Outcome o = null;
         for (String pc : s.prefixCacheRuns()) {
-            BenchRunner.Outcome o = BenchRunner.run(spec, s, pc.equals("on"), spec.commandLine().getErr());
+            o = BenchRunner.run(spec, s, pc.equals("on"), spec.commandLine().getErr());
             runs.add(o.metrics());
             w = o.workload();
         }
         long prompt = w.promptTokens();
         // The engine caches generated tokens too, so a follow-up turn may reuse the reply.
         double ideal = (double) prompt / (prompt - w.idealCachedTokens(s.pageSize(), true));
-        return report(new BenchReport(w.name(), w.description(), runs, ideal));
+        BenchReport report = new BenchReport(w.name(), w.description(), runs, ideal);
+        if (!s.workloadName().equals(LLAMA_BENCH)) {
+            return report(report, null);
+        }
+        return report(report, LlamaBench.of(o.records(), s.promptLen(), s.workloadOptions().maxTokens(), o.model(),
+                s.weightsDtype(), BandwidthCheck.readGbps(readBufferBytes())));
+    }
+
+    /** The read-bandwidth buffer: kernels' default (past the LLC), capped at a quarter of available memory. */
+    private static long readBufferBytes() {
+        long bytes = (long) KernelsCommand.DEFAULT_MIB << 20;
+        long available = KernelsCommand.availableMemoryBytes();
+        return available > 0 ? Math.max(1L << 20, Math.min(bytes, (available / 4) & ~((1L << 20) - 1))) : bytes;
     }
 
     /**
      * Prints the table, writes JSON and plot, and reports failures: each run's reasons on
      * stderr; a run in which every request failed measured nothing, so the exit code is 1.
      */
-    private int report(BenchReport report) {
+    private int report(BenchReport report, LlamaBench llama) {
         PrintWriter out = spec.commandLine().getOut();
         out.print(report.table());
+        if (llama != null) {
+            out.print(llama.table());
+        }
         if (json != null) {
-            CliSupport.writeJson(json, report.toJson(CliSupport.JSON));
+            var root = report.toJson(CliSupport.JSON);
+            if (llama != null) {
+                root.set(LLAMA_BENCH, llama.toJson(CliSupport.JSON));
+            }
+            CliSupport.writeJson(json, root);
         }
         if (plot != null) {
             Charts.ttftByRequest(report, plot);
@@ -189,8 +237,20 @@ final class BenchCommand implements Callable<Integer> {
     Settings settings() {
         String wl = CliSupport.requireOneOf(spec, "--workload", workload, Workloads.NAMES.toArray(String[]::new));
         String pc = CliSupport.requireOneOf(spec, "--prefix-cache", prefixCache, "on", "off", "both");
+        boolean llama = wl.equals(LLAMA_BENCH);
+        checkLlamaBenchOptions(llama);
         int n = requests == null ? 0 : CliSupport.requirePositive(spec, "--requests", requests);
         int mt = maxTokens == null ? 0 : CliSupport.requirePositive(spec, "--max-tokens", maxTokens);
+        int pl = 0;
+        if (llama) {
+            n = repetitions == null ? 3 : CliSupport.requirePositive(spec, "--repetitions", repetitions);
+            pl = promptLen == null ? Workloads.LLAMA_BENCH_PROMPT
+                    : CliSupport.requirePositive(spec, "--prompt-len", promptLen);
+            mt = genLen == null ? Workloads.LLAMA_BENCH_GEN : genLen;
+            if (mt < 2) {
+                throw CliSupport.invalid(spec, "--gen-len", mt, "must be >= 2 (decode speed is over tokens 2..G)");
+            }
+        }
         double r = parseRate();
         CliSupport.requirePositiveFinite(spec, "--time-scale", timeScale);
         CliSupport.requirePositiveFinite(spec, "--max-duration", maxDuration);
@@ -201,13 +261,35 @@ final class BenchCommand implements Callable<Integer> {
         CliSupport.requireWritableTarget(spec, "--json", json);
         CliSupport.requireWritableTarget(spec, "--plot", plot);
         // The workload is held once, plus the prompts in flight.
-        CliSupport.requireFitsInHeap(spec, wl, requests, mt, 2);
+        if (!llama) {
+            CliSupport.requireFitsInHeap(spec, wl, requests, mt, 2);
+        }
         Workloads.Options wo = new Workloads.Options(n, r, seed, Workloads.DEFAULT_VOCAB, mt);
-        requireScheduleFits(Workloads.generate(wl, wo));
-        List<String> runs = pc.equals("both") ? List.of("off", "on") : List.of(pc);
+        if (!llama) {
+            requireScheduleFits(Workloads.generate(wl, wo));
+        }
+        List<String> runs = llama ? List.of("off") : pc.equals("both") ? List.of("off", "on") : List.of(pc);
         checkTarget();
         return new Settings(wl, wo, runs, timeScale, maxDuration, eo.model(), eo.kvDtype(), eo.pageSize(), pages,
-                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), url, servedModelName, ignoreEos);
+                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), url, servedModelName, ignoreEos, pl);
+    }
+
+    /**
+     * llama_bench runs with the prefix cache off and its own length options; the options of
+     * the serving workloads would silently not apply, so they are refused (and the other way round).
+     */
+    private void checkLlamaBenchOptions(boolean llama) {
+        ParseResult pr = spec.commandLine().getParseResult();
+        for (String o : llama ? NOT_WITH_LLAMA_BENCH : LLAMA_BENCH_ONLY) {
+            if (pr.hasMatchedOption(o)) {
+                throw CliSupport.usage(spec, o + (llama ? " does not apply to --workload llama_bench"
+                        : " applies to --workload llama_bench only"));
+            }
+        }
+        if (llama && pr.hasMatchedOption("--prefix-cache") && !prefixCache.trim().equalsIgnoreCase("off")) {
+            throw CliSupport.invalid(spec, "--prefix-cache", prefixCache,
+                    "llama_bench runs with the prefix cache off (a fresh prompt each repetition)");
+        }
     }
 
     /**

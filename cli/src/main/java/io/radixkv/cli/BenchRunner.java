@@ -12,6 +12,7 @@ import io.radixkv.engine.GenerateRequest;
 import io.radixkv.engine.RequestHandle;
 import io.radixkv.engine.RequestResult;
 import io.radixkv.engine.RequestStats;
+import io.radixkv.model.ModelConfig;
 import io.radixkv.model.SamplingParams;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -32,7 +33,8 @@ import picocli.CommandLine.Model.CommandSpec;
  * first.
  */
 final class BenchRunner {
-    record Outcome(Workload workload, RunMetrics metrics) {}
+    /** One run: its per-request records, and the model (null over HTTP, where it is unknown). */
+    record Outcome(Workload workload, RunMetrics metrics, List<RequestRecord> records, ModelConfig model) {}
 
     private BenchRunner() {}
 
@@ -67,7 +69,7 @@ final class BenchRunner {
             log.printf(Locale.ROOT, "bench: prefix cache %s done in %.1f s (%d failed)%n", label, m.durationSeconds(),
                     m.failed());
             log.flush();
-            return new Outcome(w, m);
+            return new Outcome(w, m, records, engine.modelConfig());
         }
     }
 

@@ -2,6 +2,7 @@ package io.radixkv.cli;
 
 import io.radixkv.engine.Engine;
 import io.radixkv.kernels.DType;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -16,7 +17,10 @@ import picocli.CommandLine.Spec;
         description = {
             "Runs token-id prompts in order through one engine (later prompts hit the prefix cache of earlier "
                     + "ones) and prints 'prompt <i>: <generated ids>' for each, then per-request stats "
-                    + "(cached vs computed prompt tokens, TTFT)."})
+                    + "(cached vs computed prompt tokens, TTFT).",
+            "--logits FILE.npy writes the logits of each prompt's last position (the first token is chosen from "
+                    + "them) as float32, shape [vocab] for one prompt or [prompts, vocab], to compare with other "
+                    + "engines."})
 final class GenerateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -40,9 +44,13 @@ final class GenerateCommand implements Callable<Integer> {
             description = "Seed for model weights of built-in models and sampling (default ${DEFAULT-VALUE}).")
     long seed;
 
-    /** Validated settings. */
+    @Option(names = "--logits", paramLabel = "FILE.npy",
+            description = "Write the last prompt position's logits (float32, [vocab] or [prompts, vocab]) as NumPy .npy.")
+    Path logits;
+
+    /** Validated settings; {@code logits} is null without --logits. */
     record Settings(List<int[]> prompts, int maxTokens, boolean prefixCache, String model, DType kvDtype,
-                    int pageSize, String backend, long seed, DType weightsDtype) {}
+                    int pageSize, String backend, long seed, DType weightsDtype, Path logits) {}
 
     @Override
     public Integer call() {
@@ -63,7 +71,8 @@ final class GenerateCommand implements Callable<Integer> {
         CliSupport.requirePositive(spec, "--max-tokens", maxTokens);
         String pc = CliSupport.requireOneOf(spec, "--prefix-cache", prefixCache, "on", "off");
         EngineOptions.Validated eo = engineOptions.validate(spec);
+        CliSupport.requireWritableTarget(spec, "--logits", logits);
         return new Settings(prompts, maxTokens, pc.equals("on"), eo.model(), eo.kvDtype(), eo.pageSize(), eo.backend(), seed,
-                eo.weightsDtype());
+                eo.weightsDtype(), logits);
     }
 }

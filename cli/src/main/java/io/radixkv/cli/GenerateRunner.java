@@ -6,11 +6,16 @@ import io.radixkv.engine.GenerateRequest;
 import io.radixkv.engine.RequestResult;
 import io.radixkv.engine.RequestStats;
 import io.radixkv.model.SamplingParams;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 
 /**
@@ -44,6 +49,15 @@ final class GenerateRunner {
                 }
             }
         }
+        // The probe sees every sampled token's logits; output index 0 is the last prompt position.
+        Map<String, float[]> lastPrompt = new ConcurrentHashMap<>();
+        if (s.logits() != null) {
+            engine.setLogitsProbe((id, index, l) -> {
+                if (index == 0) {
+                    lastPrompt.put(id, l);
+                }
+            });
+        }
         List<GenerateRequest> reqs = new ArrayList<>();
         for (int i = 0; i < s.prompts().size(); i++) {
             reqs.add(new GenerateRequest("prompt-" + i, s.prompts().get(i), SamplingParams.greedy(s.maxTokens())));
@@ -67,6 +81,30 @@ final class GenerateRunner {
         if (results.stream().anyMatch(r -> !r.ok())) {
             throw new IllegalStateException(results.stream().filter(r -> !r.ok()).count() + " of " + results.size()
                     + " prompts failed");
+        }
+        if (s.logits() != null) {
+            writeLogits(s.logits(), results, lastPrompt, vocab);
+            out.println("wrote logits of " + results.size() + " prompt(s) x " + vocab + " (float32) to " + s.logits());
+            out.flush();
+        }
+    }
+
+    /** {@code [vocab]} for one prompt, {@code [prompts, vocab]} otherwise, in prompt order. */
+    private static void writeLogits(Path file, List<RequestResult> results, Map<String, float[]> lastPrompt,
+                                    int vocab) {
+        float[] all = new float[Math.multiplyExact(results.size(), vocab)];
+        for (int i = 0; i < results.size(); i++) {
+            float[] l = lastPrompt.get(results.get(i).id());
+            if (l == null || l.length != vocab) {
+                throw new IllegalStateException("no last-prompt logits recorded for prompt " + i);
+            }
+            System.arraycopy(l, 0, all, i * vocab, vocab);
+        }
+        long[] shape = results.size() == 1 ? new long[] {vocab} : new long[] {results.size(), vocab};
+        try {
+            Npy.writeF32(file, shape, all);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write --logits " + file + ": " + e.getMessage(), e);
         }
     }
 }

@@ -46,9 +46,14 @@ import org.apache.logging.log4j.Logger;
 public final class Engine implements AutoCloseable {
     private static final Logger LOG = LogManager.getLogger(Engine.class);
 
-    /** Observes the logits a token is sampled from (tests: parity of last-prompt logits). */
+    /**
+     * Observes the logits each token is sampled from: {@code outputIndex} 0 is the last prompt
+     * position's (parity checks against other engines). Called on the engine thread for every
+     * sampled token with a copy of the {@code vocab} logits, so it must be quick; an exception
+     * from it fails that request.
+     */
     @FunctionalInterface
-    interface LogitsProbe {
+    public interface LogitsProbe {
         void onLogits(String requestId, int outputIndex, float[] logits);
     }
 
@@ -250,7 +255,8 @@ public final class Engine implements AutoCloseable {
         return counters.latest();
     }
 
-    void setLogitsProbe(LogitsProbe probe) {
+    /** Sets (or with null removes) the one logits probe; it sees the tokens sampled from then on. */
+    public void setLogitsProbe(LogitsProbe probe) {
         streamer.setProbe(probe);
     }
 

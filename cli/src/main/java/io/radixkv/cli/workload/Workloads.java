@@ -24,11 +24,19 @@ import java.util.SplittableRandom;
  *   <li>{@code continuous_batching}: 48 requests with Poisson arrivals at 4 req/s, prompts
  *       32-512 tokens, a mix of short (16-32) and long (128-256) generations, so requests
  *       finish at different times and new ones must join a running batch.
+ *   <li>{@code llama_bench} (llama.cpp's {@code llama-bench}): 3 repetitions of one 512-token
+ *       prompt (fresh random tokens each time, so nothing can be cached) and 128 output tokens,
+ *       one request at a time: each is sent when the previous one has finished.
  * </ul>
  */
 public final class Workloads {
     public static final List<String> NAMES = List.of(
-            "prefix_caching", "generated_shared_prefix", "multi_turn", "paged_attention", "continuous_batching");
+            "prefix_caching", "generated_shared_prefix", "multi_turn", "paged_attention", "continuous_batching",
+            "llama_bench");
+
+    /** llama_bench's default prompt and output lengths (llama-bench's {@code pp512} / {@code tg128}). */
+    public static final int LLAMA_BENCH_PROMPT = 512;
+    public static final int LLAMA_BENCH_GEN = 128;
 
     public static final int DEFAULT_VOCAB = 32000;
 
@@ -88,6 +96,7 @@ public final class Workloads {
             case "multi_turn" -> new int[] {256 + 3 * (32 + 64), 32};
             case "paged_attention" -> new int[] {384, 256};
             case "continuous_batching" -> new int[] {512, 256};
+            case "llama_bench" -> new int[] {LLAMA_BENCH_PROMPT, LLAMA_BENCH_GEN};
             default -> throw new IllegalArgumentException("unknown workload '" + name + "' (expected one of "
                     + String.join(", ", NAMES) + ")");
         };
@@ -103,6 +112,8 @@ public final class Workloads {
             case "multi_turn" -> multiTurn(o);
             case "paged_attention" -> pagedAttention(o);
             case "continuous_batching" -> continuousBatching(o);
+            case "llama_bench" -> llamaBench(o.requestsOr(3), LLAMA_BENCH_PROMPT,
+                    o.maxTokens() > 0 ? o.maxTokens() : LLAMA_BENCH_GEN, o.seed(), o.vocab());
             default -> throw new IllegalArgumentException("unknown workload '" + name + "' (expected one of "
                     + String.join(", ", NAMES) + ")");
         };
@@ -215,6 +226,27 @@ public final class Workloads {
         return new Workload("continuous_batching", String.format(Locale.ROOT,
                 "%d requests, prompts 32-512 tokens, 1 in 4 long (128-256 output tokens) else 16-32, Poisson %s",
                 n, rateText(rate)), rs);
+    }
+
+    /**
+     * llama-bench's measurement: {@code repetitions} requests of {@code promptLen} fresh random
+     * tokens and {@code genLen} output tokens, each sent when the previous one has finished.
+     */
+    public static Workload llamaBench(int repetitions, int promptLen, int genLen, long seed, int vocab) {
+        if (repetitions < 1 || promptLen < 1 || genLen < 1) {
+            throw new IllegalArgumentException("repetitions, prompt and output length must be >= 1, got "
+                    + repetitions + ", " + promptLen + ", " + genLen);
+        }
+        SplittableRandom rnd = new SplittableRandom(seed);
+        List<WorkloadRequest> rs = new ArrayList<>(repetitions);
+        for (int i = 0; i < repetitions; i++) {
+            int[] prompt = tokens(rnd, promptLen, vocab);
+            rs.add(i == 0 ? WorkloadRequest.independent(0, 0, prompt, genLen)
+                    : new WorkloadRequest(i, 0, prompt, genLen, i - 1, 0, 0));
+        }
+        return new Workload("llama_bench", String.format(Locale.ROOT,
+                "%d repetitions of a %d-token prompt (fresh each time) and %d output tokens, one request at a time",
+                repetitions, promptLen, genLen), rs);
     }
 
     private static double arrival(int i, double rate) {

@@ -1,0 +1,109 @@
+package io.radixkv.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.radixkv.cli.report.RequestRecord;
+import io.radixkv.kernels.DType;
+import io.radixkv.model.ModelConfig;
+import io.radixkv.model.ModelPresets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code bench --workload llama_bench}: llama-bench's pp/tg figures and the weight-stream ratio. */
+class LlamaBenchTest {
+    private static final long S = 1_000_000_000L;
+
+    /** A successful record: sent at {@code sent}, first token after {@code ttft}, done after {@code e2e}. */
+    private static RequestRecord rec(int id, int prompt, int gen, long sent, long ttft, long e2e) {
+        long[] t = new long[gen];
+        for (int i = 0; i < gen; i++) {
+            t[i] = sent + ttft + (e2e - ttft) * i / (gen - 1);
+        }
+        return new RequestRecord(id, prompt, 0, sent, t, sent + e2e, false);
+    }
+
+    @Test
+    void arithmeticOfPrefillDecodeAndWeightStream() {
+        ModelConfig tiny = ModelPresets.tiny();
+        List<RequestRecord> records = List.of(
+                rec(0, 32, 8, 5 * S, S / 10, S / 10 + 7 * S / 10),    // pp 320, tg 7 / 0.7 = 10
+                rec(1, 32, 8, 9 * S, S / 5, S / 5 + 35 * S / 100),   // pp 160, tg 7 / 0.35 = 20
+                RequestRecord.failed(2, 32, 11 * S, 12 * S, "boom")); // not measured
+        LlamaBench b = LlamaBench.of(records, 32, 8, tiny, DType.BF16, 10.0);
+        assertEquals(240, b.prefillTokS().mean(), 1e-9);
+        assertEquals(Math.sqrt(2 * 80.0 * 80.0), b.prefillTokS().stddev(), 1e-9, "sample stddev (n - 1)");
+        assertEquals(15, b.decodeTokS().mean(), 1e-9);
+        assertEquals(Math.sqrt(2 * 5.0 * 5.0), b.decodeTokS().stddev(), 1e-9);
+        long streamed = tiny.parameterCount() - (tiny.tiedEmbeddings() ? 0 : (long) tiny.vocab() * tiny.hidden());
+        assertEquals(2 * streamed, b.weightBytesPerToken(), "bf16: 2 bytes per streamed parameter");
+        assertEquals(2 * streamed * 15 / 1e9, b.weightGbps(), 1e-12);
+        assertEquals(b.weightGbps() / 10.0, b.weightReadRatio(), 1e-15);
+        assertEquals(3, b.repetitions());
+        assertEquals("bf16", b.weightsDtype());
+        // One repetition: no spread.
+        assertEquals(0, LlamaBench.of(records.subList(0, 1), 32, 8, tiny, DType.F32, 10.0).decodeTokS().stddev());
+    }
+
+    @Test
+    void tinyPresetRunReportsConsistentFigures(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("llama.json");
+        CliRun r = CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--prompt-len", "40",
+                "--gen-len", "6", "--repetitions", "2", "--backend", "cpu", "--json", json.toString()).assertOk();
+        assertTrue(r.out().contains("pp40") && r.out().contains("tg6") && r.out().contains("cpu: "), r.out());
+        JsonNode j = CliSupport.JSON.readTree(Files.readString(json));
+        assertEquals("llama_bench", j.get("workload").asText());
+        assertEquals(1, j.get("runs").size());
+        JsonNode run = j.get("runs").get(0);
+        assertEquals("off", run.get("prefix_cache").asText());
+        assertEquals(2, run.get("requests").asInt());
+        assertEquals(0, run.get("failed").asInt());
+        assertEquals(80, run.get("prompt_tokens").asLong());
+        assertEquals(0, run.get("cached_tokens").asLong(), "fresh prompts, cache off");
+        assertEquals(12, run.get("output_tokens").asLong(), "exactly --gen-len each: EOS is ignored");
+
+        JsonNode l = j.get("llama_bench");
+        assertEquals(40, l.get("prompt_len").asInt());
+        assertEquals(6, l.get("gen_len").asInt());
+        assertEquals(2, l.get("repetitions").asInt());
+        assertEquals("f32", l.get("weights_dtype").asText());
+        assertTrue(l.get("threads").asInt() >= 1);
+        double pp = l.get("prefill_tok_s").get("mean").asDouble();
+        double tg = l.get("decode_tok_s").get("mean").asDouble();
+        assertTrue(pp > 0 && tg > 0, l.toString());
+        assertTrue(l.get("prefill_tok_s").get("stddev").asDouble() >= 0);
+        // Means of rates are at least the rate of the mean times (Jensen), and at most the best single one.
+        double ttftMean = run.get("ttft_ms").get("mean").asDouble() / 1e3;
+        double ttftMax = run.get("ttft_ms").get("max").asDouble() / 1e3;
+        double e2eMean = run.get("e2e_ms").get("mean").asDouble() / 1e3;
+        assertTrue(pp >= 40 / ttftMean * (1 - 1e-6), pp + " vs " + 40 / ttftMean);
+        assertTrue(pp >= 40 / ttftMax * (1 - 1e-6));
+        assertTrue(tg >= 5 / (e2eMean - ttftMean) * (1 - 1e-6), tg + " vs " + 5 / (e2eMean - ttftMean));
+        ModelConfig tiny = ModelPresets.tiny();
+        long streamed = tiny.parameterCount() - (tiny.tiedEmbeddings() ? 0 : (long) tiny.vocab() * tiny.hidden());
+        assertEquals(4 * streamed, l.get("weight_bytes_per_token").asLong());
+        assertEquals(4 * streamed * tg / 1e9, l.get("weight_gb_s").asDouble(), 1e-9 * l.get("weight_gb_s").asDouble());
+        assertTrue(l.get("read_gb_s").asDouble() > 0);
+        assertEquals(l.get("weight_gb_s").asDouble() / l.get("read_gb_s").asDouble(),
+                l.get("weight_read_ratio").asDouble(), 1e-12);
+        assertFalse(l.get("cpu_model").asText().isBlank());
+        assertFalse(l.get("native_build").asText().isBlank());
+    }
+
+    @Test
+    void optionsThatDoNotApplyAreUsageErrors() {
+        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--prefix-cache", "on")
+                .assertUsageError("prefix cache off");
+        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--gen-len", "1")
+                .assertUsageError("--gen-len");
+        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--max-tokens", "4")
+                .assertUsageError("--max-tokens does not apply");
+        CliRun.of("bench", "--workload", "prefix_caching", "--model", "tiny", "--prompt-len", "4")
+                .assertUsageError("llama_bench only");
+    }
+}
