@@ -7,7 +7,7 @@ import java.util.Arrays;
 import java.util.zip.CRC32C;
 
 /**
- * The stored form of one page in the shared tier: a 96-byte header, then the page image
+ * The stored form of one page in the shared tier: a 104-byte header, then the page image
  * ({@link io.radixkv.paging.KvPool#readPage} layout: every layer's K then V bytes).
  *
  * <pre>
@@ -23,16 +23,17 @@ import java.util.zip.CRC32C;
 final class PageFormat {
     static final int MAGIC = 0x524B5650; // "RKVP"
     static final int VERSION = 1;
-    static final int HEADER_BYTES = 96;
+    static final int HEADER_BYTES = 104;
+    private static final int LAYOUT = 68;
 
-    private final byte[] layoutHeader; // the first 64 bytes (everything up to the block hash)
+    private final byte[] layoutHeader; // the first LAYOUT bytes (everything up to the block hash)
 
     PageFormat(byte[] modelFingerprint, String kvDtype, int pageSize, int layers, float kScale, float vScale,
                long payloadBytes) {
         if (modelFingerprint.length != 32) {
             throw new IllegalArgumentException("model fingerprint must be 32 bytes, got " + modelFingerprint.length);
         }
-        ByteBuffer b = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocate(LAYOUT).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(MAGIC).putShort((short) VERSION).putShort((short) pageSize).putShort((short) layers).putShort((short) 0);
         b.put(Arrays.copyOf(kvDtype.getBytes(StandardCharsets.US_ASCII), 8));
         b.putFloat(kScale).putFloat(vScale).putLong(payloadBytes);
@@ -41,15 +42,15 @@ final class PageFormat {
     }
 
     long payloadBytes() {
-        return ByteBuffer.wrap(layoutHeader, 24, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        return ByteBuffer.wrap(layoutHeader, 28, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
     }
 
     /** Header + payload for a page whose chained hash is {@code hash}. */
     byte[] encode(byte[] hash, byte[] payload) {
         byte[] out = new byte[HEADER_BYTES + payload.length];
-        System.arraycopy(layoutHeader, 0, out, 0, 64);
-        System.arraycopy(hash, 0, out, 64, 32);
-        ByteBuffer.wrap(out, 96 - 8, 4).order(ByteOrder.LITTLE_ENDIAN).putInt(crc(payload, 0, payload.length));
+        System.arraycopy(layoutHeader, 0, out, 0, LAYOUT);
+        System.arraycopy(hash, 0, out, LAYOUT, 32);
+        ByteBuffer.wrap(out, LAYOUT + 32, 4).order(ByteOrder.LITTLE_ENDIAN).putInt(crc(payload, 0, payload.length));
         System.arraycopy(payload, 0, out, HEADER_BYTES, payload.length);
         return out;
     }
@@ -59,10 +60,11 @@ final class PageFormat {
         if (entry == null || entry.length != HEADER_BYTES + payloadBytes()) {
             return false;
         }
-        if (!Arrays.equals(entry, 0, 64, layoutHeader, 0, 64) || !Arrays.equals(entry, 64, 96, hash, 0, 32)) {
+        if (!Arrays.equals(entry, 0, LAYOUT, layoutHeader, 0, LAYOUT)
+                || !Arrays.equals(entry, LAYOUT, LAYOUT + 32, hash, 0, 32)) {
             return false;
         }
-        int want = ByteBuffer.wrap(entry, 96 - 8, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        int want = ByteBuffer.wrap(entry, LAYOUT + 32, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
         return want == crc(entry, HEADER_BYTES, entry.length - HEADER_BYTES);
     }
 
