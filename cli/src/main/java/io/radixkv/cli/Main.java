@@ -31,6 +31,7 @@ import picocli.CommandLine.Spec;
             SimulateCommand.class,
             BenchCommand.class,
             GenerateCommand.class,
+            ServeCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class Main implements Callable<Integer> {

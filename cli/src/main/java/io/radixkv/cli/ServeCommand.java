@@ -1,0 +1,151 @@
+package io.radixkv.cli;
+
+import io.radixkv.engine.Engine;
+import io.radixkv.engine.EngineConfig;
+import io.radixkv.server.OpenAiServer;
+import io.radixkv.server.ServerConfig;
+import io.radixkv.text.HfTokenizer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code radixkv serve}: the OpenAI-compatible HTTP server in front of one engine. Runs until
+ * SIGTERM / SIGINT, then shuts down gracefully (new requests refused, running ones given the
+ * grace period, the rest aborted) and exits.
+ */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "OpenAI-compatible HTTP server: /v1/completions, /v1/chat/completions (SSE streaming), "
+                + "/v1/models, /health, /metrics.")
+final class ServeCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    EngineOptions engineOptions;
+
+    @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1",
+            description = "Address to bind; 0.0.0.0 for every interface (default ${DEFAULT-VALUE}).")
+    String host;
+
+    @Option(names = "--port", paramLabel = "PORT", defaultValue = "8000",
+            description = "TCP port; 0 picks a free one (default ${DEFAULT-VALUE}).")
+    int port;
+
+    @Option(names = "--served-model-name", paramLabel = "NAME",
+            description = "Model id clients send (default: the preset name or the model directory's name).")
+    String servedModelName;
+
+    @Option(names = "--max-waiting", paramLabel = "N", defaultValue = "256",
+            description = "Requests that may wait beyond the running ones before new ones get 429 (default ${DEFAULT-VALUE}).")
+    int maxWaiting;
+
+    @Option(names = "--max-running", paramLabel = "N", defaultValue = "32",
+            description = "Most requests running at once (default ${DEFAULT-VALUE}).")
+    int maxRunning;
+
+    @Option(names = "--max-batch-tokens", paramLabel = "N", defaultValue = "512",
+            description = "Tokens per engine step (default ${DEFAULT-VALUE}).")
+    int maxBatchTokens;
+
+    @Option(names = "--pages", paramLabel = "N", description = "KV pages in the pool (default: --kv-cache-mb).")
+    Integer pages;
+
+    @Option(names = "--kv-cache-mb", paramLabel = "MB", defaultValue = "256",
+            description = "KV pool budget in MiB when --pages is not given (default ${DEFAULT-VALUE}).")
+    int kvCacheMb;
+
+    @Option(names = "--max-seq-len", paramLabel = "N", defaultValue = "0",
+            description = "Longest sequence, prompt + output (default: the model's maximum).")
+    int maxSeqLen;
+
+    @Option(names = "--prefix-cache", paramLabel = "on|off", defaultValue = "on",
+            description = "Reuse KV across requests through the radix cache (default ${DEFAULT-VALUE}).")
+    String prefixCache;
+
+    @Option(names = "--shutdown-grace", paramLabel = "SECONDS", defaultValue = "30",
+            description = "On SIGTERM, how long running requests may finish before they are aborted (default ${DEFAULT-VALUE}).")
+    int shutdownGrace;
+
+    @Override
+    public Integer call() throws IOException, InterruptedException {
+        EngineOptions.Validated v = engineOptions.validate(spec);
+        if (port < 0 || port > 65535) {
+            throw CliSupport.usage(spec, "invalid value for --port: " + port + " (must be in 0..65535)");
+        }
+        if (maxWaiting < 0) {
+            throw CliSupport.usage(spec, "invalid value for --max-waiting: " + maxWaiting + " (must be >= 0)");
+        }
+        if (shutdownGrace < 0) {
+            throw CliSupport.usage(spec, "invalid value for --shutdown-grace: " + shutdownGrace + " (must be >= 0)");
+        }
+        CliSupport.requirePositive(spec, "--max-running", maxRunning);
+        CliSupport.requirePositive(spec, "--max-batch-tokens", maxBatchTokens);
+        CliSupport.requirePositive(spec, "--kv-cache-mb", kvCacheMb);
+        if (pages != null) {
+            CliSupport.requirePositive(spec, "--pages", pages);
+        }
+        boolean cache = CliSupport.requireOneOf(spec, "--prefix-cache", prefixCache, "on", "off").equals("on");
+        Path dir = Path.of(v.model());
+        boolean isDir = Files.isDirectory(dir);
+        String name = servedModelName != null ? servedModelName
+                : isDir ? dir.toAbsolutePath().normalize().getFileName().toString() : v.model();
+        ServerConfig sc;
+        EngineConfig ec;
+        try {
+            sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace));
+            ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
+                    .backend(v.backend()).weightsDtype(v.weightsDtype()).maxRunning(maxRunning)
+                    .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)
+                    .kvCacheBytes((long) kvCacheMb << 20).maxSeqLen(maxSeqLen).prefixCache(cache).build();
+        } catch (IllegalArgumentException e) {
+            throw CliSupport.usage(spec, e.getMessage());
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        HfTokenizer tokenizer = isDir && Files.isRegularFile(dir.resolve("tokenizer.json")) ? HfTokenizer.load(dir) : null;
+        Engine engine = null;
+        OpenAiServer server;
+        try {
+            engine = Engine.start(ec);
+            server = OpenAiServer.start(engine, tokenizer, sc);
+        } catch (RuntimeException e) {
+            if (engine != null) {
+                engine.close();
+            }
+            if (tokenizer != null) {
+                tokenizer.close();
+            }
+            throw e;
+        }
+        if (tokenizer == null) {
+            out.println("radixkv serve: model '" + v.model() + "' has no tokenizer.json: prompts must be token ids");
+        }
+        out.println("radixkv serve: model '" + name + "' listening on " + server.baseUri() + " (Ctrl-C or SIGTERM stops it)");
+        out.flush();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Engine e = engine;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                server.shutdown();
+                e.close();
+                if (tokenizer != null) {
+                    tokenizer.close();
+                }
+            } finally {
+                stopped.countDown();
+                org.apache.logging.log4j.LogManager.shutdown(); // log4j's own hook is disabled (log4j2.xml)
+            }
+        }, "radixkv-serve-shutdown"));
+        stopped.await();
+        return Main.EXIT_OK;
+    }
+}

@@ -1,0 +1,55 @@
+package io.radixkv.server;
+
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The bounded queue in front of the engine: at most {@code maxRunning + maxWaiting} prompts
+ * are in the engine at once (running or waiting for admission); more are refused with 429
+ * rather than queued without bound. During shutdown everything new is refused with 503.
+ */
+final class Admission {
+    private final int capacity;
+    private final int maxWaiting;
+    private final Semaphore permits;
+    private volatile boolean draining;
+
+    Admission(int maxRunning, int maxWaiting) {
+        this.capacity = maxRunning + maxWaiting;
+        this.maxWaiting = maxWaiting;
+        this.permits = new Semaphore(capacity);
+    }
+
+    /** Takes {@code n} slots (one per prompt) or throws 429 (queue full) / 503 (shutting down). */
+    void acquire(int n) {
+        if (draining) {
+            throw ApiException.unavailable("the server is shutting down");
+        }
+        if (!permits.tryAcquire(n)) {
+            throw ApiException.overloaded("the waiting queue is full (" + capacity + " requests in the engine, "
+                    + maxWaiting + " of them may wait); retry later");
+        }
+    }
+
+    void release(int n) {
+        permits.release(n);
+    }
+
+    void drain() {
+        draining = true;
+    }
+
+    boolean draining() {
+        return draining;
+    }
+
+    /** Waits until no request holds a slot; false on timeout. */
+    boolean awaitIdle(Duration timeout) throws InterruptedException {
+        if (permits.tryAcquire(capacity, timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+            permits.release(capacity);
+            return true;
+        }
+        return false;
+    }
+}

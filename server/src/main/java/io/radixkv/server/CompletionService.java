@@ -1,0 +1,369 @@
+package io.radixkv.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.sse.SseEvent;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.helidon.webserver.sse.SseSink;
+import io.radixkv.engine.Engine;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * {@code /v1/completions} and {@code /v1/chat/completions}: parse, admit, run on the engine,
+ * answer as one JSON document or as an SSE stream of chunks ending in {@code [DONE]}.
+ */
+final class CompletionService {
+    private static final Logger ACCESS = LogManager.getLogger("io.radixkv.server.access");
+    private static final Logger LOG = LogManager.getLogger(CompletionService.class);
+
+    private final Engine engine;
+    private final TextModel text;
+    private final RequestParser parser;
+    private final Admission admission;
+    private final ServerMetrics metrics;
+    private final ObjectMapper json;
+    private final String modelName;
+    private final int contextLimit;
+    /** Tests: makes the engine fail a request at a chosen token (see {@link Generation#start}). */
+    volatile java.util.function.IntPredicate tokenFault;
+    private final java.util.Set<Generation> active = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    CompletionService(Engine engine, TextModel text, Admission admission, ServerMetrics metrics, ObjectMapper json,
+                      String modelName) {
+        this.engine = engine;
+        this.text = text;
+        this.admission = admission;
+        this.metrics = metrics;
+        this.json = json;
+        this.modelName = modelName;
+        this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab());
+        int maxSeqLen = engine.config().maxSeqLen() == 0 ? engine.modelConfig().maxPositions()
+                : engine.config().maxSeqLen();
+        this.contextLimit = (int) Math.min(maxSeqLen, (long) engine.numPages() * engine.config().pageSize());
+    }
+
+    /** Cancels every running request (shutdown after the grace period); returns how many. */
+    int cancelAll() {
+        int n = 0;
+        for (Generation g : active) {
+            g.cancel();
+            n++;
+        }
+        return n;
+    }
+
+    int contextLimit() {
+        return contextLimit;
+    }
+
+    /** What one HTTP request did, for the access log. */
+    private static final class Access {
+        int status = 200;
+        int promptTokens;
+        int completionTokens;
+        int cachedTokens;
+        long ttftNanos = -1;
+    }
+
+    void handle(ServerRequest req, ServerResponse res, boolean chat) {
+        long t0 = System.nanoTime();
+        String id = (chat ? "chatcmpl-" : "cmpl-") + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        Access acc = new Access();
+        try {
+            JsonNode body = readJson(req);
+            ParsedRequest pr = chat ? parser.chat(body) : parser.completion(body);
+            int n = pr.prompts().size();
+            admission.acquire(n);
+            try {
+                List<Generation> gens = start(id, pr);
+                active.addAll(gens);
+                try {
+                    if (pr.stream()) {
+                        stream(res, id, pr, gens, acc);
+                    } else {
+                        complete(res, id, pr, gens, acc);
+                    }
+                } finally {
+                    gens.forEach(active::remove);
+                    // whatever ended this request early (a failed choice, a client gone), no
+                    // prompt of it keeps running: no-op for those that finished
+                    gens.forEach(g -> g.abort(0));
+                }
+            } finally {
+                admission.release(n);
+            }
+        } catch (ApiException e) {
+            acc.status = e.status();
+            OpenAiServer.sendError(res, json, e);
+        } catch (RuntimeException e) {
+            acc.status = 500;
+            LOG.error("request {} failed", id, e);
+            OpenAiServer.sendError(res, json, ApiException.internal(e.toString()));
+        } finally {
+            ACCESS.info("{} {} status={} prompt_tokens={} completion_tokens={} cached_tokens={} ttft_ms={} duration_ms={}",
+                    id, req.path().path(), acc.status, acc.promptTokens, acc.completionTokens, acc.cachedTokens,
+                    acc.ttftNanos < 0 ? "-" : String.format("%.1f", acc.ttftNanos / 1e6),
+                    String.format("%.1f", (System.nanoTime() - t0) / 1e6));
+        }
+    }
+
+    private JsonNode readJson(ServerRequest req) {
+        String body;
+        try {
+            body = req.content().as(String.class);
+        } catch (RuntimeException e) {
+            throw ApiException.badRequest(null, "cannot read the request body: " + e.getMessage());
+        }
+        try {
+            return json.readTree(body);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw ApiException.badRequest(null, "the request body is not valid JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    private List<Generation> start(String id, ParsedRequest pr) {
+        List<Generation> gens = new ArrayList<>();
+        try {
+            for (int i = 0; i < pr.prompts().size(); i++) {
+                int[] prompt = pr.prompts().get(i);
+                String param = pr.chat() ? "messages" : pr.prompts().size() == 1 ? "prompt" : "prompt[" + i + "]";
+                if (prompt.length >= contextLimit) {
+                    throw ApiException.badRequest(param, "the prompt has " + prompt.length
+                            + " tokens; this model's context holds " + contextLimit
+                            + " (prompt + generated tokens, limited by maxSeqLen and the KV pool)");
+                }
+                int maxTokens = pr.maxTokens() > 0 ? pr.maxTokens() : contextLimit - prompt.length + 1;
+                gens.add(Generation.start(engine, id + "-" + i, prompt, pr, maxTokens, text, metrics::finished,
+                        tokenFault));
+            }
+        } catch (RuntimeException e) {
+            gens.forEach(g -> g.abort(0));
+            throw e;
+        }
+        return gens;
+    }
+
+    private void complete(ServerResponse res, String id, ParsedRequest pr, List<Generation> gens, Access acc) {
+        ObjectNode root = json.createObjectNode();
+        root.put("id", id);
+        root.put("object", pr.chat() ? "chat.completion" : "text_completion");
+        root.put("created", System.currentTimeMillis() / 1000);
+        root.put("model", modelName);
+        ArrayNode choices = root.putArray("choices");
+        List<Generation.Outcome> outs = new ArrayList<>();
+        for (Generation g : gens) {
+            List<Integer> ids = new ArrayList<>();
+            Generation.Outcome o = g.run((piece, tokenIds) -> {
+                for (int t : tokenIds) {
+                    ids.add(t);
+                }
+            });
+            outs.add(o);
+            account(acc, o);
+            if (o.finishReason().equals("error")) {
+                throw ApiException.internal("engine fault in request " + g.id() + ": " + o.error());
+            }
+            if (o.finishReason().equals("abort")) {
+                throw ApiException.unavailable("request " + g.id() + " was aborted: the server is shutting down");
+            }
+            ObjectNode c = choices.addObject();
+            c.put("index", choices.size() - 1);
+            if (pr.chat()) {
+                ObjectNode m = c.putObject("message");
+                m.put("role", "assistant");
+                m.put("content", o.text());
+            } else {
+                c.put("text", o.text());
+            }
+            c.putNull("logprobs");
+            c.put("finish_reason", o.finishReason());
+            ArrayNode tids = c.putArray("token_ids");
+            ids.forEach(tids::add);
+        }
+        root.set("usage", usage(outs));
+        OpenAiServer.sendJson(res, json, 200, root);
+    }
+
+    private void stream(ServerResponse res, String id, ParsedRequest pr, List<Generation> gens, Access acc) {
+        long created = System.currentTimeMillis() / 1000;
+        SseSink sink = res.sink(SseSink.TYPE);
+        try {
+            List<Generation.Outcome> outs = new ArrayList<>();
+            if (gens.size() == 1) {
+                outs.add(streamChoice(sink, id, pr, created, gens.get(0), 0));
+            } else {
+                // several prompts: their chunks interleave as they are generated, one writer at a time
+                try (ExecutorService each = Executors.newVirtualThreadPerTaskExecutor()) {
+                    List<Future<Generation.Outcome>> fs = new ArrayList<>();
+                    for (int i = 0; i < gens.size(); i++) {
+                        int index = i;
+                        fs.add(each.submit(() -> streamChoice(sink, id, pr, created, gens.get(index), index)));
+                    }
+                    for (Future<Generation.Outcome> f : fs) {
+                        outs.add(outcome(f));
+                    }
+                }
+            }
+            outs.forEach(o -> account(acc, o));
+            for (int i = 0; i < outs.size(); i++) {
+                Generation.Outcome o = outs.get(i);
+                if (o.finishReason().equals("error") || o.finishReason().equals("abort")) {
+                    ApiException e = o.finishReason().equals("error")
+                            ? ApiException.internal("engine fault in request " + gens.get(i).id() + ": " + o.error())
+                            : ApiException.unavailable("request " + gens.get(i).id() + " was aborted: the server is "
+                                    + "shutting down");
+                    acc.status = e.status();
+                    emit(sink, e.toJson(json));
+                    break;
+                }
+            }
+            if (pr.includeUsage() && acc.status == 200) {
+                ObjectNode u = json.createObjectNode();
+                u.put("id", id);
+                u.put("object", pr.chat() ? "chat.completion.chunk" : "text_completion");
+                u.put("created", created);
+                u.put("model", modelName);
+                u.putArray("choices");
+                u.set("usage", usage(outs));
+                emit(sink, u);
+            }
+            synchronized (sink) {
+                sink.emit(sseData("[DONE]"));
+                sink.close();
+            }
+        } catch (ClientGone e) {
+            // the generation already cancelled its request (pages freed); handle() stops the rest
+            acc.status = 499;
+        }
+    }
+
+    /** One choice of a stream: role chunk (chat), text chunks, the finishing chunk. */
+    private Generation.Outcome streamChoice(SseSink sink, String id, ParsedRequest pr, long created, Generation g,
+                                            int index) {
+        if (pr.chat()) {
+            ObjectNode delta = json.createObjectNode().put("role", "assistant").put("content", "");
+            emit(sink, chunk(id, pr, created, index, delta, null, null));
+        }
+        Generation.Outcome o = g.run((piece, tokenIds) -> emit(sink, chunk(id, pr, created, index,
+                pr.chat() ? json.createObjectNode().put("content", piece) : null, piece, tokenIds)));
+        if (!o.finishReason().equals("error") && !o.finishReason().equals("abort")) {
+            emit(sink, finalChunk(id, pr, created, index, o.finishReason()));
+        }
+        return o;
+    }
+
+    private static Generation.Outcome outcome(Future<Generation.Outcome> f) {
+        try {
+            return f.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while streaming", e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    private ObjectNode finalChunk(String id, ParsedRequest pr, long created, int index, String finishReason) {
+        ObjectNode c = chunk(id, pr, created, index, pr.chat() ? json.createObjectNode() : null, "", null);
+        ((ObjectNode) c.get("choices").get(0)).put("finish_reason", finishReason);
+        return c;
+    }
+
+    private ObjectNode chunk(String id, ParsedRequest pr, long created, int index, ObjectNode delta, String piece,
+                             int[] tokenIds) {
+        ObjectNode c = json.createObjectNode();
+        c.put("id", id);
+        c.put("object", pr.chat() ? "chat.completion.chunk" : "text_completion");
+        c.put("created", created);
+        c.put("model", modelName);
+        ObjectNode ch = c.putArray("choices").addObject();
+        ch.put("index", index);
+        if (pr.chat()) {
+            ch.set("delta", delta);
+        } else {
+            ch.put("text", piece);
+        }
+        ch.putNull("logprobs");
+        ch.putNull("finish_reason");
+        if (tokenIds != null) {
+            ArrayNode a = ch.putArray("token_ids");
+            for (int t : tokenIds) {
+                a.add(t);
+            }
+        }
+        return c;
+    }
+
+    /** Thrown when writing to the client failed: it disconnected. */
+    private static final class ClientGone extends RuntimeException {
+        ClientGone(Throwable cause) {
+            super("client disconnected", cause);
+        }
+    }
+
+    private void emit(SseSink sink, ObjectNode data) {
+        String s;
+        try {
+            s = json.writeValueAsString(data);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        try {
+            synchronized (sink) {
+                sink.emit(sseData(s));
+            }
+        } catch (RuntimeException e) {
+            throw new ClientGone(e);
+        }
+    }
+
+    /**
+     * One {@code data: ...} event. Helidon writes {@code data:} + value; the leading space makes
+     * the line {@code data: {...}} as OpenAI, vLLM and SGLang send it (clients that match the
+     * prefix literally need it), and SSE parsers drop exactly one space after the colon.
+     */
+    private static SseEvent sseData(String payload) {
+        return SseEvent.create(" " + payload);
+    }
+
+    private ObjectNode usage(List<Generation.Outcome> outs) {
+        int prompt = 0;
+        int completion = 0;
+        int cached = 0;
+        for (Generation.Outcome o : outs) {
+            prompt += o.promptTokens();
+            completion += o.completionTokens();
+            cached += o.cachedTokens();
+        }
+        ObjectNode u = json.createObjectNode();
+        u.put("prompt_tokens", prompt);
+        u.put("completion_tokens", completion);
+        u.put("total_tokens", prompt + completion);
+        u.putObject("prompt_tokens_details").put("cached_tokens", cached);
+        return u;
+    }
+
+    private static void account(Access acc, Generation.Outcome o) {
+        acc.promptTokens += o.promptTokens();
+        acc.completionTokens += o.completionTokens();
+        acc.cachedTokens += o.cachedTokens();
+        if (acc.ttftNanos < 0 && o.result().stats() != null) {
+            acc.ttftNanos = o.result().stats().ttftNanos();
+        }
+    }
+}

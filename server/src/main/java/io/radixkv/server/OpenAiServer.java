@@ -1,0 +1,182 @@
+package io.radixkv.server;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.WebServer;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import io.radixkv.engine.Engine;
+import io.radixkv.text.HfTokenizer;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
+
+/**
+ * radixkv's OpenAI-compatible server: Helidon SE's web server (a virtual thread per request)
+ * in front of one {@link Engine}. The caller owns the engine and the tokenizer and closes
+ * them after {@link #shutdown()}.
+ *
+ * <p>Endpoints: {@code POST /v1/completions}, {@code POST /v1/chat/completions} (JSON or SSE
+ * with {@code "stream": true}), {@code GET /v1/models}, {@code GET /health},
+ * {@code GET /metrics} (Prometheus text). Every error is OpenAI's JSON error shape.
+ */
+public final class OpenAiServer implements AutoCloseable {
+    private static final Logger LOG = LogManager.getLogger(OpenAiServer.class);
+
+    private final ServerConfig config;
+    private final Engine engine;
+    private final ObjectMapper json = new ObjectMapper();
+    private final Admission admission;
+    private final ServerMetrics metrics;
+    private final CompletionService completions;
+    private final long created = System.currentTimeMillis() / 1000;
+    private final WebServer web;
+    private volatile boolean stopped;
+
+    private OpenAiServer(Engine engine, HfTokenizer tokenizer, ServerConfig config) {
+        this.config = config;
+        this.engine = engine;
+        String name = config.servedModelName();
+        TextModel text = tokenizer == null ? TextModel.none(name) : TextModel.of(tokenizer, name);
+        this.admission = new Admission(engine.config().maxRunning(), config.maxWaiting());
+        this.metrics = new ServerMetrics(name, engine::snapshot);
+        this.completions = new CompletionService(engine, text, admission, metrics, json, name);
+        this.web = WebServer.builder()
+                .host(config.host())
+                .port(config.port())
+                .shutdownHook(false)
+                .routing(this::routes)
+                .build();
+    }
+
+    /**
+     * Starts serving {@code engine}. {@code tokenizer} may be null (a preset model): then only
+     * token-id prompts are accepted.
+     */
+    public static OpenAiServer start(Engine engine, HfTokenizer tokenizer, ServerConfig config) {
+        Objects.requireNonNull(engine, "engine");
+        Objects.requireNonNull(config, "config");
+        OpenAiServer s = new OpenAiServer(engine, tokenizer, config);
+        s.web.start();
+        LOG.info("serving model '{}' on http://{}:{} (context {} tokens, {} running + {} waiting requests at most)",
+                config.servedModelName(), config.host(), s.web.port(), s.completions.contextLimit(),
+                engine.config().maxRunning(), config.maxWaiting());
+        return s;
+    }
+
+    /** The bound port (the ephemeral one when the config asked for 0). */
+    public int port() {
+        return web.port();
+    }
+
+    /** {@code http://host:port} as clients on this machine reach it. */
+    public URI baseUri() {
+        String h = config.host().equals("0.0.0.0") ? "127.0.0.1" : config.host();
+        return URI.create("http://" + h + ":" + port());
+    }
+
+    /** Tests: the engine fails requests at tokens for which {@code p} is true (null: never). */
+    void injectTokenFault(java.util.function.IntPredicate p) {
+        completions.tokenFault = p;
+    }
+
+    private void routes(HttpRouting.Builder r) {
+        r.post("/v1/completions", (req, res) -> completions.handle(req, res, false))
+                .post("/v1/chat/completions", (req, res) -> completions.handle(req, res, true))
+                .get("/v1/models", this::models)
+                .get("/health", this::health)
+                .get("/metrics", this::metricsEndpoint)
+                .any(this::notFound)
+                .error(ApiException.class, (req, res, e) -> sendError(res, json, e))
+                .error(RuntimeException.class, (req, res, e) -> {
+                    LOG.error("internal error on {}", req.path().path(), e);
+                    sendError(res, json, ApiException.internal(e.toString()));
+                });
+    }
+
+    private void models(ServerRequest req, ServerResponse res) {
+        ObjectNode root = json.createObjectNode();
+        root.put("object", "list");
+        ObjectNode m = root.putArray("data").addObject();
+        m.put("id", config.servedModelName());
+        m.put("object", "model");
+        m.put("created", created);
+        m.put("owned_by", "radixkv");
+        m.put("root", engine.config().model());
+        m.put("max_model_len", completions.contextLimit());
+        sendJson(res, json, 200, root);
+    }
+
+    private void health(ServerRequest req, ServerResponse res) {
+        if (admission.draining()) {
+            sendError(res, json, ApiException.unavailable("the server is shutting down"));
+        } else {
+            sendJson(res, json, 200, json.createObjectNode().put("status", "ok"));
+        }
+    }
+
+    private void metricsEndpoint(ServerRequest req, ServerResponse res) {
+        res.header(HeaderNames.CONTENT_TYPE, ServerMetrics.CONTENT_TYPE);
+        res.send(metrics.scrape().getBytes(StandardCharsets.UTF_8));
+    }
+
+    private void notFound(ServerRequest req, ServerResponse res) {
+        sendError(res, json, ApiException.notFound(null, "no route for " + req.prologue().method().text() + " "
+                + req.path().path()));
+    }
+
+    static void sendJson(ServerResponse res, ObjectMapper json, int status, ObjectNode body) {
+        byte[] bytes;
+        try {
+            bytes = json.writeValueAsBytes(body);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+        res.status(Status.create(status));
+        res.header(HeaderNames.CONTENT_TYPE, "application/json");
+        res.send(bytes);
+    }
+
+    static void sendError(ServerResponse res, ObjectMapper json, ApiException e) {
+        if (res.isSent()) {
+            return;
+        }
+        sendJson(res, json, e.status(), e.toJson(json));
+    }
+
+    /**
+     * Graceful shutdown: refuses new requests (503), lets running ones finish for up to the
+     * grace period, cancels what is left (their clients get an error, their pages are freed),
+     * then stops the web server. The engine stays open (the caller closes it).
+     */
+    public void shutdown() {
+        if (stopped) {
+            return;
+        }
+        stopped = true;
+        admission.drain();
+        LOG.info("shutting down: waiting up to {} for running requests", config.shutdownGrace());
+        try {
+            if (!admission.awaitIdle(config.shutdownGrace())) {
+                int n = completions.cancelAll();
+                LOG.warn("grace period over: aborted {} running requests", n);
+                admission.awaitIdle(Duration.ofSeconds(10));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        web.stop();
+        LOG.info("server stopped");
+    }
+
+    @Override
+    public void close() {
+        shutdown();
+    }
+}

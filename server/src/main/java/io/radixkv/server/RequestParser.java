@@ -1,0 +1,397 @@
+package io.radixkv.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.radixkv.cache.Namespace;
+import io.radixkv.text.ChatMessage;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Validates request bodies against what radixkv supports: every field is known, has the right
+ * type and range, or the request is refused with a 400 that names the field. Fields radixkv
+ * does not implement ({@code n > 1}, {@code logprobs}, tools, penalties, ...) are refused
+ * rather than silently ignored; they pass only at their neutral value.
+ */
+final class RequestParser {
+    private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "seed", "stop",
+            "stop_token_ids", "stream", "stream_options", "cache_salt", "n", "presence_penalty", "frequency_penalty",
+            "logit_bias", "logprobs", "user");
+    private static final Set<String> COMPLETION = Set.of("prompt", "echo", "suffix", "best_of", "add_special_tokens");
+    private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens", "top_logprobs", "tools",
+            "tool_choice", "parallel_tool_calls", "functions", "function_call", "response_format",
+            "chat_template_kwargs");
+    private static final int MAX_STOPS = 16;
+
+    private final TextModel text;
+    private final String servedModelName;
+    private final int vocab;
+
+    RequestParser(TextModel text, String servedModelName, int vocab) {
+        this.text = text;
+        this.servedModelName = servedModelName;
+        this.vocab = vocab;
+    }
+
+    ParsedRequest completion(JsonNode body) {
+        requireObject(body);
+        checkFields(body, COMPLETION);
+        common(body);
+        unsupportedUnless(body, "echo", n -> n.isBoolean() && !n.asBoolean(), "echoing the prompt is not supported");
+        unsupportedUnless(body, "suffix", n -> n.isTextual() && n.asText().isEmpty(), "suffix is not supported");
+        unsupportedUnless(body, "best_of", n -> n.isIntegralNumber() && n.asInt() == 1, "best_of > 1 is not supported");
+        unsupportedUnless(body, "logprobs", n -> false, "log probabilities are not returned");
+        boolean addSpecial = bool(body, "add_special_tokens", true);
+        JsonNode p = body.get("prompt");
+        if (p == null || p.isNull()) {
+            throw ApiException.badRequest("prompt", "'prompt' is required");
+        }
+        List<int[]> prompts = new ArrayList<>();
+        if (p.isTextual()) {
+            prompts.add(encodeText(p.asText(), addSpecial, "prompt"));
+        } else if (p.isArray() && !p.isEmpty()) {
+            if (p.get(0).isIntegralNumber()) {
+                prompts.add(tokenIds(p, "prompt"));
+            } else {
+                for (int i = 0; i < p.size(); i++) {
+                    JsonNode e = p.get(i);
+                    String param = "prompt[" + i + "]";
+                    if (e.isTextual()) {
+                        prompts.add(encodeText(e.asText(), addSpecial, param));
+                    } else if (e.isArray()) {
+                        prompts.add(tokenIds(e, param));
+                    } else {
+                        throw ApiException.badRequest(param, "'" + param
+                                + "' must be a string or an array of token ids, got " + kind(e));
+                    }
+                }
+            }
+        } else {
+            throw ApiException.badRequest("prompt", "'prompt' must be a string, an array of token ids or a non-empty "
+                    + "array of those, got " + (p.isArray() ? "an empty array" : kind(p)));
+        }
+        return build(body, false, prompts, maxTokens(body, "max_tokens"));
+    }
+
+    ParsedRequest chat(JsonNode body) {
+        requireObject(body);
+        checkFields(body, CHAT);
+        common(body);
+        unsupportedUnless(body, "logprobs", n -> n.isBoolean() && !n.asBoolean(), "log probabilities are not returned");
+        unsupportedUnless(body, "top_logprobs", n -> false, "log probabilities are not returned");
+        unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tool calling is not supported");
+        unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(), "function calling is not supported");
+        unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),
+                "tool calling is not supported");
+        unsupportedUnless(body, "function_call", n -> n.isTextual() && n.asText().equals("none"),
+                "function calling is not supported");
+        unsupportedUnless(body, "parallel_tool_calls", n -> n.isBoolean(), "tool calling is not supported");
+        unsupportedUnless(body, "response_format", n -> n.isObject() && n.path("type").asText("").equals("text"),
+                "structured output (response_format) is not supported");
+        JsonNode msgs = body.get("messages");
+        if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
+            throw ApiException.badRequest("messages", "'messages' must be a non-empty array");
+        }
+        List<ChatMessage> messages = new ArrayList<>();
+        for (int i = 0; i < msgs.size(); i++) {
+            messages.add(message(msgs.get(i), "messages[" + i + "]"));
+        }
+        Map<String, Object> extra = new HashMap<>();
+        JsonNode kw = body.get("chat_template_kwargs");
+        if (kw != null && !kw.isNull()) {
+            if (!kw.isObject()) {
+                throw ApiException.badRequest("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = kw.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                extra.put(e.getKey(), plain(e.getValue()));
+            }
+        }
+        String rendered = text.renderChat(messages, extra);
+        // the rendered prompt already holds the BOS text
+        int[] ids = text.encode(rendered, false, "messages");
+        int maxTokens = maxTokens(body, "max_completion_tokens");
+        if (maxTokens == 0) {
+            maxTokens = maxTokens(body, "max_tokens");
+        }
+        return build(body, true, List.of(ids), maxTokens);
+    }
+
+    private ChatMessage message(JsonNode m, String param) {
+        if (m == null || !m.isObject()) {
+            throw ApiException.badRequest(param, "'" + param + "' must be an object with 'role' and 'content'");
+        }
+        for (Iterator<String> it = m.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!f.equals("role") && !f.equals("content") && !f.equals("name")) {
+                throw ApiException.badRequest(param + "." + f, "'" + param + "." + f + "' is not supported");
+            }
+        }
+        JsonNode role = m.get("role");
+        if (role == null || !role.isTextual() || role.asText().isBlank()) {
+            throw ApiException.badRequest(param + ".role", "'" + param + ".role' must be a non-empty string");
+        }
+        JsonNode c = m.get("content");
+        String content;
+        if (c == null || c.isNull()) {
+            content = "";
+        } else if (c.isTextual()) {
+            content = c.asText();
+        } else if (c.isArray()) {
+            StringBuilder sb = new StringBuilder();
+            for (int i = 0; i < c.size(); i++) {
+                JsonNode part = c.get(i);
+                String pp = param + ".content[" + i + "]";
+                if (!part.isObject() || !part.path("type").asText("").equals("text") || !part.path("text").isTextual()) {
+                    throw ApiException.badRequest(pp, "'" + pp + "' must be {\"type\": \"text\", \"text\": ...}: "
+                            + "only text content is supported");
+                }
+                sb.append(part.get("text").asText());
+            }
+            content = sb.toString();
+        } else {
+            throw ApiException.badRequest(param + ".content", "'" + param
+                    + ".content' must be a string or an array of text parts, got " + kind(c));
+        }
+        return new ChatMessage(role.asText(), content);
+    }
+
+    private ParsedRequest build(JsonNode body, boolean chat, List<int[]> prompts, int maxTokens) {
+        float temperature = (float) number(body, "temperature", 1.0);
+        if (!(temperature >= 0f && temperature <= 2f)) {
+            throw ApiException.badRequest("temperature", "'temperature' must be in [0, 2], got " + temperature);
+        }
+        float topP = (float) number(body, "top_p", 1.0);
+        if (!(topP > 0f && topP <= 1f)) {
+            throw ApiException.badRequest("top_p", "'top_p' must be in (0, 1], got " + topP);
+        }
+        long seed;
+        JsonNode s = body.get("seed");
+        if (s == null || s.isNull()) {
+            seed = ThreadLocalRandom.current().nextLong();
+        } else if (s.isIntegralNumber() && s.canConvertToLong()) {
+            seed = s.asLong();
+        } else {
+            throw ApiException.badRequest("seed", "'seed' must be an integer, got " + kind(s));
+        }
+        List<String> stops = new ArrayList<>();
+        JsonNode st = body.get("stop");
+        if (st != null && !st.isNull()) {
+            if (st.isTextual()) {
+                stops.add(st.asText());
+            } else if (st.isArray()) {
+                for (JsonNode e : st) {
+                    if (!e.isTextual()) {
+                        throw ApiException.badRequest("stop", "'stop' must be a string or an array of strings");
+                    }
+                    stops.add(e.asText());
+                }
+            } else {
+                throw ApiException.badRequest("stop", "'stop' must be a string or an array of strings, got " + kind(st));
+            }
+            if (stops.size() > MAX_STOPS) {
+                throw ApiException.badRequest("stop", "at most " + MAX_STOPS + " stop strings, got " + stops.size());
+            }
+            if (stops.stream().anyMatch(String::isEmpty)) {
+                throw ApiException.badRequest("stop", "stop strings must not be empty");
+            }
+            if (!stops.isEmpty()) {
+                text.requireTokenizer("stop", "stop strings");
+            }
+        }
+        List<Integer> stopIds = new ArrayList<>();
+        JsonNode sti = body.get("stop_token_ids");
+        if (sti != null && !sti.isNull()) {
+            for (int id : tokenIds(sti, "stop_token_ids")) {
+                stopIds.add(id);
+            }
+        }
+        boolean stream = bool(body, "stream", false);
+        boolean includeUsage = false;
+        JsonNode so = body.get("stream_options");
+        if (so != null && !so.isNull()) {
+            if (!so.isObject()) {
+                throw ApiException.badRequest("stream_options", "'stream_options' must be an object");
+            }
+            for (Iterator<String> it = so.fieldNames(); it.hasNext(); ) {
+                String f = it.next();
+                if (!f.equals("include_usage") && !f.equals("continuous_usage_stats")) {
+                    throw ApiException.badRequest("stream_options." + f, "'stream_options." + f + "' is not supported");
+                }
+            }
+            if (!stream) {
+                throw ApiException.badRequest("stream_options", "'stream_options' is only allowed with stream: true");
+            }
+            includeUsage = bool(so, "include_usage", false);
+            unsupportedUnless(so, "continuous_usage_stats", n -> n.isBoolean() && !n.asBoolean(),
+                    "continuous usage stats are not supported");
+        }
+        Namespace ns = Namespace.DEFAULT;
+        JsonNode salt = body.get("cache_salt");
+        if (salt != null && !salt.isNull()) {
+            if (!salt.isTextual() || salt.asText().isEmpty()) {
+                throw ApiException.badRequest("cache_salt", "'cache_salt' must be a non-empty string");
+            }
+            ns = Namespace.ofSalt(salt.asText());
+        }
+        return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
+                ns);
+    }
+
+    /** Model, n and the sampling fields radixkv does not implement, shared by both endpoints. */
+    private void common(JsonNode body) {
+        JsonNode model = body.get("model");
+        if (model != null && !model.isNull()) {
+            if (!model.isTextual()) {
+                throw ApiException.badRequest("model", "'model' must be a string, got " + kind(model));
+            }
+            if (!model.asText().equals(servedModelName)) {
+                throw ApiException.notFound("model", "The model '" + model.asText() + "' does not exist; this server "
+                        + "serves '" + servedModelName + "'");
+            }
+        }
+        unsupportedUnless(body, "n", n -> n.isIntegralNumber() && n.asInt() == 1, "n > 1 is not supported");
+        unsupportedUnless(body, "presence_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
+                "presence_penalty is not supported");
+        unsupportedUnless(body, "frequency_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
+                "frequency_penalty is not supported");
+        unsupportedUnless(body, "logit_bias", n -> n.isObject() && n.isEmpty(), "logit_bias is not supported");
+        JsonNode user = body.get("user");
+        if (user != null && !user.isNull() && !user.isTextual()) {
+            throw ApiException.badRequest("user", "'user' must be a string, got " + kind(user));
+        }
+    }
+
+    private static void requireObject(JsonNode body) {
+        if (body == null || !body.isObject()) {
+            throw ApiException.badRequest(null, "the request body must be a JSON object");
+        }
+    }
+
+    private static void checkFields(JsonNode body, Set<String> endpointFields) {
+        for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!COMMON.contains(f) && !endpointFields.contains(f)) {
+                throw ApiException.badRequest(f, "unknown or unsupported field '" + f + "'");
+            }
+        }
+    }
+
+    private interface Check {
+        boolean neutral(JsonNode n);
+    }
+
+    /** Refuses {@code field} unless it is absent, null or at its neutral value. */
+    private static void unsupportedUnless(JsonNode body, String field, Check neutral, String why) {
+        JsonNode n = body.get(field);
+        if (n != null && !n.isNull() && !neutral.neutral(n)) {
+            throw ApiException.badRequest(field, "unsupported value for '" + field + "' (" + n + "): " + why);
+        }
+    }
+
+    private int[] encodeText(String s, boolean addSpecial, String param) {
+        int[] ids = text.encode(s, addSpecial, param);
+        if (ids.length == 0) {
+            throw ApiException.badRequest(param, "'" + param + "' encodes to no tokens");
+        }
+        return ids;
+    }
+
+    private int[] tokenIds(JsonNode arr, String param) {
+        if (!arr.isArray()) {
+            throw ApiException.badRequest(param, "'" + param + "' must be an array of token ids, got " + kind(arr));
+        }
+        if (arr.isEmpty() && param.startsWith("prompt")) {
+            throw ApiException.badRequest(param, "'" + param + "' must hold at least one token id");
+        }
+        int[] ids = new int[arr.size()];
+        for (int i = 0; i < ids.length; i++) {
+            JsonNode e = arr.get(i);
+            if (!e.isIntegralNumber() || !e.canConvertToInt()) {
+                throw ApiException.badRequest(param, "'" + param + "[" + i + "]' must be an integer token id, got " + e);
+            }
+            int id = e.asInt();
+            if (id < 0 || id >= vocab) {
+                throw ApiException.badRequest(param, "'" + param + "[" + i + "]' = " + id
+                        + " is outside the vocabulary [0, " + vocab + ")");
+            }
+            ids[i] = id;
+        }
+        return ids;
+    }
+
+    private static boolean bool(JsonNode body, String field, boolean dflt) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            return dflt;
+        }
+        if (!n.isBoolean()) {
+            throw ApiException.badRequest(field, "'" + field + "' must be a boolean, got " + kind(n));
+        }
+        return n.asBoolean();
+    }
+
+    private static double number(JsonNode body, String field, double dflt) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            return dflt;
+        }
+        if (!n.isNumber()) {
+            throw ApiException.badRequest(field, "'" + field + "' must be a number, got " + kind(n));
+        }
+        return n.asDouble();
+    }
+
+    /** A token limit: absent = 0 (the context decides), otherwise an integer of at least 1. */
+    private static int maxTokens(JsonNode body, String field) {
+        JsonNode n = body.get(field);
+        if (n == null || n.isNull()) {
+            return 0;
+        }
+        if (!n.isIntegralNumber() || !n.canConvertToInt()) {
+            throw ApiException.badRequest(field, "'" + field + "' must be an integer, got " + n);
+        }
+        if (n.asInt() < 1) {
+            throw ApiException.badRequest(field, "'" + field + "' must be at least 1, got " + n.asInt());
+        }
+        return n.asInt();
+    }
+
+    private static Object plain(JsonNode n) {
+        if (n.isTextual()) {
+            return n.asText();
+        } else if (n.isBoolean()) {
+            return n.asBoolean();
+        } else if (n.isIntegralNumber()) {
+            return n.asLong();
+        } else if (n.isNumber()) {
+            return n.asDouble();
+        } else if (n.isArray()) {
+            List<Object> l = new ArrayList<>();
+            n.forEach(e -> l.add(plain(e)));
+            return l;
+        } else if (n.isObject()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            n.fields().forEachRemaining(e -> m.put(e.getKey(), plain(e.getValue())));
+            return m;
+        }
+        return null;
+    }
+
+    static String kind(JsonNode n) {
+        return switch (n.getNodeType()) {
+            case STRING -> "a string";
+            case NUMBER -> "a number";
+            case BOOLEAN -> "a boolean";
+            case ARRAY -> "an array";
+            case OBJECT -> "an object";
+            case NULL -> "null";
+            default -> n.getNodeType().toString().toLowerCase(java.util.Locale.ROOT);
+        };
+    }
+}

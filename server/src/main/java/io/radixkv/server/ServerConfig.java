@@ -1,0 +1,46 @@
+package io.radixkv.server;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * HTTP-side settings.
+ *
+ * @param host address to bind ({@code 0.0.0.0} for all interfaces)
+ * @param port TCP port; 0 picks a free one ({@link OpenAiServer#port()} tells which)
+ * @param servedModelName the model id clients send in {@code model} and {@code /v1/models} lists
+ * @param maxWaiting requests queued beyond the engine's running slots before new ones are
+ *     refused with 429 (the bounded waiting queue)
+ * @param shutdownGrace how long shutdown lets running requests finish before aborting them
+ */
+public record ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace) {
+    public ServerConfig {
+        Objects.requireNonNull(host, "host");
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("port must be in 0..65535, got " + port);
+        }
+        if (servedModelName == null || servedModelName.isBlank()) {
+            throw new IllegalArgumentException("servedModelName must not be blank");
+        }
+        if (maxWaiting < 0) {
+            throw new IllegalArgumentException("maxWaiting must not be negative, got " + maxWaiting);
+        }
+        Objects.requireNonNull(shutdownGrace, "shutdownGrace");
+        if (shutdownGrace.isNegative()) {
+            throw new IllegalArgumentException("shutdownGrace must not be negative, got " + shutdownGrace);
+        }
+    }
+
+    /** Loopback, an ephemeral port, 256 waiting requests, 30 s grace. */
+    public static ServerConfig local(String servedModelName) {
+        return new ServerConfig("127.0.0.1", 0, servedModelName, 256, Duration.ofSeconds(30));
+    }
+
+    public ServerConfig withMaxWaiting(int n) {
+        return new ServerConfig(host, port, servedModelName, n, shutdownGrace);
+    }
+
+    public ServerConfig withShutdownGrace(Duration d) {
+        return new ServerConfig(host, port, servedModelName, maxWaiting, d);
+    }
+}

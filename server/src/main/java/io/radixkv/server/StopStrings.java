@@ -1,0 +1,80 @@
+package io.radixkv.server;
+
+import java.util.List;
+
+/**
+ * Stop strings matched on the generated text, as vLLM does: the output ends just before the
+ * first stop string, which is not included, and no text past it is ever released. The end of
+ * the text that could still be the start of a stop string is held back until it cannot.
+ */
+final class StopStrings {
+    private final List<String> stops;
+    private final int holdBack;
+    private final StringBuilder pending = new StringBuilder();
+    private boolean matched;
+
+    StopStrings(List<String> stops) {
+        this.stops = List.copyOf(stops);
+        this.holdBack = stops.stream().mapToInt(String::length).max().orElse(1) - 1;
+    }
+
+    /** Adds generated text; returns the text that is now safe to emit. */
+    String accept(String text) {
+        if (matched) {
+            return "";
+        }
+        pending.append(text);
+        if (stops.isEmpty()) {
+            return drain();
+        }
+        int cut = -1;
+        for (String s : stops) {
+            int i = pending.indexOf(s);
+            if (i >= 0 && (cut < 0 || i < cut)) {
+                cut = i;
+            }
+        }
+        if (cut >= 0) {
+            matched = true;
+            String out = pending.substring(0, cut);
+            pending.setLength(0);
+            return out;
+        }
+        int safe = pending.length() - heldSuffix();
+        // never split a surrogate pair between what is emitted and what is held
+        if (safe > 0 && safe < pending.length() && Character.isHighSurrogate(pending.charAt(safe - 1))) {
+            safe--;
+        }
+        if (safe <= 0) {
+            return "";
+        }
+        String out = pending.substring(0, safe);
+        pending.delete(0, safe);
+        return out;
+    }
+
+    /** Length of the longest end of the pending text that a stop string starts with. */
+    private int heldSuffix() {
+        int n = pending.length();
+        for (int k = Math.min(holdBack, n); k > 0; k--) {
+            for (String s : stops) {
+                if (k < s.length() && CharSequence.compare(s.subSequence(0, k), pending.subSequence(n - k, n)) == 0) {
+                    return k;
+                }
+            }
+        }
+        return 0;
+    }
+
+    /** True once a stop string has been seen: generation must end. */
+    boolean matched() {
+        return matched;
+    }
+
+    /** At the end of generation without a match: everything still held back. */
+    String drain() {
+        String out = pending.toString();
+        pending.setLength(0);
+        return out;
+    }
+}

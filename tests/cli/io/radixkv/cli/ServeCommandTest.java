@@ -1,0 +1,89 @@
+package io.radixkv.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code radixkv serve} as a separate JVM (as the launcher runs it): it answers, and SIGTERM
+ * makes it shut down and exit.
+ */
+class ServeCommandTest {
+
+    @Test
+    void serveAnswersAndExitsOnSigterm() throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=io.radixkv,ai.djl.tokenizers",
+                "--add-opens", "io.radixkv.text/io.radixkv.text=jinjava",
+                "-Dradixkv.native.dir=" + System.getProperty("radixkv.native.dir", ""),
+                "--module-path", System.getProperty("jdk.module.path"),
+                "-cp", System.getProperty("java.class.path"),
+                "-m", "io.radixkv.cli/io.radixkv.cli.Main",
+                "serve", "--model", "tiny", "--backend", "cpu", "--port", "0", "--pages", "64",
+                "--max-seq-len", "512", "--shutdown-grace", "120"));
+        Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            URI base = null;
+            Pattern listening = Pattern.compile("listening on (http://\\S+)");
+            for (String line; base == null && (line = out.readLine()) != null; ) {
+                Matcher m = listening.matcher(line);
+                if (m.find()) {
+                    base = URI.create(m.group(1));
+                }
+            }
+            assertTrue(base != null, "serve printed its address");
+
+            HttpURLConnection health = (HttpURLConnection) base.resolve("/health").toURL().openConnection();
+            assertEquals(200, health.getResponseCode());
+
+            HttpURLConnection c = (HttpURLConnection) base.resolve("/v1/completions").toURL().openConnection();
+            c.setRequestMethod("POST");
+            c.setDoOutput(true);
+            c.setRequestProperty("Content-Type", "application/json");
+            try (OutputStream os = c.getOutputStream()) {
+                os.write("{\"model\":\"tiny\",\"prompt\":[1,2,3],\"max_tokens\":4}".getBytes(StandardCharsets.UTF_8));
+            }
+            assertEquals(200, c.getResponseCode());
+            JsonNode j = CliSupport.JSON.readTree(c.getInputStream());
+            assertEquals(4, j.get("usage").get("completion_tokens").asInt());
+
+            // a stream running when SIGTERM comes finishes within the grace period
+            HttpURLConnection s = (HttpURLConnection) base.resolve("/v1/completions").toURL().openConnection();
+            s.setRequestMethod("POST");
+            s.setDoOutput(true);
+            s.setRequestProperty("Content-Type", "application/json");
+            try (OutputStream os = s.getOutputStream()) {
+                os.write("{\"prompt\":[1,2,3],\"max_tokens\":40,\"stream\":true}".getBytes(StandardCharsets.UTF_8));
+            }
+            assertEquals(200, s.getResponseCode());
+            BufferedReader events = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
+            assertTrue(events.readLine().startsWith("data: {"));
+            p.destroy(); // SIGTERM
+            StringBuilder rest = new StringBuilder();
+            for (String line; (line = events.readLine()) != null; ) {
+                rest.append(line).append('\n');
+            }
+            assertTrue(rest.toString().contains("\"finish_reason\":\"length\"") && rest.toString().endsWith("data: [DONE]\n\n"),
+                    "the running stream completed: " + rest.substring(Math.max(0, rest.length() - 300)));
+            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "serve exits after SIGTERM");
+            assertEquals(143, p.exitValue(), "terminated by SIGTERM after the shutdown hook ran");
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package io.radixkv.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.radixkv.engine.Engine;
+import io.radixkv.engine.EngineConfig;
+import io.radixkv.engine.EngineStats;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** An engine + server on an ephemeral port, and a JDK HttpClient talking to it. */
+final class ServerTestSupport implements AutoCloseable {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    final Engine engine;
+    final OpenAiServer server;
+    final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10)).build();
+
+    ServerTestSupport(EngineConfig engineConfig, io.radixkv.text.HfTokenizer tokenizer, ServerConfig serverConfig) {
+        this.engine = Engine.start(engineConfig);
+        try {
+            this.server = OpenAiServer.start(engine, tokenizer, serverConfig);
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
+    }
+
+    /** The tiny preset (token ids only) on the CPU backend with a small pool. */
+    static ServerTestSupport tinyPreset(int numPages, int maxRunning, int maxWaiting) {
+        EngineConfig ec = EngineConfig.builder().model("tiny").backend("cpu").pageSize(16).numPages(numPages)
+                .maxRunning(maxRunning).maxBatchTokens(256).maxSeqLen(1024).build();
+        return new ServerTestSupport(ec, null, ServerConfig.local("tiny").withMaxWaiting(maxWaiting));
+    }
+
+    URI uri(String path) {
+        return server.baseUri().resolve(path);
+    }
+
+    HttpResponse<String> post(String path, String body) throws IOException, InterruptedException {
+        HttpRequest r = HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(120))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        return http.send(r, HttpResponse.BodyHandlers.ofString());
+    }
+
+    HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(60)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    static JsonNode json(HttpResponse<String> r) throws IOException {
+        return JSON.readTree(r.body());
+    }
+
+    /**
+     * Parses an SSE body as OpenAI streams it: events of one {@code data: ...} line each,
+     * separated by blank lines, the last one {@code [DONE]}. Fails on any other framing.
+     * Returns the JSON payloads before [DONE].
+     */
+    static List<JsonNode> sseEvents(String body) throws IOException {
+        List<JsonNode> out = new ArrayList<>();
+        assertTrue(body.endsWith("\n\n"), "an SSE stream ends with a blank line: " + tail(body));
+        String[] events = body.substring(0, body.length() - 2).split("\n\n", -1);
+        for (int i = 0; i < events.length; i++) {
+            String ev = events[i];
+            assertTrue(ev.startsWith("data: ") && !ev.contains("\n"), "event " + i + " is not one data: line: " + ev);
+            String data = ev.substring("data: ".length());
+            if (i == events.length - 1) {
+                assertEquals("[DONE]", data, "the stream ends with data: [DONE]");
+            } else {
+                out.add(JSON.readTree(data));
+            }
+        }
+        return out;
+    }
+
+    private static String tail(String s) {
+        return s.length() < 200 ? s : s.substring(s.length() - 200);
+    }
+
+    /** Waits until the engine is idle, then checks every page is free or the cache's. */
+    void assertPagesConserved() throws InterruptedException {
+        EngineStats s = engine.snapshot();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while ((s.running() != 0 || s.waiting() != 0 || s.freePages() + s.cachedPages() != s.numPages())
+                && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            s = engine.snapshot();
+        }
+        assertEquals(0, s.running(), "running requests");
+        assertEquals(0, s.waiting(), "waiting requests");
+        assertEquals(s.numPages(), s.freePages() + s.cachedPages(),
+                "every page is free or cached once idle (free " + s.freePages() + ", cached " + s.cachedPages() + ")");
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.close();
+        } finally {
+            engine.close();
+        }
+    }
+}
