@@ -1,7 +1,7 @@
 package io.radixkv.server;
 
 import io.radixkv.engine.Engine;
-import io.radixkv.engine.FinishReason;
+import io.radixkv.sched.FinishReason;
 import io.radixkv.engine.GenerateRequest;
 import io.radixkv.engine.RequestHandle;
 import io.radixkv.engine.RequestResult;
