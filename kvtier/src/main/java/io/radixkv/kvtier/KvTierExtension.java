@@ -160,7 +160,7 @@ public final class KvTierExtension implements KvExtension, CacheListener, AutoCl
 
     /** The tier's counters (all zero without a tier). */
     public KvTierStats tierStats() {
-        return tier == null ? new KvTierStats(0, 0, 0, 0, 0, 0, 0) : tier.stats();
+        return tier == null ? new KvTierStats(0, 0, 0, 0, 0, 0, 0, 0) : tier.stats();
     }
 
     /** Waits until queued tier writes were sent; false on timeout. */

@@ -10,6 +10,7 @@ package io.radixkv.kvtier;
  * @param bytesFetched  bytes loaded
  * @param rejected      entries refused by the header check (foreign model or layout, corrupt, truncated)
  * @param errors        Redis errors (each one a miss or a dropped write, never a failure)
+ * @param fetchNanos    engine-thread time spent in fetches (MGET, checks, copies out of the reply)
  */
 public record KvTierStats(long pagesWritten, long bytesWritten, long writesDropped, long pagesFetched,
-                          long bytesFetched, long rejected, long errors) {}
+                          long bytesFetched, long rejected, long errors, long fetchNanos) {}

@@ -62,6 +62,7 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
     private final AtomicLong bytesFetched = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
+    private final AtomicLong fetchNanos = new AtomicLong();
     private long windowStart = System.nanoTime();
     private long windowBytes;
 
@@ -125,6 +126,15 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
         if (maxPages <= 0 || System.currentTimeMillis() < quietUntil) {
             return List.of();
         }
+        long t0 = System.nanoTime();
+        try {
+            return doFetch(ns, tokens, fromPage, maxPages);
+        } finally {
+            fetchNanos.addAndGet(System.nanoTime() - t0);
+        }
+    }
+
+    private List<MemorySegment> doFetch(Namespace ns, int[] tokens, int fromPage, int maxPages) {
         byte[][] chain = hasher.chain(ns, tokens, pageSize, fromPage + maxPages);
         byte[][] keys = new byte[maxPages][];
         for (int i = 0; i < maxPages; i++) {
@@ -208,7 +218,7 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
 
     KvTierStats stats() {
         return new KvTierStats(pagesWritten.get(), bytesWritten.get(), writesDropped.get(), pagesFetched.get(),
-                bytesFetched.get(), rejected.get(), errors.get());
+                bytesFetched.get(), rejected.get(), errors.get(), fetchNanos.get());
     }
 
     @Override
