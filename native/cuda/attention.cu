@@ -16,6 +16,7 @@
 
 #include "rkv_cuda_common.cuh"
 #include "rkv_dtype.h"
+#include "rkv_mask.h"
 #include "rkv_softmax.h"
 
 namespace {
@@ -47,11 +48,6 @@ __device__ __forceinline__ int64_t row_offset(const int32_t* indices, int32_t fi
   return ((page * ps + t % ps) * nkv + kvh) * (int64_t)hd;
 }
 
-// Base-2 logit of a score already multiplied by q_mul (sm_scale * k_scale, and log2(e) or 1/cap).
-__device__ __forceinline__ float to_logit2(float s, float cap) {
-  return cap > 0.f ? cap * rkv::kLog2e * tanhf(s) : s;
-}
-
 struct Params {
   const void* q;
   int q_dtype;
@@ -67,6 +63,7 @@ struct Params {
   const int32_t* indices;
   const int32_t* last;
   float q_mul, cap, v_mul;
+  int32_t window_left;  // -1: no sliding window
 };
 
 // ---------------------------------------------------------------- decode
@@ -80,8 +77,10 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int G = p.nqo / p.nkv;
   const int64_t len = seq_len(p.indptr, p.last, b, p.ps);
-  const int64_t chunk = (len + nsplit - 1) / nsplit;
-  const int64_t t0 = min(len, (int64_t)z * chunk), t1 = min(len, t0 + chunk);
+  // the query is at position len - 1; positions before its window are in no chunk (never read)
+  const int64_t begin = len > 0 ? rkv::window_begin(len - 1, p.window_left) : 0;
+  const int64_t chunk = (len - begin + nsplit - 1) / nsplit;
+  const int64_t t0 = min(len, begin + (int64_t)z * chunk), t1 = min(len, t0 + chunk);
   const int32_t first = p.indptr[b];
 
   __shared__ float sm_m[kWarps][kDecodeGroup], sm_l[kWarps][kDecodeGroup];
@@ -119,7 +118,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
         float s = 0.f;
 #pragma unroll
         for (int i = 0; i < VEC; i++) s = fmaf(qv[g][i], kv[i], s);
-        float x = to_logit2(warp_sum(s), p.cap);
+        float x = rkv::logit_base2(warp_sum(s), p.cap);
         float m_new = fmaxf(m[g], x);
         float sc = rkv::softmax_rescale(m[g], m_new);
         float pr = exp2f(x - m_new);
@@ -213,31 +212,31 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
   const int32_t first = p.indptr[it.b];
 
   __shared__ float ks[kPrefillTile][kMaxHeadDim], vs[kPrefillTile][kMaxHeadDim];
-  __shared__ int64_t sm_end[kWarps];
+  __shared__ int64_t sm_begin[kWarps], sm_end[kWarps];
 
   float qv[kPrefillRowsPerWarp][VEC], o[kPrefillRowsPerWarp][VEC], m[kPrefillRowsPerWarp], l[kPrefillRowsPerWarp];
-  int64_t lim[kPrefillRowsPerWarp], orow[kPrefillRowsPerWarp];
-  int64_t warp_end = 0;
+  // row j sees KV positions [lo[j], lim[j])
+  int64_t lo[kPrefillRowsPerWarp], lim[kPrefillRowsPerWarp], orow[kPrefillRowsPerWarp];
+  int64_t warp_begin = INT64_MAX, warp_end = 0;
 #pragma unroll
   for (int j = 0; j < kPrefillRowsPerWarp; j++) {
     const int64_t r = (int64_t)it.r0 + warp * kPrefillRowsPerWarp + j;
     m[j] = -INFINITY;
     l[j] = 0.f;
+    lo[j] = 0;
     lim[j] = 0;
     orow[j] = -1;
     if (r < rows_total) {
       const int64_t i = r / G;
       const int g = (int)(r % G);
       const int64_t pos = off + i;
-      int64_t ext = pos;
-      if (bidir_indptr != nullptr) {
-        for (int32_t k = bidir_indptr[it.b]; k < bidir_indptr[it.b + 1]; k++) {
-          int64_t s = bidir_regions[2 * k], e = bidir_regions[2 * k + 1];
-          if (s <= pos && pos < e && e - 1 > ext) ext = e - 1;
-        }
-      }
+      const int64_t ext = bidir_indptr != nullptr
+                              ? rkv::causal_last(pos, bidir_regions, bidir_indptr[it.b], bidir_indptr[it.b + 1])
+                              : pos;
+      lo[j] = rkv::window_begin(pos, p.window_left);
       lim[j] = ext + 1;
       orow[j] = (q_begin + i) * p.nqo + it.kvh * G + g;
+      warp_begin = min(warp_begin, lo[j]);
       warp_end = max(warp_end, lim[j]);
     }
 #pragma unroll
@@ -247,12 +246,19 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
       qv[j][i] = (orow[j] >= 0 && d < p.hd) ? rkv::load_as_float(p.q, orow[j] * p.hd + d, p.q_dtype) * p.q_mul : 0.f;
     }
   }
-  if (lane == 0) sm_end[warp] = warp_end;
+  if (lane == 0) {
+    sm_begin[warp] = warp_begin;
+    sm_end[warp] = warp_end;
+  }
   __syncthreads();
-  int64_t kv_end = 0;
-  for (int w = 0; w < kWarps; w++) kv_end = max(kv_end, sm_end[w]);
+  int64_t kv_begin = INT64_MAX, kv_end = 0;
+  for (int w = 0; w < kWarps; w++) {
+    kv_begin = min(kv_begin, sm_begin[w]);
+    kv_end = max(kv_end, sm_end[w]);
+  }
 
-  for (int64_t t0 = 0; t0 < kv_end; t0 += kPrefillTile) {
+  // tiles cover [kv_begin, kv_end): positions before every row's window are never read
+  for (int64_t t0 = kv_begin; t0 < kv_end; t0 += kPrefillTile) {
     const int nt = (int)min((int64_t)kPrefillTile, kv_end - t0);
     __syncthreads();  // previous tile fully consumed
     for (int idx = threadIdx.x; idx < nt * p.hd; idx += kThreads) {
@@ -273,11 +279,11 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
       const int64_t t = t0 + jt;
 #pragma unroll
       for (int j = 0; j < kPrefillRowsPerWarp; j++) {
-        if (t >= lim[j]) continue;  // warp-uniform: lim is the same in every lane
+        if (t < lo[j] || t >= lim[j]) continue;  // warp-uniform: the limits are the same in every lane
         float s = 0.f;
 #pragma unroll
         for (int i = 0; i < VEC; i++) s = fmaf(qv[j][i], kv[i], s);
-        const float x = to_logit2(warp_sum(s), p.cap);
+        const float x = rkv::logit_base2(warp_sum(s), p.cap);
         const float m_new = fmaxf(m[j], x);
         const float sc = rkv::softmax_rescale(m[j], m_new);
         const float pr = exp2f(x - m_new);
@@ -323,13 +329,14 @@ __global__ void merge_state_kernel(const float* v_a, const float* s_a, const flo
 bool io_dtype(int32_t d) { return d == RKV_DTYPE_F32 || d == RKV_DTYPE_F16 || d == RKV_DTYPE_BF16; }
 
 int check_common(const Params& p, int batch, float sm_scale, float k_scale, float v_scale) {
+  RKV_CUDA_CHECK_ARG(p.window_left >= -1, "window_left must be -1 (no window) or >= 0, got %d", p.window_left);
   RKV_CUDA_CHECK_ARG(batch >= 0, "batch_size must be >= 0, got %d", batch);
   RKV_CUDA_CHECK_ARG(p.nqo > 0 && p.nkv > 0 && p.nqo % p.nkv == 0,
                      "num_qo_heads (%d) must be a positive multiple of num_kv_heads (%d)", p.nqo, p.nkv);
   RKV_CUDA_CHECK_ARG(p.hd > 0 && p.hd <= kMaxHeadDim, "head_dim must be in 1..%d, got %d", kMaxHeadDim, p.hd);
   RKV_CUDA_CHECK_ARG(p.ps > 0, "page_size must be positive, got %d", p.ps);
   RKV_CUDA_CHECK_ARG(p.num_pages >= 0, "num_pages must be >= 0");
-  RKV_CUDA_CHECK_ARG(rkv_cuda::dtype_size(p.cache_dtype) > 0, "unknown cache dtype %d", p.cache_dtype);
+  RKV_CUDA_CHECK_ARG(rkv::dtype_size(p.cache_dtype) > 0, "unknown cache dtype %d", p.cache_dtype);
   RKV_CUDA_CHECK_ARG(io_dtype(p.q_dtype) && io_dtype(p.out_dtype), "q/out dtypes must be f32, f16 or bf16 (got %d, %d)",
                      p.q_dtype, p.out_dtype);
   RKV_CUDA_CHECK_ARG(std::isfinite(sm_scale) && sm_scale > 0.f, "sm_scale must be positive and finite");
@@ -345,7 +352,8 @@ int check_common(const Params& p, int batch, float sm_scale, float k_scale, floa
 Params make_params(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse, const void* k_cache,
                    const void* v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads,
                    int32_t num_kv_heads, int32_t head_dim, const int32_t* kv_indptr, const int32_t* kv_indices,
-                   const int32_t* kv_last_page_len, float sm_scale, float soft_cap, float k_scale, float v_scale) {
+                   const int32_t* kv_last_page_len, float sm_scale, float soft_cap, float k_scale, float v_scale,
+                   int32_t window_left) {
   Params p;
   p.q = q;
   p.q_dtype = q_dtype;
@@ -365,8 +373,9 @@ Params make_params(const void* q, int32_t q_dtype, void* out, int32_t out_dtype,
   p.last = kv_last_page_len;
   const bool fp8 = cache_dtype == RKV_DTYPE_FP8_E4M3 || cache_dtype == RKV_DTYPE_FP8_E5M2;
   p.cap = soft_cap > 0.f ? soft_cap : 0.f;
-  p.q_mul = sm_scale * (fp8 ? k_scale : 1.f) * (p.cap > 0.f ? 1.f / p.cap : rkv::kLog2e);
+  p.q_mul = rkv::logit_q_scale(sm_scale * (fp8 ? k_scale : 1.f), p.cap);
   p.v_mul = fp8 ? v_scale : 1.f;
+  p.window_left = window_left;
   return p;
 }
 
@@ -391,10 +400,10 @@ RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out,
                                       int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
                                       const int32_t* kv_indptr, const int32_t* kv_indices,
                                       const int32_t* kv_last_page_len, int32_t batch_size, float sm_scale,
-                                      float logits_soft_cap, float k_scale, float v_scale) {
+                                      float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
   Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
                          num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
-                         logits_soft_cap, k_scale, v_scale);
+                         logits_soft_cap, k_scale, v_scale, window_left);
   int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale);
   if (rc != RKV_OK || batch_size == 0) return rc;
   cudaStream_t stream = rkv_cuda::current_stream();
@@ -426,7 +435,7 @@ RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out,
     cudaFreeAsync(part_o, stream);
   }
   if (launch != cudaSuccess)
-    return rkv_cuda::set_error(RKV_ERR_CUDA, "decode attention launch: %s", cudaGetErrorString(launch));
+    return rkv::set_error(RKV_ERR_CUDA, "decode attention launch: %s", cudaGetErrorString(launch));
   return RKV_OK;
 }
 
@@ -437,10 +446,11 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
                                               int32_t head_dim, const int32_t* kv_indptr, const int32_t* kv_indices,
                                               const int32_t* kv_last_page_len, int32_t batch_size,
                                               const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                              int32_t window_left) {
   Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
                          num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
-                         logits_soft_cap, k_scale, v_scale);
+                         logits_soft_cap, k_scale, v_scale, window_left);
   int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale);
   if (rc != RKV_OK || batch_size == 0) return rc;
   RKV_CUDA_CHECK_ARG(qo_indptr != nullptr, "qo_indptr must not be NULL");
@@ -478,8 +488,8 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
   // the host vector must outlive the async copy
   cudaError_t sync = cudaStreamSynchronize(stream);
   cudaFreeAsync(d_items, stream);
-  if (e != cudaSuccess) return rkv_cuda::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(e));
-  if (sync != cudaSuccess) return rkv_cuda::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(sync));
+  if (e != cudaSuccess) return rkv::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(e));
+  if (sync != cudaSuccess) return rkv::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(sync));
   return RKV_OK;
 }
 

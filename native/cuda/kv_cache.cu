@@ -28,7 +28,7 @@ long long* g_flags[256] = {};
 int flag_for_current_device(long long** out) {
   int dev = 0;
   RKV_CUDA_TRY(cudaGetDevice(&dev));
-  if (dev < 0 || dev >= 256) return rkv_cuda::set_error(RKV_ERR_INTERNAL, "device id %d out of range", dev);
+  if (dev < 0 || dev >= 256) return rkv::set_error(RKV_ERR_INTERNAL, "device id %d out of range", dev);
   std::lock_guard<std::mutex> lock(g_flag_mutex);
   if (!g_flags[dev]) {
     void* p = nullptr;
@@ -171,7 +171,7 @@ RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src
   if (bad != kNoBadSlot) {
     int64_t slot = 0;
     RKV_CUDA_TRY(cudaMemcpy(&slot, slot_mapping + bad, sizeof slot, cudaMemcpyDeviceToHost));
-    return rkv_cuda::set_error(
+    return rkv::set_error(
         RKV_ERR_INVALID_ARGUMENT,
         "rkv_cuda_reshape_and_cache: slot_mapping[%lld] = %lld is out of range (num_pages * page_size = %lld)",
         bad, (long long)slot, (long long)num_slots);
@@ -198,12 +198,12 @@ RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, i
   }
   char msg[256];
   if (!rkv::check_block_mapping(block_mapping, num_pairs, num_pages, msg, sizeof msg))
-    return rkv_cuda::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_copy_blocks: %s", msg);
+    return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_copy_blocks: %s", msg);
   // Pointers (K0 V0 K1 V1 ...) and the mapping go to the device in one stream-ordered buffer.
   const size_t ptr_bytes = (size_t)num_layers * 2 * sizeof(void*);
   const size_t map_bytes = (size_t)num_pairs * 2 * sizeof(int64_t);
   char* host = (char*)std::malloc(ptr_bytes + map_bytes);
-  if (!host) return rkv_cuda::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_cuda_copy_blocks: host staging buffer");
+  if (!host) return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_cuda_copy_blocks: host staging buffer");
   for (int32_t l = 0; l < num_layers; ++l) {
     ((void**)host)[2 * l] = k_caches[l];
     ((void**)host)[2 * l + 1] = v_caches[l];
@@ -218,14 +218,14 @@ RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, i
   std::free(host);
   if (err != cudaSuccess) {
     if (dev) cudaFreeAsync(dev, s);
-    return rkv_cuda::set_error(RKV_ERR_CUDA, "rkv_cuda_copy_blocks: staging: %s", cudaGetErrorString(err));
+    return rkv::set_error(RKV_ERR_CUDA, "rkv_cuda_copy_blocks: staging: %s", cudaGetErrorString(err));
   }
   copy_blocks_kernel<<<dim3((unsigned)num_pairs, (unsigned)(num_layers * 2)), 256, 0, s>>>(
       (char* const*)dev, (const int64_t*)((char*)dev + ptr_bytes), page_bytes, aligned);
   cudaError_t launch = cudaGetLastError();
   RKV_CUDA_TRY(cudaFreeAsync(dev, s));
   if (launch != cudaSuccess)
-    return rkv_cuda::set_error(RKV_ERR_CUDA, "rkv_cuda_copy_blocks: launch: %s", cudaGetErrorString(launch));
+    return rkv::set_error(RKV_ERR_CUDA, "rkv_cuda_copy_blocks: launch: %s", cudaGetErrorString(launch));
   return RKV_OK;
 }
 

@@ -63,7 +63,7 @@ extern "C" {
 #define RKV_DTYPE_FP8_E4M3 3
 #define RKV_DTYPE_FP8_E5M2 4
 
-#define RKV_ABI_VERSION 1
+#define RKV_ABI_VERSION 2
 
 /* ---- library ---- */
 
@@ -129,14 +129,19 @@ RKV_API int rkv_copy_blocks(void* const* k_caches, void* const* v_caches, int32_
  * q: [batch, num_qo_heads, head_dim] of q_dtype (f32, f16, bf16); out: same shape, out_dtype;
  * lse: [batch, num_qo_heads] f32 (may be NULL). num_qo_heads % num_kv_heads == 0 (GQA/MQA/MHA).
  * logits_soft_cap <= 0 disables soft-capping (else logits = cap * tanh(logits / cap)),
- * applied after sm_scale. */
+ * applied after sm_scale.
+ * window_left (FlashInfer's convention, both attention kinds and their rkv_cuda_ twins):
+ * -1 for no window, else >= 0: a query at KV position p sees only keys k >= p - window_left
+ * (a sliding window of window_left + 1 keys counting itself); positions before the window
+ * are never read. */
 RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                  const void* k_cache, const void* v_cache, int32_t cache_dtype,
                                  int64_t num_pages, int32_t page_size,
                                  int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
                                  const int32_t* kv_indptr, const int32_t* kv_indices,
                                  const int32_t* kv_last_page_len, int32_t batch_size,
-                                 float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+                                 float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                 int32_t window_left);
 
 /* Append prefill (extend) with a causal mask aligned to the right:
  * q: [total_q, num_qo_heads, head_dim], qo_indptr[batch+1] (int32, q rows of sequence b are
@@ -145,7 +150,8 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
  * out: like q; lse: [total_q, num_qo_heads] (may be NULL).
  * bidir_indptr[batch+1] / bidir_regions[2*n] (may both be NULL): per sequence, half-open KV
  * position ranges [start, end) whose positions all see each other (image regions); positions
- * inside a region also see every earlier position as usual. */
+ * inside a region also see every earlier position as usual. window_left (see decode)
+ * bounds every query's keys from below, on top of the causal/bidirectional upper bound. */
 RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                          const int32_t* qo_indptr,
                                          const void* k_cache, const void* v_cache, int32_t cache_dtype,
@@ -154,7 +160,8 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
                                          const int32_t* kv_indptr, const int32_t* kv_indices,
                                          const int32_t* kv_last_page_len, int32_t batch_size,
                                          const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                         float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+                                         float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                         int32_t window_left);
 
 /* Merge two partial attention states over disjoint KV ranges (FlashInfer merge_state):
  * v_a, v_b, v_out: [num_tokens, num_heads, head_dim] f32; s_a, s_b, s_out: [num_tokens, num_heads] LSE.
@@ -167,12 +174,18 @@ RKV_API int rkv_merge_state(const float* v_a, const float* s_a, const float* v_b
 /* y[m, n] = x[m, k] . w[n, k]^T (+ y if accumulate != 0). w of w_dtype (f32 or bf16), row-major. */
 RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
                        int64_t m, int64_t n, int64_t k, int32_t accumulate);
-/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w[:]; y may alias x. */
-RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps);
+/* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * (w_offset + w[:]); w_offset 0 (x.w) or 1
+ * (Gemma's x.(1+w)); y may alias x. Per-head q/k norms: rows = tokens * heads, dim = head_dim. */
+RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,
+                        float w_offset);
 /* Rotary embedding in place (Llama / GPT-NeoX "rotate_half" layout), q: [n, num_q_heads, head_dim],
  * k: [n, num_kv_heads, head_dim], positions[n] int32 >= 0. */
 RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens,
                      int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, float theta);
+/* The same rotation with angle = position * inv_freq[i] from a table of head_dim / 2 doubles
+ * (any RoPE scaling: default, linear, llama3; per-layer theta). */
+RKV_API int rkv_rope_table(float* q, float* k, const int32_t* positions, int64_t num_tokens,
+                           int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double* inv_freq);
 /* out[r, i] = silu(gate_up[r, i]) * gate_up[r, inter + i]; gate_up: [rows, 2*inter]. */
 RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
 /* out[i, :] = table[ids[i], :] (table [vocab, dim] of dtype f32 or bf16); ids outside [0, vocab) fail. */
@@ -182,6 +195,14 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
 RKV_API int rkv_add_inplace(float* y, const float* x, int64_t n);
 /* out[r] = argmax(logits[r, :]) (first maximum). */
 RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out);
+/* out[r, i] = gelu_tanh(gate_up[r, i]) * gate_up[r, inter + i] (GELU, tanh approximation). */
+RKV_API int rkv_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
+/* y[r, i] += bias[i] for r < rows, i < n. */
+RKV_API int rkv_add_bias(float* y, const float* bias, int64_t rows, int32_t n);
+/* x[i] = cap * tanh(x[i] / cap), cap > 0. */
+RKV_API int rkv_soft_cap(float* x, int64_t n, float cap);
+/* x[i] *= s. */
+RKV_API int rkv_scale(float* x, int64_t n, float s);
 
 /* ---- CUDA (libradixkv_cuda only; every tensor and table pointer is a device pointer) ---- */
 
@@ -207,7 +228,8 @@ RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out,
                                       int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
                                       const int32_t* kv_indptr, const int32_t* kv_indices,
                                       const int32_t* kv_last_page_len, int32_t batch_size,
-                                      float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+                                      float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                      int32_t window_left);
 RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                               const int32_t* qo_indptr,
                                               const void* k_cache, const void* v_cache, int32_t cache_dtype,
@@ -216,7 +238,8 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
                                               const int32_t* kv_indptr, const int32_t* kv_indices,
                                               const int32_t* kv_last_page_len, int32_t batch_size,
                                               const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale);
+                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                              int32_t window_left);
 RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
                                  float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim);
 

@@ -8,7 +8,7 @@
 //   scores  S[R][BT] = Q . K^T for a block of BT tokens (register tiles of GB rows x TB tokens,
 //                      each K vector converted once per GB rows, one transpose-reduction per
 //                      W dot products),
-//   softmax per row, online (base-2 max/sum), masked by a per-row exclusive position limit,
+//   softmax per row, online (base-2 max/sum), masked by a per-row visible range [lo, hi),
 //   values  O[R][hd] += P . V (register tiles of RB rows x CB head_dim chunks, each V vector
 //                      converted once per RB rows).
 // Each K/V row is therefore read once per call, for all R rows: GQA groups read K/V once per
@@ -141,24 +141,31 @@ static void scores_block(const float* Q, int R, int hd, const uint8_t* const* kr
 }
 
 // ---- online softmax over one block ----
-// S rows hold raw scaled scores for tokens t0 .. t0+n; lim[r] is row r's exclusive position
-// limit. On return S holds the probabilities exp2(x - m_new) (0 where masked), m/l are updated
-// and scale[r] is the factor to apply to the row's previous output accumulator.
-static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, const int64_t* lim, float soft_cap,
-                          float* m, float* l, float* scale) {
+// S rows hold raw scaled scores for tokens t0 .. t0+n; row r sees the positions
+// [lim.lo[r], lim.hi[r]). On return S holds the probabilities exp2(x - m_new) (0 where
+// masked), m/l are updated, scale[r] is the factor to apply to the row's previous output
+// accumulator and the block-local tokens [vis[r], vis[R + r]) are the ones row r sees: the
+// value loop reads no other token for the row (a masked token's probability is 0, but
+// 0 * Inf in its V would be NaN).
+static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, RowLimits lim, float soft_cap, float* m,
+                          float* l, float* scale, int* vis) {
   const int n_pad = (n + I::W - 1) / I::W * I::W;
   const typename I::V ninf = I::set1(-INFINITY);
   for (int r = 0; r < R; r++) {
     float* row = S + (int64_t)r * ldS;
     if (soft_cap > 0.f) {
-      // q was pre-scaled by 1/cap: x2 = cap * log2(e) * tanh(s)
-      const typename I::V c = I::set1(soft_cap * kLog2e);
-      for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::mul(c, I::tanh(I::load(row + t))));
+      // q was pre-scaled by logit_q_scale: the base-2 logit is logit_base2(s, cap)
+      for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::logit2(I::load(row + t), soft_cap));
     }
-    int64_t visible = lim[r] - t0;  // tokens t < visible are visible
-    int nv = visible >= n ? n : (visible <= 0 ? 0 : (int)visible);
-    for (int t = nv; t < n_pad; t++) row[t] = -INFINITY;
-    if (nv == 0) {
+    const int64_t lo = lim.lo[r] - t0, hi = lim.hi[r] - t0;  // visible block-local tokens [lo, hi)
+    const int v0 = lo <= 0 ? 0 : (lo >= n ? n : (int)lo);
+    int v1 = hi >= n ? n : (hi <= 0 ? 0 : (int)hi);
+    if (v1 < v0) v1 = v0;
+    vis[r] = v0;
+    vis[R + r] = v1;
+    for (int t = 0; t < v0; t++) row[t] = -INFINITY;
+    for (int t = v1; t < n_pad; t++) row[t] = -INFINITY;
+    if (v1 == v0) {
       // nothing visible in this block: state unchanged, zero probabilities
       scale[r] = 1.f;
       for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::zero());
@@ -182,21 +189,48 @@ static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, const int
 }
 
 // ---- values: O[r][:] = O[r][:] * scale[r] + sum_t P[r][t] * v_t ----
+// Token t of this call is token t + toff of the softmax block, whose row r sees the block
+// tokens [vlo[r], vhi[r]) (Vis below): only those enter row r's sum.
+struct Vis {
+  const int* lo;
+  const int* hi;
+  int toff;
+};
+
 template <int DT, int RB, int CB>
 static inline void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                           const float* scale, int d0, Prefetcher& pf) {
+                           const float* scale, Vis vis, int d0, Prefetcher& pf) {
   typename I::V acc[RB][CB];
+  // [a, b): tokens every row sees; [u0, u1): tokens some row sees (call-local indices)
+  int a = 0, b = n, u0 = n, u1 = 0;
   for (int r = 0; r < RB; r++) {
     typename I::V s = I::set1(scale[r]);
     for (int c = 0; c < CB; c++) acc[r][c] = I::mul(s, I::load(O + (int64_t)r * hd + d0 + c * I::W));
+    const int lo = vis.lo[r] - vis.toff, hi = vis.hi[r] - vis.toff;
+    a = lo > a ? lo : a;
+    b = hi < b ? hi : b;
+    if (lo < hi) {
+      u0 = lo < u0 ? lo : u0;
+      u1 = hi > u1 ? hi : u1;
+    }
   }
-  for (int t = 0; t < n; t++) {
+  if (u0 < 0) u0 = 0;
+  if (u1 > n) u1 = n;
+  for (int t = u0; t < u1; t++) {
     pf.issue(pf.per_step);
     typename I::V vv[CB];
     for (int c = 0; c < CB; c++) vv[c] = I::template load_cvt<DT>(vrow[t], d0 + c * I::W);
-    for (int r = 0; r < RB; r++) {
-      typename I::V p = I::set1(P[(int64_t)r * ldP + t]);
-      for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p, vv[c], acc[r][c]);
+    if (t >= a && t < b) {
+      for (int r = 0; r < RB; r++) {
+        typename I::V p = I::set1(P[(int64_t)r * ldP + t]);
+        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p, vv[c], acc[r][c]);
+      }
+    } else {
+      for (int r = 0; r < RB; r++) {
+        if (t + vis.toff < vis.lo[r] || t + vis.toff >= vis.hi[r]) continue;
+        typename I::V p = I::set1(P[(int64_t)r * ldP + t]);
+        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p, vv[c], acc[r][c]);
+      }
     }
   }
   for (int r = 0; r < RB; r++)
@@ -220,17 +254,17 @@ static inline int pv_row_calls(int chunks) {
 
 template <int DT, int RB>
 static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                           const float* scale, Prefetcher& pf) {
+                           const float* scale, Vis vis, Prefetcher& pf) {
   const int chunks = hd / I::W;
   constexpr int CBMAX = pv_cbmax<RB>();
   int c = 0;
   if constexpr (CBMAX >= 4) {
-    for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
+    for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
   if constexpr (CBMAX >= 2) {
-    for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
+    for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
-  for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, c * I::W, pf);
+  for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
 }
 
 // pv_tile calls one pv_block makes (each steps once per token): spreads prefetches evenly.
@@ -244,21 +278,26 @@ static inline int pv_calls(int R, int hd) {
   return calls;
 }
 
-// pf.per_step must be set by the caller (line pairs per token step).
+// pf.per_step must be set by the caller (line pairs per token step). vis: [2][R] visible
+// ranges from softmax_block; toff: index of this call's first token in the softmax block.
 template <int DT>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                     const float* scale, Prefetcher& pf) {
+                     const float* scale, const int* vis, int toff, Prefetcher& pf) {
   int r = 0;
   if constexpr (I::kAcc >= 16) {
-    for (; r + 8 <= R; r += 8) pv_rows<DT, 8>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+    for (; r + 8 <= R; r += 8)
+      pv_rows<DT, 8>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, Vis{vis + r, vis + R + r, toff}, pf);
   }
   if constexpr (I::kAcc >= 8) {
-    for (; r + 4 <= R; r += 4) pv_rows<DT, 4>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+    for (; r + 4 <= R; r += 4)
+      pv_rows<DT, 4>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, Vis{vis + r, vis + R + r, toff}, pf);
   }
   if constexpr (I::kAcc >= 2) {
-    for (; r + 2 <= R; r += 2) pv_rows<DT, 2>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+    for (; r + 2 <= R; r += 2)
+      pv_rows<DT, 2>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, Vis{vis + r, vis + R + r, toff}, pf);
   }
-  for (; r < R; r++) pv_rows<DT, 1>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, pf);
+  for (; r < R; r++)
+    pv_rows<DT, 1>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, Vis{vis + r, vis + R + r, toff}, pf);
 }
 
 // Converts kBlock rows of the cache dtype into a contiguous f32 tile (GEMM-style packing for
@@ -275,17 +314,20 @@ static void pack_block(const uint8_t* const* src, int n, int hd, float* dst, con
 
 // Attention of R query rows per KV head for nh consecutive KV heads (starting at s.kv_head)
 // over tokens [t0, t1) of sequence view s. Q, O: [nh][R][hd] (pre-scaled q; O receives the
-// *unnormalized* accumulator), m, l: [nh][R]; lim[r]: exclusive visible-position limit of row r
-// (shared by the heads). The caller normalizes: out = O / l * v_mul.
+// *unnormalized* accumulator), m, l: [nh][R]; lim: the KV positions each row sees (shared by
+// the heads). The caller normalizes: out = O / l * v_mul.
 // Token blocks are visited in order; inside a block the heads are processed one after another,
 // so the block's K/V bytes (a contiguous region per page: all heads of each token) are consumed
 // together, and while head h of block i is computed, head h's rows of block i+1 are prefetched.
-// Scratch: S [R][kBlock], scale [R]; pack (f32, 2*kBlock*hd) only when pack != nullptr.
+// Scratch: S [R][kBlock], scale [R], vis [2R]; pack (f32, 2*kBlock*hd) only when not null.
 template <int DT>
-static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
-                          const int64_t* lim, float soft_cap, float* O, float* m, float* l, float* S, float* scale,
-                          float* pack) {
+static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1, RowLimits lim,
+                          float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   const int hd = s.head_dim;
+  float* S = sc.S;
+  float* scale = sc.scale;
+  float* pack = sc.pack;
+  int* vis = sc.vis;
   Rows cur, nxt;
   int64_t t = t0;
   int n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
@@ -317,16 +359,16 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
         pack_block<DT>(kr, n, hd, pack, pk);
         pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
         scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kBlock);
-        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
-        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, pf);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
+        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
       } else if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes)) {
         scores_block<kE4M3Finite>(Qh, R, hd, kr, n, S, kBlock);
-        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
-        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, pf);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
+        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
       } else {
         scores_block<DT>(Qh, R, hd, kr, n, S, kBlock);
-        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale);
-        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, pf);
+        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
+        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
       }
       pf.finish();
     }
@@ -336,14 +378,14 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
   }
 }
 
-static void attend_rows(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1, const int64_t* lim,
-                        float soft_cap, float* O, float* m, float* l, float* S, float* scale, float* pack) {
+static void attend_rows(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1, RowLimits lim,
+                        float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   switch (s.dtype) {
-    case RKV_DTYPE_F32: attend_rows_t<RKV_DTYPE_F32>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
-    case RKV_DTYPE_F16: attend_rows_t<RKV_DTYPE_F16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
-    case RKV_DTYPE_BF16: attend_rows_t<RKV_DTYPE_BF16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
-    case RKV_DTYPE_FP8_E4M3: attend_rows_t<RKV_DTYPE_FP8_E4M3>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
-    default: attend_rows_t<RKV_DTYPE_FP8_E5M2>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, pack); break;
+    case RKV_DTYPE_F32: attend_rows_t<RKV_DTYPE_F32>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
+    case RKV_DTYPE_F16: attend_rows_t<RKV_DTYPE_F16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
+    case RKV_DTYPE_BF16: attend_rows_t<RKV_DTYPE_BF16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
+    case RKV_DTYPE_FP8_E4M3: attend_rows_t<RKV_DTYPE_FP8_E4M3>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
+    default: attend_rows_t<RKV_DTYPE_FP8_E5M2>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
   }
 }
 
@@ -351,11 +393,11 @@ static void attend_rows(const SeqView& s, int nh, const float* Q, int R, int64_t
 // K and V are consumed token-major in sub-tiles of 16 tokens, heads inner, so each page region
 // is read front to back (hardware prefetchers follow it) and the next block's whole region is
 // prefetched over this block's value loops. Scratch: S [nh][R][kBlock], scale [nh*R],
-// ones [R] (all 1: later sub-tiles must not rescale again).
+// vis [nh][2R], ones [R] (all 1: later sub-tiles must not rescale again).
 template <int DT>
-static void token_major_block(const SeqView& s, int nh, const float* Q, int R, int64_t t, int n, const int64_t* lim,
-                              float soft_cap, float* O, float* m, float* l, float* S, float* scale, const float* ones,
-                              const Rows& cur, Prefetcher& pf) {
+static void token_major_block(const SeqView& s, int nh, const float* Q, int R, int64_t t, int n, RowLimits lim,
+                              float soft_cap, float* O, float* m, float* l, const Scratch& sc, const Rows& cur,
+                              Prefetcher& pf) {
   constexpr int kSub = 16;
   const int hd = s.head_dim;
   const uint8_t* rows[kSub];
@@ -364,27 +406,26 @@ static void token_major_block(const SeqView& s, int nh, const float* Q, int R, i
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
       for (int i = 0; i < kSub; i++) rows[i] = cur.k[j0 + i] + hoff;
-      scores_block<DT>(Q + (int64_t)h * R * hd, R, hd, rows, nj, S + (int64_t)h * R * kBlock + j0, kBlock);
+      scores_block<DT>(Q + (int64_t)h * R * hd, R, hd, rows, nj, sc.S + (int64_t)h * R * kBlock + j0, kBlock);
     }
   }
   for (int h = 0; h < nh; h++)
-    softmax_block(S + (int64_t)h * R * kBlock, R, kBlock, t, n, lim, soft_cap, m + (int64_t)h * R, l + (int64_t)h * R,
-                  scale + (int64_t)h * R);
+    softmax_block(sc.S + (int64_t)h * R * kBlock, R, kBlock, t, n, lim, soft_cap, m + (int64_t)h * R,
+                  l + (int64_t)h * R, sc.scale + (int64_t)h * R, sc.vis + (int64_t)h * 2 * R);
   for (int j0 = 0; j0 < n; j0 += kSub) {
     const int nj = n - j0 < kSub ? n - j0 : kSub;
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
       for (int i = 0; i < kSub; i++) rows[i] = cur.v[j0 + i] + hoff;
-      pv_block<DT>(S + (int64_t)h * R * kBlock + j0, R, kBlock, rows, nj, O + (int64_t)h * R * hd, hd,
-                   j0 == 0 ? scale + (int64_t)h * R : ones, pf);
+      pv_block<DT>(sc.S + (int64_t)h * R * kBlock + j0, R, kBlock, rows, nj, O + (int64_t)h * R * hd, hd,
+                   j0 == 0 ? sc.scale + (int64_t)h * R : sc.ones, sc.vis + (int64_t)h * 2 * R, j0, pf);
     }
   }
 }
 
 template <int DT>
 static void attend_token_major_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
-                                 const int64_t* lim, float soft_cap, float* O, float* m, float* l, float* S,
-                                 float* scale, const float* ones) {
+                                 RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   const int hd = s.head_dim;
   const int region = nh * s.row_bytes;  // bytes of all heads of one token
   Rows cur, nxt;
@@ -403,9 +444,9 @@ static void attend_token_major_t(const SeqView& s, int nh, const float* Q, int R
     }
     pf.spread((int64_t)n * nh * pv_calls(R, hd));
     if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(cur.k, cur.v, n, region))
-      token_major_block<kE4M3Finite>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, S, scale, ones, cur, pf);
+      token_major_block<kE4M3Finite>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, sc, cur, pf);
     else
-      token_major_block<DT>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, S, scale, ones, cur, pf);
+      token_major_block<DT>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, sc, cur, pf);
     pf.finish();
     cur = nxt;
     t = tn;
@@ -414,13 +455,12 @@ static void attend_token_major_t(const SeqView& s, int nh, const float* Q, int R
 }
 
 static void attend_token_major(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
-                               const int64_t* lim, float soft_cap, float* O, float* m, float* l, float* S,
-                               float* scale, const float* ones) {
+                               RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   switch (s.dtype) {
-    case RKV_DTYPE_F32: attend_token_major_t<RKV_DTYPE_F32>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
-    case RKV_DTYPE_F16: attend_token_major_t<RKV_DTYPE_F16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
-    case RKV_DTYPE_BF16: attend_token_major_t<RKV_DTYPE_BF16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
-    case RKV_DTYPE_FP8_E4M3: attend_token_major_t<RKV_DTYPE_FP8_E4M3>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
-    default: attend_token_major_t<RKV_DTYPE_FP8_E5M2>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, S, scale, ones); break;
+    case RKV_DTYPE_F32: attend_token_major_t<RKV_DTYPE_F32>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
+    case RKV_DTYPE_F16: attend_token_major_t<RKV_DTYPE_F16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
+    case RKV_DTYPE_BF16: attend_token_major_t<RKV_DTYPE_BF16>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
+    case RKV_DTYPE_FP8_E4M3: attend_token_major_t<RKV_DTYPE_FP8_E4M3>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
+    default: attend_token_major_t<RKV_DTYPE_FP8_E5M2>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc); break;
   }
 }

@@ -13,15 +13,19 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define RKV_HAVE_X86 1
-// GCC 12 reports the deliberately undefined pass-through operands of AVX-512 intrinsics
-// (_mm512_undefined_*) as "maybe uninitialized" once they are inlined: a known false positive.
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+// GCC 12's AVX-512 headers build many intrinsics on a self-initialized _mm512_undefined_*
+// operand, which -W(maybe-)uninitialized reports once inlined (GCC bug 105593, fixed in 13).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include "kv_convert.h"
 #include "rkv_common.h"
+#include "rkv_isa.h"
 #include "rkv_kv.h"
+#include "stream_store.h"
 
 namespace rkv {
 namespace {
@@ -244,26 +248,48 @@ RKV_AVX2_INLINE void a2_store_bf16(uint16_t* p, __m256 v) {
   _mm_storeu_si128((__m128i*)p, a2_pack16(r));
 }
 
-template <int MB, int BIAS, uint32_t MAXC, uint32_t OVF, uint32_t MINN>
-RKV_AVX2_INLINE void a2_store_fp8(uint8_t* p, __m256 v) {
+// f32 -> fp8 codes (fp8_encode lane-wise) in 8 int32 lanes. Saturation is a clamp of |x| to
+// the largest finite value (every |x| >= max rounds or saturates to it: ties at max + half
+// ulp go to the even max); the normal range rounds the dropped mantissa bits to nearest even
+// with an integer add; the subnormal range adds 2^(24 - bias - mbits), whose ulp is the
+// smallest subnormal, so the FP adder rounds |x| to a multiple of it (RNE, exact: the
+// sum's bits minus the constant's are the code); NaN -> 0x7F.
+template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+RKV_AVX2_INLINE __m256i a2_fp8_codes(__m256 v) {
   constexpr int drop = 23 - MB;
+  constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
   __m256i u = _mm256_castps_si256(v);
   __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 24), s1(0x80));
   __m256i a = _mm256_and_si256(u, s1(0x7FFFFFFFu));
   __m256i nan = _mm256_cmpgt_epi32(a, s1(0x7F800000u));
-  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(a, drop), s1(1));
-  __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(a, _mm256_add_epi32(lsb, s1((1u << (drop - 1)) - 1u))), drop);
+  __m256i c = _mm256_min_epi32(a, s1(MAXF));
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(c, drop), s1(1));
+  __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(c, _mm256_add_epi32(lsb, s1((1u << (drop - 1)) - 1u))), drop);
   rn = _mm256_sub_epi32(rn, s1((uint32_t)(127 - BIAS) << MB));
-  constexpr float sub_scale = (float)(1u << (BIAS + MB - 1));
-  __m256 fs = _mm256_mul_ps(_mm256_castsi256_ps(a), _mm256_set1_ps(sub_scale));
-  __m256i rs = _mm256_cvtps_epi32(_mm256_round_ps(fs, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  __m256i r = _mm256_or_si256(sel(ge(a, MINN), rn, rs), sign);
-  r = sel(ge(a, OVF), _mm256_or_si256(sign, s1(MAXC)), r);
-  r = sel(nan, s1(0x7F), r);
+  __m256 fs = _mm256_add_ps(_mm256_castsi256_ps(c), _mm256_castsi256_ps(s1(magic)));
+  __m256i rs = _mm256_sub_epi32(_mm256_castps_si256(fs), s1(magic));
+  __m256i r = _mm256_or_si256(sel(ge(c, MINN), rn, rs), sign);
+  return sel(nan, s1(0x7F), r);
+}
+
+template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+RKV_AVX2_INLINE void a2_store_fp8(uint8_t* p, __m256 v) {
+  __m256i r = a2_fp8_codes<MB, BIAS, MAXF, MINN>(v);
   __m256i p16 = _mm256_packus_epi32(r, r);
   __m256i p8 = _mm256_packus_epi16(p16, p16);  // lane 0: r0..3 repeated, lane 1: r4..7 repeated
   __m128i lo = _mm256_castsi256_si128(p8), hi = _mm256_extracti128_si256(p8, 1);
   _mm_storel_epi64((__m128i*)p, _mm_unpacklo_epi32(lo, hi));
+}
+
+// 32 fp8 codes from four vectors of 8 in one 32-byte store.
+template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+RKV_AVX2_INLINE void a2_store_fp8x32(uint8_t* p, __m256 v0, __m256 v1, __m256 v2, __m256 v3) {
+  __m256i p01 = _mm256_packus_epi32(a2_fp8_codes<MB, BIAS, MAXF, MINN>(v0), a2_fp8_codes<MB, BIAS, MAXF, MINN>(v1));
+  __m256i p23 = _mm256_packus_epi32(a2_fp8_codes<MB, BIAS, MAXF, MINN>(v2), a2_fp8_codes<MB, BIAS, MAXF, MINN>(v3));
+  // dwords: v0[0..3] v1[0..3] v2[0..3] v3[0..3] | v0[4..7] v1[4..7] v2[4..7] v3[4..7]
+  __m256i b = _mm256_packus_epi16(p01, p23);
+  b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_si256((__m256i*)p, b);
 }
 
 template <int DD>
@@ -272,14 +298,27 @@ RKV_AVX2_INLINE void a2_store8(void* dst, int64_t i, __m256 v) {
   else if constexpr (DD == RKV_DTYPE_F16)
     _mm_storeu_si128((__m128i*)((uint16_t*)dst + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   else if constexpr (DD == RKV_DTYPE_BF16) a2_store_bf16((uint16_t*)dst + i, v);
-  else if constexpr (DD == RKV_DTYPE_FP8_E4M3) a2_store_fp8<3, 7, 0x7Eu, 0x43E80000u, 0x3C800000u>((uint8_t*)dst + i, v);
-  else a2_store_fp8<2, 15, 0x7Bu, 0x47700000u, 0x38800000u>((uint8_t*)dst + i, v);
+  else if constexpr (DD == RKV_DTYPE_FP8_E4M3) a2_store_fp8<3, 7, 0x43E00000u, 0x3C800000u>((uint8_t*)dst + i, v);
+  else a2_store_fp8<2, 15, 0x47600000u, 0x38800000u>((uint8_t*)dst + i, v);
 }
 
 template <int SD, int DD, int MODE>
 RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
   const __m256 vs = _mm256_set1_ps(scale);
   int64_t i = 0;
+  if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
+    for (; i + 32 <= n; i += 32) {
+      __m256 x[4];
+      for (int j = 0; j < 4; j++) {
+        x[j] = a2_load8<SD>(src, i + 8 * j);
+        if constexpr (MODE == kScaleMul) x[j] = _mm256_mul_ps(x[j], vs);
+        else if constexpr (MODE == kScaleDiv) x[j] = _mm256_div_ps(x[j], vs);
+      }
+      uint8_t* d = (uint8_t*)dst + i;
+      if constexpr (DD == RKV_DTYPE_FP8_E4M3) a2_store_fp8x32<3, 7, 0x43E00000u, 0x3C800000u>(d, x[0], x[1], x[2], x[3]);
+      else a2_store_fp8x32<2, 15, 0x47600000u, 0x38800000u>(d, x[0], x[1], x[2], x[3]);
+    }
+  }
   for (; i + 8 <= n; i += 8) {
     __m256 x = a2_load8<SD>(src, i);
     if constexpr (MODE == kScaleMul) x = _mm256_mul_ps(x, vs);
@@ -289,22 +328,6 @@ RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
   for (; i < n; ++i) convert_element(src, SD, i, dst, DD, i, MODE, scale);
 }
 
-bool cpu_has_avx512() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-  }();
-  return has;
-}
-
-bool cpu_has_avx2() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
-  }();
-  return has;
-}
 #endif  // RKV_HAVE_X86
 
 constexpr int kNumDtypes = 5;
@@ -312,7 +335,7 @@ struct Table {
   RowConvertFn fn[kNumDtypes][kNumDtypes][3];
 };
 
-enum Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+enum Isa { kScalar = kIsaScalar, kAvx2 = kIsaAvx2, kAvx512 = kIsaAvx512 };
 
 template <int SD, int DD, int MODE>
 void fill(Table& t, int isa) {
@@ -352,23 +375,8 @@ Table make_table(int vec) {
   return t;
 }
 
-// The best ISA of this CPU; RKV_ISA=scalar|avx2|avx512 in the environment lowers it (tests
-// use it to check every path against the scalar reference on one machine).
-int select_isa() {
-#if RKV_HAVE_X86
-  int best = cpu_has_avx512() ? kAvx512 : cpu_has_avx2() ? kAvx2 : kScalar;
-  if (const char* env = std::getenv("RKV_ISA")) {
-    int want = !std::strcmp(env, "scalar") ? kScalar : !std::strcmp(env, "avx2") ? kAvx2 : kAvx512;
-    if (want < best) best = want;
-  }
-  return best;
-#else
-  return kScalar;
-#endif
-}
-
 const Table& table() {
-  static const Table t = make_table(select_isa());
+  static const Table t = make_table(cpu_isa());
   return t;
 }
 
@@ -388,11 +396,18 @@ int convert_impl(const void* src, int32_t sd, void* dst, int32_t dd, int64_t n, 
   char* d = (char*)dst;
   const int ss = dtype_size(sd), ds = dtype_size(dd);
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) {
-    int64_t b = c * kChunk;
-    int64_t len = n - b < kChunk ? n - b : kChunk;
-    rc.fn(s + b * ss, d + b * ds, len, rc.scale);
+  // Outputs larger than the caches are streamed (no read-for-ownership of the destination).
+  const bool stream = n * ds > kStreamBytes;
+#pragma omp parallel if (chunks > 1)
+  {
+#pragma omp for schedule(static) nowait
+    for (int64_t c = 0; c < chunks; ++c) {
+      int64_t b = c * kChunk;
+      int64_t len = n - b < kChunk ? n - b : kChunk;
+      if (stream) stream_convert(rc, sd == dd, s + b * ss, ss, d + b * ds, ds, len);
+      else rc.fn(s + b * ss, d + b * ds, len, rc.scale);
+    }
+    if (stream) stream_fence();
   }
   return RKV_OK;
 }

@@ -1,7 +1,9 @@
-// Dense ops of the model runner (CPU): linear (GEMM), RMSNorm, rotary embedding, SiLU*mul,
-// embedding gather, residual add, argmax. f32 activations throughout; weights f32 or bf16.
+// Dense ops of the model runner (CPU): linear (GEMM), RMSNorm (x.w or x.(1+w)), rotary
+// embedding from an inv_freq table, SiLU*mul, embedding gather, residual add, argmax. f32 activations throughout; weights f32, bf16 or f16.
 //
 // GEMM strategy (y[m,n] = x[m,k] . w[n,k]^T):
+//   m <= 16       (decode) dense_gemv.cpp for every weight dtype: one weight stream per thread.
+//   f16 weights   dense_gemv.cpp per block of 16 rows.
 //   f32 weights   oneDNN dnnl_sgemm (row-major, B transposed); built-in kernel without oneDNN.
 //   bf16 weights  few rows (m < kBf16MatmulMinRows): built-in kernel widening bf16 in
 //                 registers (the cost is streaming the weights once);
@@ -18,6 +20,8 @@
 #include <vector>
 
 #include "dense_gemm.h"
+#include "dense_gemv.h"
+#include "rkv_dense_math.h"
 #include "rkv_common.h"
 
 #if defined(RKV_HAVE_DNNL)
@@ -101,8 +105,8 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
                        int32_t accumulate) {
   RKV_CHECK(m >= 0 && n >= 0 && k >= 0, "rkv_linear: negative shape m=%lld n=%lld k=%lld",
             static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k));
-  RKV_CHECK(w_dtype == RKV_DTYPE_F32 || w_dtype == RKV_DTYPE_BF16,
-            "rkv_linear: weight dtype %s (%d) is not supported (f32 or bf16)", rkv::dtype_name(w_dtype), w_dtype);
+  RKV_CHECK(w_dtype == RKV_DTYPE_F32 || w_dtype == RKV_DTYPE_BF16 || w_dtype == RKV_DTYPE_F16,
+            "rkv_linear: weight dtype %s (%d) is not supported (f32, bf16 or f16)", rkv::dtype_name(w_dtype), w_dtype);
   const int64_t lim = std::numeric_limits<int64_t>::max() / 8;
   RKV_CHECK(mul_fits(m, k, lim) && mul_fits(n, k, lim) && mul_fits(m, n, lim),
             "rkv_linear: shape m=%lld n=%lld k=%lld overflows", static_cast<long long>(m),
@@ -119,6 +123,15 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   RKV_CHECK(!overlaps(y, m * n * 4, x, m * k * 4) && !overlaps(y, m * n * 4, w, wbytes),
             "rkv_linear: y must not overlap x or w");
   const bool acc = accumulate != 0;
+  // Decode batches: bound by streaming the weights once (dense_gemv.cpp). f16 weights have no
+  // other kernel: larger m runs it per block of rows (each block re-streams the weights).
+  if (m <= rkv::dense::kGemvMaxRows || w_dtype == RKV_DTYPE_F16) {
+    for (int64_t i0 = 0; i0 < m; i0 += rkv::dense::kGemvMaxRows) {
+      const int64_t mb = m - i0 < rkv::dense::kGemvMaxRows ? m - i0 : rkv::dense::kGemvMaxRows;
+      rkv::dense::gemv_small(x + i0 * k, w, w_dtype, y + i0 * n, mb, n, k, acc);
+    }
+    return RKV_OK;
+  }
   if (w_dtype == RKV_DTYPE_F32) {
 #if defined(RKV_HAVE_DNNL)
     dnnl_status_t st = dnnl_sgemm('N', 'T', m, n, k, 1.f, x, k, static_cast<const float*>(w), k, acc ? 1.f : 0.f, y, n);
@@ -141,10 +154,12 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   return RKV_OK;
 }
 
-RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps) {
+RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,
+                        float w_offset) {
   RKV_CHECK(rows >= 0, "rkv_rmsnorm: rows must not be negative, got %lld", static_cast<long long>(rows));
   RKV_CHECK(dim > 0, "rkv_rmsnorm: dim must be positive, got %d", dim);
   RKV_CHECK(std::isfinite(eps) && eps >= 0, "rkv_rmsnorm: eps must be >= 0 and finite, got %g", eps);
+  RKV_CHECK(std::isfinite(w_offset), "rkv_rmsnorm: w_offset must be finite, got %g", w_offset);
   if (rows == 0) return RKV_OK;
   RKV_CHECK_PTR(x);
   RKV_CHECK_PTR(w);
@@ -159,31 +174,31 @@ RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, 
     for (int32_t i = 0; i < dim; i++) ss += xr[i] * xr[i];
     const float inv = 1.f / std::sqrt(ss / static_cast<float>(dim) + eps);
 #pragma omp simd
-    for (int32_t i = 0; i < dim; i++) yr[i] = xr[i] * inv * w[i];
+    for (int32_t i = 0; i < dim; i++) yr[i] = rkv::dense::rms_apply(xr[i], inv, w[i], w_offset);
   }
   return RKV_OK;
 }
 
-RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens, int32_t num_q_heads,
-                     int32_t num_kv_heads, int32_t head_dim, float theta) {
+RKV_API int rkv_rope_table(float* q, float* k, const int32_t* positions, int64_t num_tokens, int32_t num_q_heads,
+                           int32_t num_kv_heads, int32_t head_dim, const double* inv_freq) {
   RKV_CHECK(num_tokens >= 0, "rkv_rope: num_tokens must not be negative, got %lld", static_cast<long long>(num_tokens));
   RKV_CHECK(num_q_heads >= 0 && num_kv_heads >= 0, "rkv_rope: head counts must not be negative (%d, %d)",
             num_q_heads, num_kv_heads);
   RKV_CHECK(head_dim > 0 && head_dim % 2 == 0, "rkv_rope: head_dim must be positive and even, got %d", head_dim);
-  RKV_CHECK(std::isfinite(theta) && theta > 0, "rkv_rope: theta must be positive and finite, got %g", theta);
   if (num_tokens == 0) return RKV_OK;
   RKV_CHECK_PTR(positions);
+  RKV_CHECK_PTR(inv_freq);
   RKV_CHECK(num_q_heads == 0 || q != nullptr, "rkv_rope: q must not be NULL");
   RKV_CHECK(num_kv_heads == 0 || k != nullptr, "rkv_rope: k must not be NULL");
+  const int32_t half = head_dim / 2;
+  for (int32_t i = 0; i < half; i++) {
+    RKV_CHECK(std::isfinite(inv_freq[i]) && inv_freq[i] >= 0, "rkv_rope: inv_freq[%d] = %g is not finite and >= 0", i,
+              inv_freq[i]);
+  }
   for (int64_t t = 0; t < num_tokens; t++) {
     RKV_CHECK(positions[t] >= 0, "rkv_rope: positions[%lld] = %d is negative", static_cast<long long>(t),
               positions[t]);
   }
-  const int32_t half = head_dim / 2;
-  // inv_freq[i] = theta^(-2i/d), computed in double once per call.
-  std::vector<double> inv_freq(static_cast<size_t>(half));
-  for (int32_t i = 0; i < half; i++) inv_freq[i] = std::pow(static_cast<double>(theta), -2.0 * i / head_dim);
-  const double* invf = inv_freq.data();
   const int64_t work = num_tokens * (num_q_heads + num_kv_heads) * head_dim;
 #pragma omp parallel if (work >= kParallelElems)
   {
@@ -192,9 +207,10 @@ RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_t
     float* s = c + half;
 #pragma omp for schedule(static)
     for (int64_t t = 0; t < num_tokens; t++) {
+      // Angles in double from a double table: exact to ~1e-16 relative at any realistic position.
       const double pos = positions[t];
       for (int32_t i = 0; i < half; i++) {
-        const double a = pos * invf[i];
+        const double a = pos * inv_freq[i];
         c[i] = static_cast<float>(std::cos(a));
         s[i] = static_cast<float>(std::sin(a));
       }
@@ -216,6 +232,16 @@ RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_t
   return RKV_OK;
 }
 
+RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_tokens, int32_t num_q_heads,
+                     int32_t num_kv_heads, int32_t head_dim, float theta) {
+  RKV_CHECK(head_dim > 0 && head_dim % 2 == 0, "rkv_rope: head_dim must be positive and even, got %d", head_dim);
+  RKV_CHECK(std::isfinite(theta) && theta > 0, "rkv_rope: theta must be positive and finite, got %g", theta);
+  // inv_freq[i] = theta^(-2i/d), computed in double.
+  std::vector<double> inv_freq(static_cast<size_t>(head_dim / 2));
+  for (int32_t i = 0; i < head_dim / 2; i++) inv_freq[i] = std::pow(static_cast<double>(theta), -2.0 * i / head_dim);
+  return rkv_rope_table(q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, inv_freq.data());
+}
+
 RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter) {
   RKV_CHECK(rows >= 0, "rkv_silu_mul: rows must not be negative, got %lld", static_cast<long long>(rows));
   RKV_CHECK(inter > 0, "rkv_silu_mul: inter must be positive, got %d", inter);
@@ -229,7 +255,7 @@ RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t
     const float* u = g + inter;
     float* o = out + r * inter;
 #pragma omp simd
-    for (int32_t i = 0; i < inter; i++) o[i] = g[i] / (1.f + std::exp(-g[i])) * u[i];
+    for (int32_t i = 0; i < inter; i++) o[i] = rkv::dense::silu(g[i]) * u[i];
   }
   return RKV_OK;
 }
@@ -238,8 +264,8 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
                           float* out) {
   RKV_CHECK(n >= 0, "rkv_embedding: n must not be negative, got %lld", static_cast<long long>(n));
   RKV_CHECK(vocab > 0 && dim > 0, "rkv_embedding: vocab and dim must be positive (%d, %d)", vocab, dim);
-  RKV_CHECK(dtype == RKV_DTYPE_F32 || dtype == RKV_DTYPE_BF16,
-            "rkv_embedding: table dtype %s (%d) is not supported (f32 or bf16)", rkv::dtype_name(dtype), dtype);
+  RKV_CHECK(dtype == RKV_DTYPE_F32 || dtype == RKV_DTYPE_BF16 || dtype == RKV_DTYPE_F16,
+            "rkv_embedding: table dtype %s (%d) is not supported (f32, bf16 or f16)", rkv::dtype_name(dtype), dtype);
   if (n == 0) return RKV_OK;
   RKV_CHECK_PTR(ids);
   RKV_CHECK_PTR(table);
@@ -255,10 +281,13 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
     const int64_t row = static_cast<int64_t>(ids[i]) * dim;
     if (dtype == RKV_DTYPE_F32) {
       std::memcpy(o, static_cast<const float*>(table) + row, static_cast<size_t>(dim) * sizeof(float));
-    } else {
+    } else if (dtype == RKV_DTYPE_BF16) {
       const uint16_t* t = static_cast<const uint16_t*>(table) + row;
 #pragma omp simd
       for (int32_t j = 0; j < dim; j++) o[j] = bf16_bits_to_float(t[j]);
+    } else {
+      const uint16_t* t = static_cast<const uint16_t*>(table) + row;
+      for (int32_t j = 0; j < dim; j++) o[j] = rkv::f16_to_float(t[j]);
     }
   }
   return RKV_OK;

@@ -14,6 +14,7 @@
 #include "kv_convert.h"
 #include "rkv_common.h"
 #include "rkv_kv.h"
+#include "stream_store.h"
 
 namespace rkv {
 namespace {
@@ -88,13 +89,25 @@ RKV_API int rkv_reshape_and_cache(const void* k, const void* v, int32_t src_dtyp
   char* kc = (char*)k_cache;
   char* vc = (char*)v_cache;
   const bool parallel = num_tokens > 1 && num_tokens * row * (ss + cs) * 2 > rkv::kParallelBytes;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t t = 0; t < num_tokens; ++t) {
-    const int64_t slot = slot_mapping[t];
-    if (rkv::slot_is_padding(slot)) continue;
-    const int64_t dst = rkv::slot_row_element(slot, row) * cs;
-    ck.fn(kb + t * row * ss, kc + dst, row, ck.scale);
-    cv.fn(vb + t * row * ss, vc + dst, row, cv.scale);
+  // A batch this large (prefill) leaves the caches before attention reads it back: stream it.
+  const bool stream = num_tokens * row * cs * 2 > rkv::kStreamBytes;
+  const bool copy = src_dtype == cache_dtype;
+#pragma omp parallel if (parallel)
+  {
+#pragma omp for schedule(static) nowait
+    for (int64_t t = 0; t < num_tokens; ++t) {
+      const int64_t slot = slot_mapping[t];
+      if (rkv::slot_is_padding(slot)) continue;
+      const int64_t dst = rkv::slot_row_element(slot, row) * cs;
+      if (stream) {
+        rkv::stream_convert(ck, copy, kb + t * row * ss, ss, kc + dst, cs, row);
+        rkv::stream_convert(cv, copy, vb + t * row * ss, ss, vc + dst, cs, row);
+      } else {
+        ck.fn(kb + t * row * ss, kc + dst, row, ck.scale);
+        cv.fn(vb + t * row * ss, vc + dst, row, cv.scale);
+      }
+    }
+    if (stream) rkv::stream_fence();
   }
   return RKV_OK;
 }

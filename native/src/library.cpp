@@ -1,4 +1,4 @@
-// Library-wide entry points: error messages, version, build/CPU description, threads.
+// Library-wide entry points: last error, version, build/CPU description, threads.
 #include <omp.h>
 
 #include <cstdio>
@@ -9,38 +9,13 @@
 
 namespace rkv {
 
-static thread_local std::string g_last_error;
-
-int set_error(int code, const char* fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  g_last_error = buf;
-  return code;
-}
-
-void clear_error() { g_last_error.clear(); }
-
-const char* dtype_name(int32_t d) {
-  switch (d) {
-    case RKV_DTYPE_F32: return "f32";
-    case RKV_DTYPE_F16: return "f16";
-    case RKV_DTYPE_BF16: return "bf16";
-    case RKV_DTYPE_FP8_E4M3: return "fp8_e4m3";
-    case RKV_DTYPE_FP8_E5M2: return "fp8_e5m2";
-    default: return "unknown";
-  }
-}
-
 static int g_default_threads = 0;
 
 }  // namespace rkv
 
 extern "C" {
 
-RKV_API const char* rkv_last_error(void) { return rkv::g_last_error.c_str(); }
+RKV_API const char* rkv_last_error(void) { return rkv::last_error(); }
 
 RKV_API int32_t rkv_abi_version(void) { return RKV_ABI_VERSION; }
 

@@ -1,6 +1,10 @@
-// Shared by every kernel file: error reporting and argument checks (host side), and the
-// RKV_HD marker for arithmetic helpers compiled for both the CPU and CUDA.
+// Shared by every kernel file of both libraries (libradixkv and libradixkv_cuda): error
+// reporting with a thread-local message (rkv_error.cpp, compiled into each library, so each
+// keeps its own rkv_last_error / rkv_cuda_last_error slot), dtype facts, argument-check
+// macros, and the RKV_HD marker for arithmetic helpers compiled for both the CPU and CUDA.
 #pragma once
+
+#include <stdint.h>
 
 #include "radixkv.h"
 
@@ -10,19 +14,18 @@
 #define RKV_HD inline
 #endif
 
-#ifndef __CUDACC__
-#include <cstdarg>
-#include <cstdint>
-
 namespace rkv {
 
 // Stores a printf-style message in the calling thread's error slot and returns code.
 int set_error(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void clear_error();
+// The calling thread's last message ("" when none); valid until its next set_error.
+const char* last_error();
 
-inline bool is_valid_dtype(int32_t d) { return d >= RKV_DTYPE_F32 && d <= RKV_DTYPE_FP8_E5M2; }
-inline bool is_fp8(int32_t d) { return d == RKV_DTYPE_FP8_E4M3 || d == RKV_DTYPE_FP8_E5M2; }
-inline int dtype_size(int32_t d) {
+RKV_HD bool is_valid_dtype(int32_t d) { return d >= RKV_DTYPE_F32 && d <= RKV_DTYPE_FP8_E5M2; }
+RKV_HD bool is_fp8(int32_t d) { return d == RKV_DTYPE_FP8_E4M3 || d == RKV_DTYPE_FP8_E5M2; }
+// Bytes per element, -1 for an unknown dtype.
+RKV_HD int dtype_size(int32_t d) {
   switch (d) {
     case RKV_DTYPE_F32: return 4;
     case RKV_DTYPE_F16:
@@ -37,9 +40,8 @@ const char* dtype_name(int32_t d);
 }  // namespace rkv
 
 // Early-return helpers for argument validation inside extern "C" entry points.
-#define RKV_CHECK(cond, ...)                                            \
-  do {                                                                  \
+#define RKV_CHECK(cond, ...)                                                     \
+  do {                                                                           \
     if (!(cond)) return ::rkv::set_error(RKV_ERR_INVALID_ARGUMENT, __VA_ARGS__); \
   } while (0)
 #define RKV_CHECK_PTR(p) RKV_CHECK((p) != nullptr, "%s must not be NULL", #p)
-#endif

@@ -17,12 +17,13 @@ namespace rkv {
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
-// Logit transform applied to a raw q.k product `s` that is already multiplied by sm_scale
-// (and the k dequantization scale): optional soft cap, then conversion to base 2.
-RKV_HD float logit_base2(float s, float soft_cap) {
-  if (soft_cap > 0.f) s = soft_cap * tanhf(s / soft_cap);
-  return s * kLog2e;
-}
+// Logits in base 2 with the scale folded into q: q is multiplied by logit_q_scale(scale, cap)
+// (scale * log2(e), or scale / cap when soft-capping; `scale` is sm_scale times any K
+// dequantization factor), so that the raw product s = q.k becomes the base-2 logit
+// logit_base2(s, cap): s itself, or cap * log2(e) * tanh(s). The CUDA kernels and the scalar
+// CPU core call these; the vector CPU cores evaluate the same formula lane-wise.
+RKV_HD float logit_q_scale(float scale, float soft_cap) { return scale * (soft_cap > 0.f ? 1.f / soft_cap : kLog2e); }
+RKV_HD float logit_base2(float s, float soft_cap) { return soft_cap > 0.f ? soft_cap * kLog2e * tanhf(s) : s; }
 
 // Running state of one (query, head) row: base-2 max and sum of exp2(x - m).
 struct SoftmaxState {

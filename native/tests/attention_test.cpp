@@ -1,17 +1,21 @@
 // Native check of the CPU attention kernels on every instruction-set path (AVX-512, AVX2,
-// scalar: forced with RADIXKV_ATTN_ISA) against a naive double-precision reference, for all
+// scalar: the test re-runs itself with RADIXKV_ISA, see isa_rerun.h) against a naive double-precision reference, for all
 // cache dtypes, GQA ratios, page sizes, soft-cap, prefill with prefix hits and bidirectional
 // regions, and split-KV decode with several threads. The Java tests cover the same kernels
 // through the FFM layer against the independent Java reference.
 #include <omp.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
+#include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_dtype.h"
 
@@ -24,16 +28,17 @@ struct Case {
   std::vector<int> kv_lens, q_lens;  // q_lens empty: decode
   float soft_cap;
   bool bidir;
+  int window_left = -1;
 };
 
-double ref_attend(const std::vector<float>& K, const std::vector<float>& V, const float* q, int len, int lim_end,
-                  int hd, double sm, double cap, std::vector<double>& o) {
-  // K/V: [len][hd] decoded values; visible positions 0..lim_end-1
+double ref_attend(const std::vector<float>& K, const std::vector<float>& V, const float* q, int len, int lim_begin,
+                  int lim_end, int hd, double sm, double cap, std::vector<double>& o) {
+  // K/V: [len][hd] decoded values; visible positions lim_begin..lim_end-1
   o.assign(hd, 0.0);
-  if (lim_end <= 0) return -INFINITY;
+  if (lim_end <= lim_begin) return -INFINITY;
   std::vector<double> s(lim_end);
   double mx = -INFINITY;
-  for (int t = 0; t < lim_end && t < len; t++) {
+  for (int t = lim_begin; t < lim_end && t < len; t++) {
     double d = 0;
     for (int i = 0; i < hd; i++) d += (double)q[i] * K[(size_t)t * hd + i];
     d *= sm;
@@ -42,7 +47,7 @@ double ref_attend(const std::vector<float>& K, const std::vector<float>& V, cons
     mx = std::max(mx, d);
   }
   double sum = 0;
-  for (int t = 0; t < lim_end; t++) {
+  for (int t = lim_begin; t < lim_end; t++) {
     double p = std::exp(s[t] - mx);
     sum += p;
     for (int i = 0; i < hd; i++) o[i] += p * V[(size_t)t * hd + i];
@@ -52,7 +57,6 @@ double ref_attend(const std::vector<float>& K, const std::vector<float>& V, cons
 }
 
 void run_case(const Case& c, const char* isa, std::mt19937& rng) {
-  setenv("RADIXKV_ATTN_ISA", isa, 1);
   const int B = (int)c.kv_lens.size();
   const int es = rkv_dtype_size(c.dtype);
   const bool fp8 = c.dtype == RKV_DTYPE_FP8_E4M3 || c.dtype == RKV_DTYPE_FP8_E5M2;
@@ -101,13 +105,13 @@ void run_case(const Case& c, const char* isa, std::mt19937& rng) {
   if (decode) {
     rc = rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(), kc.data(), vc.data(),
                               c.dtype, num_pages, c.page_size, c.num_qo, c.num_kv, c.hd, indptr.data(), indices.data(),
-                              last.data(), B, sm, c.soft_cap, k_scale, v_scale);
+                              last.data(), B, sm, c.soft_cap, k_scale, v_scale, c.window_left);
   } else {
     rc = rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(), qo.data(),
                                       kc.data(), vc.data(), c.dtype, num_pages, c.page_size, c.num_qo, c.num_kv, c.hd,
                                       indptr.data(), indices.data(), last.data(), B,
                                       c.bidir ? bi.data() : nullptr, c.bidir ? br.data() : nullptr, sm, c.soft_cap,
-                                      k_scale, v_scale);
+                                      k_scale, v_scale, c.window_left);
   }
   if (rc != RKV_OK) {
     std::printf("FAIL [%s] rc=%d %s\n", isa, rc, rkv_last_error());
@@ -138,7 +142,9 @@ void run_case(const Case& c, const char* isa, std::mt19937& rng) {
         for (int g = 0; g < G; g++) {
           size_t row = (size_t)(qo[b] + i) * c.num_qo + h * G + g;
           std::vector<double> o;
-          double l = ref_attend(K, V, &q[row * c.hd], len, decode ? len : ext + 1, c.hd, sm, c.soft_cap, o);
+          const int pos = decode ? len - 1 : p;
+          const int begin = c.window_left < 0 || pos <= c.window_left ? 0 : pos - c.window_left;
+          double l = ref_attend(K, V, &q[row * c.hd], len, begin, decode ? len : ext + 1, c.hd, sm, c.soft_cap, o);
           for (int d = 0; d < c.hd; d++) max_err = std::max(max_err, std::fabs(o[d] - out[row * c.hd + d]));
           if (std::isinf(l)) {
             if (!std::isinf(lse[row])) max_lse_err = 1e9;
@@ -151,15 +157,15 @@ void run_case(const Case& c, const char* isa, std::mt19937& rng) {
   }
   bool ok = max_err < 2e-4 && max_lse_err < 2e-4;
   if (!ok) g_failures++;
-  std::printf("%s [%s] %s dtype=%d ps=%d heads=%d/%d hd=%d B=%d cap=%g bidir=%d: max_err=%.2e lse_err=%.2e\n",
+  std::printf("%s [%s] %s dtype=%d ps=%d heads=%d/%d hd=%d B=%d cap=%g bidir=%d window_left=%d: max_err=%.2e "
+              "lse_err=%.2e\n",
               ok ? "ok  " : "FAIL", isa, decode ? "decode " : "prefill", c.dtype, c.page_size, c.num_qo, c.num_kv, c.hd,
-              B, (double)c.soft_cap, (int)c.bidir, max_err, max_lse_err);
+              B, (double)c.soft_cap, (int)c.bidir, c.window_left, max_err, max_lse_err);
 }
 
 // An e4m3 NaN code (0x7F / 0xFF) in K or V must make the output NaN on every ISA path (the
 // vector loaders scan blocks for NaN codes and only then take the fix-up path).
 void nan_propagates(const char* isa) {
-  setenv("RADIXKV_ATTN_ISA", isa, 1);
   const int ps = 16, hd = 64, len = 40;
   for (int which = 0; which < 2; which++) {
     std::vector<uint8_t> k((size_t)3 * ps * hd, 0x30), v(k.size(), 0x28);
@@ -168,16 +174,112 @@ void nan_propagates(const char* isa) {
     std::vector<float> q(hd, 0.1f), out(hd), lse(1);
     int rc = rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(), k.data(), v.data(),
                                   RKV_DTYPE_FP8_E4M3, 3, ps, 1, 1, hd, indptr.data(), indices.data(), last.data(), 1,
-                                  0.125f, 0.f, 1.f, 1.f);
+                                  0.125f, 0.f, 1.f, 1.f, -1);
     bool ok = rc == RKV_OK && std::isnan(out[5]);
     if (!ok) g_failures++;
     std::printf("%s [%s] e4m3 NaN code in %s propagates\n", ok ? "ok  " : "FAIL", isa, which == 0 ? "K" : "V");
   }
 }
 
+// Issue 12 defect 2: a non-finite K/V at position j must not reach prefill queries the causal
+// mask hides j from, although they share a query tile and KV block with queries that see it
+// (0 * Inf = NaN). Rows 0..j-1 must equal those of the same cache with finite values at j.
+void masked_nonfinite(const char* isa) {
+  const int ps = 16, hd = 64, len = 40, j = 27, nqo = 4;
+  const uint16_t inf16[] = {0, 0x7C00, 0x7F80};  // f16, bf16 Inf (index by dtype)
+  for (int dt = RKV_DTYPE_F32; dt <= RKV_DTYPE_FP8_E5M2; dt++) {
+    const int es = rkv_dtype_size(dt);
+    std::vector<uint8_t> k((size_t)3 * ps * hd * es), v(k.size());
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> U(-1.f, 1.f);
+    for (size_t i = 0; i < k.size() / es; i++) {
+      rkv::store_from_float(k.data(), i, dt, U(rng));
+      rkv::store_from_float(v.data(), i, dt, U(rng));
+    }
+    std::vector<uint8_t> kp = k, vp = v;  // poisoned copies
+    const int page_of_j[] = {2, 0, 1};
+    const size_t base = ((size_t)page_of_j[j / ps] * ps + j % ps) * hd;
+    for (int d = 0; d < hd; d += 5) {
+      uint8_t* pv = vp.data() + (base + d) * es;
+      uint8_t* pk = kp.data() + (base + d + 1) * es;
+      if (dt == RKV_DTYPE_F32) {
+        float inf = INFINITY;
+        std::memcpy(pv, &inf, 4);
+        std::memcpy(pk, &inf, 4);
+      } else if (es == 2) {
+        std::memcpy(pv, &inf16[dt], 2);
+        std::memcpy(pk, &inf16[dt], 2);
+      } else {
+        *pv = *pk = dt == RKV_DTYPE_FP8_E4M3 ? 0x7F : 0x7C;  // e4m3 has no Inf: NaN code
+      }
+    }
+    std::vector<int> indptr{0, 3}, indices{2, 0, 1}, last{len - 2 * ps}, qo{0, len};
+    std::vector<float> q((size_t)len * nqo * hd), clean(q.size()), poisoned(q.size());
+    for (auto& x : q) x = U(rng);
+    int rc = rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, clean.data(), RKV_DTYPE_F32, nullptr, qo.data(),
+                                          k.data(), v.data(), dt, 3, ps, nqo, 1, hd, indptr.data(), indices.data(),
+                                          last.data(), 1, nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f, -1);
+    rc |= rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, poisoned.data(), RKV_DTYPE_F32, nullptr, qo.data(),
+                                       kp.data(), vp.data(), dt, 3, ps, nqo, 1, hd, indptr.data(), indices.data(),
+                                       last.data(), 1, nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f, -1);
+    bool ok = rc == RKV_OK && std::memcmp(clean.data(), poisoned.data(), (size_t)j * nqo * hd * sizeof(float)) == 0;
+    if (!ok) g_failures++;
+    std::printf("%s [%s] dtype=%d non-finite K/V at a masked position does not leak\n", ok ? "ok  " : "FAIL", isa, dt);
+  }
+}
+
+// Pages entirely before a query's sliding window are never read: they are mapped PROT_NONE,
+// so a read would crash the test. Decode (with split-KV when run with 2 threads) and prefill.
+void window_skips_pages(const char* isa) {
+  const int ps = 16, hd = 64, nqo = 2, len = 300, wl = 100;  // f32: one page = 4096 bytes
+  const long os_page = sysconf(_SC_PAGESIZE);
+  const size_t page_bytes = (size_t)ps * hd * sizeof(float);
+  if (page_bytes % (size_t)os_page != 0) {
+    std::printf("ok   [%s] window page skipping not checked (OS page size %ld)\n", isa, os_page);
+    return;
+  }
+  const int pages = (len + ps - 1) / ps;
+  const size_t bytes = page_bytes * pages;
+  void* k = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* v = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (k == MAP_FAILED || v == MAP_FAILED) {
+    std::printf("FAIL [%s] mmap\n", isa);
+    g_failures++;
+    return;
+  }
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> U(-1.f, 1.f);
+  for (size_t i = 0; i < bytes / 4; i++) {
+    static_cast<float*>(k)[i] = U(rng);
+    static_cast<float*>(v)[i] = U(rng);
+  }
+  // decode: the query at len - 1 sees [len - 1 - wl, len); prefill of the last q_len = 20
+  // queries: the first of them sees from len - 20 - wl on
+  const int first_seen = len - 20 - wl;
+  const int hidden_pages = first_seen / ps;
+  mprotect(k, page_bytes * hidden_pages, PROT_NONE);
+  mprotect(v, page_bytes * hidden_pages, PROT_NONE);
+  std::vector<int> indptr{0, pages}, indices(pages), last{len - (pages - 1) * ps}, qo{0, 20};
+  for (int i = 0; i < pages; i++) indices[i] = i;
+  std::vector<float> q((size_t)20 * nqo * hd), out(q.size());
+  for (auto& x : q) x = U(rng);
+  int rc = rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, nullptr, k, v, RKV_DTYPE_F32,
+                                pages, ps, nqo, 1, hd, indptr.data(), indices.data(), last.data(), 1, 0.125f, 0.f, 1.f,
+                                1.f, wl);
+  rc |= rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, nullptr, qo.data(), k, v,
+                                     RKV_DTYPE_F32, pages, ps, nqo, 1, hd, indptr.data(), indices.data(), last.data(),
+                                     1, nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f, wl);
+  munmap(k, bytes);
+  munmap(v, bytes);
+  bool ok = rc == RKV_OK;
+  if (!ok) g_failures++;
+  std::printf("%s [%s] %d pages before the window are not read (decode, prefill)\n", ok ? "ok  " : "FAIL", isa,
+              hidden_pages);
+}
+
 }  // namespace
 
-int main() {
+int main(int, char** argv) {
   std::mt19937 rng(1234);
   std::vector<Case> cases = {
       {RKV_DTYPE_F32, 16, 8, 2, 64, {0, 1, 15, 16, 17, 100}, {}, 0.f, false},
@@ -190,14 +292,27 @@ int main() {
       {RKV_DTYPE_FP8_E4M3, 32, 4, 4, 64, {90, 300}, {90, 30}, 0.f, true},
       {RKV_DTYPE_FP8_E5M2, 1, 2, 1, 128, {50}, {20}, 0.f, true},
       {RKV_DTYPE_F16, 16, 12, 4, 64, {5000}, {}, 0.f, false},  // split-KV with threads
+      // sliding windows (window_left = W - 1): smaller than, equal to and larger than the context,
+      // on and across page boundaries, with GQA, split-KV, soft cap and bidirectional regions
+      {RKV_DTYPE_F32, 16, 8, 2, 64, {0, 1, 15, 16, 17, 100}, {}, 0.f, false, 15},
+      {RKV_DTYPE_BF16, 16, 8, 2, 64, {100, 40, 7}, {100, 13, 1}, 0.f, false, 31},
+      {RKV_DTYPE_F16, 16, 12, 4, 64, {5000}, {}, 0.f, false, 700},
+      {RKV_DTYPE_FP8_E4M3, 32, 4, 4, 64, {90, 300}, {90, 30}, 0.f, true, 20},
+      {RKV_DTYPE_FP8_E5M2, 1, 2, 1, 128, {50}, {20}, 10.f, false, 0},
+      {RKV_DTYPE_F32, 16, 8, 2, 64, {64, 40}, {64, 40}, 0.f, false, 63},
+      {RKV_DTYPE_F16, 16, 8, 8, 64, {300, 64}, {}, 0.f, false, 1000},
   };
-  const char* isas[] = {"avx512", "avx2", "scalar"};
+  const char* isa = requested_isa();
   for (int threads : {1, 2}) {
     rkv_set_num_threads(threads);
-    for (const char* isa : isas)
-      for (const Case& c : cases) run_case(c, isa, rng);
+    for (const Case& c : cases) run_case(c, isa, rng);
   }
-  for (const char* isa : isas) nan_propagates(isa);
+  nan_propagates(isa);
+  masked_nonfinite(isa);
+  for (int threads : {1, 2}) {
+    rkv_set_num_threads(threads);
+    window_skips_pages(isa);
+  }
   // merge_state: halves of a decode equal the whole is covered in Java; here -inf handling.
   float va[4] = {1, 2, 3, 4}, vb[4] = {5, 6, 7, 8}, vo[4], sa[1] = {-INFINITY}, sb[1] = {-INFINITY}, so[1];
   rkv_merge_state(va, sa, vb, sb, vo, so, 1, 1, 4);
@@ -205,6 +320,18 @@ int main() {
     std::printf("FAIL merge of two empty states\n");
     g_failures++;
   }
-  std::printf("%d failures\n", g_failures);
-  return g_failures == 0 ? 0 : 1;
+  // window_left below -1 is refused with a message naming it
+  {
+    std::vector<int> indptr{0, 0}, last{1};
+    float qv[64] = {0}, ov[64];
+    int rc = rkv_decode_attention(qv, RKV_DTYPE_F32, ov, RKV_DTYPE_F32, nullptr, nullptr, nullptr, RKV_DTYPE_F32, 0, 16,
+                                  1, 1, 64, indptr.data(), nullptr, last.data(), 1, 0.125f, 0.f, 1.f, 1.f, -2);
+    if (rc != RKV_ERR_INVALID_ARGUMENT || !std::strstr(rkv_last_error(), "window_left")) {
+      std::printf("FAIL window_left = -2 not refused (rc=%d: %s)\n", rc, rkv_last_error());
+      g_failures++;
+    }
+  }
+  std::printf("%d failures (%s)\n", g_failures, isa);
+  if (g_failures != 0) return 1;
+  return rerun_lower_isas(argv[0]);
 }

@@ -7,9 +7,15 @@
 #include <random>
 #include <vector>
 
+#include "isa_rerun.h"
 #include "radixkv.h"
+#include "rkv_dtype.h"
 
 static int g_failures = 0;
+
+static const char* rkv_dtype_label(int32_t d) {
+  return d == RKV_DTYPE_F32 ? "f32" : d == RKV_DTYPE_BF16 ? "bf16" : "f16";
+}
 
 #define EXPECT(cond, ...)                                   \
   do {                                                      \
@@ -43,22 +49,32 @@ static uint16_t f_to_bf16(float f) {
   return uint16_t(u >> 16);
 }
 
-static void test_linear(int64_t m, int64_t n, int64_t k, bool bf16, bool accumulate) {
+static uint16_t f_to_f16(float f) { return rkv::float_to_f16(f); }
+static float f16_to_f(uint16_t h) { return rkv::f16_to_float(h); }
+
+// wdt: RKV_DTYPE_F32, _BF16 or _F16. The reference uses the weights as the kernel sees them
+// (rounded to the weight dtype), in double.
+static void test_linear(int64_t m, int64_t n, int64_t k, int32_t wdt, bool accumulate) {
   auto x = randn(size_t(m * k));
   auto wf = randn(size_t(n * k), 0.1f);
-  std::vector<uint16_t> wb(wf.size());
+  std::vector<uint16_t> wh(wf.size());
   for (size_t i = 0; i < wf.size(); i++) {
-    wb[i] = f_to_bf16(wf[i]);
-    if (bf16) wf[i] = bf16_to_f(wb[i]);
+    if (wdt == RKV_DTYPE_BF16) {
+      wh[i] = f_to_bf16(wf[i]);
+      wf[i] = bf16_to_f(wh[i]);
+    } else if (wdt == RKV_DTYPE_F16) {
+      wh[i] = f_to_f16(wf[i]);
+      wf[i] = f16_to_f(wh[i]);
+    }
   }
   auto y0 = randn(size_t(m * n));
   std::vector<float> y = y0;
-  int st = rkv_linear(x.data(), bf16 ? static_cast<const void*>(wb.data()) : wf.data(),
-                      bf16 ? RKV_DTYPE_BF16 : RKV_DTYPE_F32, y.data(), m, n, k, accumulate);
+  int st = rkv_linear(x.data(), wdt == RKV_DTYPE_F32 ? static_cast<const void*>(wf.data()) : wh.data(), wdt,
+                      y.data(), m, n, k, accumulate);
   EXPECT(st == RKV_OK, "rkv_linear m=%lld n=%lld k=%lld: %s", (long long)m, (long long)n, (long long)k,
          rkv_last_error());
   // bf16 with many rows rounds activations to bf16 (oneDNN path): relative 2^-8 per product.
-  const double tol = bf16 ? 4e-3 : 1e-5;
+  const double tol = wdt == RKV_DTYPE_BF16 && m > 16 ? 4e-3 : 1e-5;
   double worst = 0;
   for (int64_t i = 0; i < m; i++) {
     for (int64_t j = 0; j < n; j++) {
@@ -72,29 +88,29 @@ static void test_linear(int64_t m, int64_t n, int64_t k, bool bf16, bool accumul
     }
   }
   EXPECT(worst <= tol, "rkv_linear %s m=%lld n=%lld k=%lld acc=%d: error %g (relative to sum |x*w|) > %g",
-         bf16 ? "bf16" : "f32", (long long)m, (long long)n, (long long)k, int(accumulate), worst, tol);
+         rkv_dtype_label(wdt), (long long)m, (long long)n, (long long)k, int(accumulate), worst, tol);
 }
 
-static void test_rmsnorm() {
+static void test_rmsnorm(float w_offset) {
   const int64_t rows = 37;
   const int dim = 77;
   auto x = randn(size_t(rows * dim), 3.f);
   auto w = randn(size_t(dim));
   std::vector<float> y(x.size());
-  EXPECT(rkv_rmsnorm(x.data(), w.data(), y.data(), rows, dim, 1e-5f) == RKV_OK, "%s", rkv_last_error());
+  EXPECT(rkv_rmsnorm(x.data(), w.data(), y.data(), rows, dim, 1e-5f, w_offset) == RKV_OK, "%s", rkv_last_error());
   for (int64_t r = 0; r < rows; r++) {
     double ss = 0;
     for (int i = 0; i < dim; i++) ss += double(x[r * dim + i]) * x[r * dim + i];
     double inv = 1.0 / std::sqrt(ss / dim + 1e-5);
     for (int i = 0; i < dim; i++) {
-      double ref = x[r * dim + i] * inv * w[i];
+      double ref = x[r * dim + i] * inv * (w_offset + double(w[i]));
       EXPECT(std::fabs(ref - y[r * dim + i]) <= 1e-5 * (1 + std::fabs(ref)), "rmsnorm r=%lld i=%d: %g vs %g",
              (long long)r, i, y[r * dim + i], ref);
     }
   }
   // In place equals out of place.
   std::vector<float> z = x;
-  EXPECT(rkv_rmsnorm(z.data(), w.data(), z.data(), rows, dim, 1e-5f) == RKV_OK, "%s", rkv_last_error());
+  EXPECT(rkv_rmsnorm(z.data(), w.data(), z.data(), rows, dim, 1e-5f, w_offset) == RKV_OK, "%s", rkv_last_error());
   EXPECT(std::memcmp(z.data(), y.data(), y.size() * 4) == 0, "in-place rmsnorm differs");
 }
 
@@ -130,6 +146,77 @@ static void test_rope() {
          "odd head_dim accepted");
 }
 
+// Any table: each pair rotates by position * inv_freq[i] (here a llama3-like mix of bands).
+static void test_rope_table() {
+  const int64_t n = 9;
+  const int hq = 4, hk = 2, d = 16;
+  std::vector<double> inv(d / 2);
+  for (int i = 0; i < d / 2; i++) inv[i] = std::pow(500000.0, -2.0 * i / d) / (i % 3 == 0 ? 8.0 : 1.0);
+  auto q = randn(size_t(n * hq * d));
+  auto k = randn(size_t(n * hk * d));
+  std::vector<int32_t> pos(n);
+  for (int64_t t = 0; t < n; t++) pos[t] = int32_t(t * 1001 + 3);
+  auto q2 = q, k2 = k;
+  EXPECT(rkv_rope_table(q2.data(), k2.data(), pos.data(), n, hq, hk, d, inv.data()) == RKV_OK, "%s", rkv_last_error());
+  auto check = [&](const std::vector<float>& in, const std::vector<float>& out, int heads) {
+    for (int64_t t = 0; t < n; t++)
+      for (int h = 0; h < heads; h++)
+        for (int i = 0; i < d / 2; i++) {
+          double a = pos[t] * inv[i];
+          const float* v = &in[(t * heads + h) * d];
+          double r1 = v[i] * std::cos(a) - v[i + d / 2] * std::sin(a);
+          double r2 = v[i + d / 2] * std::cos(a) + v[i] * std::sin(a);
+          const float* o = &out[(t * heads + h) * d];
+          EXPECT(std::fabs(r1 - o[i]) < 1e-5 && std::fabs(r2 - o[i + d / 2]) < 1e-5, "rope_table t=%lld h=%d i=%d",
+                 (long long)t, h, i);
+        }
+  };
+  check(q, q2, hq);
+  check(k, k2, hk);
+  auto q3 = q;
+  inv[2] = NAN;
+  EXPECT(rkv_rope_table(q3.data(), k2.data(), pos.data(), n, hq, hk, d, inv.data()) == RKV_ERR_INVALID_ARGUMENT,
+         "NaN inv_freq accepted");
+  EXPECT(q3 == q, "a rejected rope_table wrote q");
+  EXPECT(rkv_rope_table(q3.data(), k2.data(), pos.data(), n, hq, hk, d, nullptr) == RKV_ERR_INVALID_ARGUMENT,
+         "NULL inv_freq accepted");
+}
+
+static void test_family_ops() {
+  const int64_t rows = 6;
+  const int inter = 23;
+  auto gu = randn(size_t(rows * 2 * inter), 3.f);
+  std::vector<float> out(size_t(rows * inter));
+  EXPECT(rkv_gelu_tanh_mul(gu.data(), out.data(), rows, inter) == RKV_OK, "%s", rkv_last_error());
+  for (int64_t r = 0; r < rows; r++)
+    for (int i = 0; i < inter; i++) {
+      double g = gu[r * 2 * inter + i], u = gu[r * 2 * inter + inter + i];
+      double ref = 0.5 * g * (1 + std::tanh(std::sqrt(2 / M_PI) * (g + 0.044715 * g * g * g))) * u;
+      EXPECT(std::fabs(ref - out[r * inter + i]) <= 1e-5 * (1 + std::fabs(ref)), "gelu_tanh_mul r=%lld i=%d: %g vs %g",
+             (long long)r, i, out[r * inter + i], ref);
+    }
+  EXPECT(rkv_gelu_tanh_mul(gu.data(), gu.data() + 1, rows, inter) == RKV_ERR_INVALID_ARGUMENT, "overlap accepted");
+
+  auto y = randn(size_t(rows * inter));
+  auto b = randn(size_t(inter));
+  auto y2 = y;
+  EXPECT(rkv_add_bias(y2.data(), b.data(), rows, inter) == RKV_OK, "%s", rkv_last_error());
+  for (int64_t r = 0; r < rows; r++)
+    for (int i = 0; i < inter; i++) EXPECT(y2[r * inter + i] == y[r * inter + i] + b[i], "add_bias r=%lld", (long long)r);
+  EXPECT(rkv_add_bias(y2.data(), y2.data() + 5, rows, inter) == RKV_ERR_INVALID_ARGUMENT, "bias overlap accepted");
+
+  std::vector<float> l = {-100.f, -3.f, 0.f, 2.5f, 29.f, 1000.f};
+  auto l2 = l;
+  EXPECT(rkv_soft_cap(l2.data(), 6, 30.f) == RKV_OK, "%s", rkv_last_error());
+  for (size_t i = 0; i < l.size(); i++) {
+    double ref = 30.0 * std::tanh(l[i] / 30.0);
+    EXPECT(std::fabs(ref - l2[i]) <= 1e-5 * (1 + std::fabs(ref)), "soft_cap %g: %g vs %g", l[i], l2[i], ref);
+  }
+  EXPECT(rkv_soft_cap(l2.data(), 6, 0.f) == RKV_ERR_INVALID_ARGUMENT, "cap 0 accepted");
+  EXPECT(rkv_scale(l.data(), 6, 34.f) == RKV_OK && l[3] == 2.5f * 34.f, "scale");
+  EXPECT(rkv_scale(l.data(), 6, INFINITY) == RKV_ERR_INVALID_ARGUMENT, "infinite scale accepted");
+}
+
 static void test_small_ops() {
   const int64_t rows = 5;
   const int inter = 19;
@@ -160,6 +247,13 @@ static void test_small_ops() {
   for (size_t i = 0; i < ids.size(); i++)
     for (int j = 0; j < dim; j++)
       EXPECT(e[i * dim + j] == bf16_to_f(tb[ids[i] * dim + j]), "embedding bf16 row %zu", i);
+  std::vector<uint16_t> th(table.size());
+  for (size_t i = 0; i < table.size(); i++) th[i] = f_to_f16(table[i]);
+  EXPECT(rkv_embedding(ids.data(), 4, th.data(), RKV_DTYPE_F16, vocab, dim, e.data()) == RKV_OK, "%s",
+         rkv_last_error());
+  for (size_t i = 0; i < ids.size(); i++)
+    for (int j = 0; j < dim; j++)
+      EXPECT(e[i * dim + j] == f16_to_f(th[ids[i] * dim + j]), "embedding f16 row %zu", i);
   std::vector<float> before = e;
   ids[2] = vocab;
   EXPECT(rkv_embedding(ids.data(), 4, table.data(), RKV_DTYPE_F32, vocab, dim, e.data()) == RKV_ERR_INVALID_ARGUMENT,
@@ -181,7 +275,7 @@ static void test_small_ops() {
 
 static void test_linear_errors() {
   float x[4] = {}, w[4] = {}, y[4] = {};
-  EXPECT(rkv_linear(x, w, RKV_DTYPE_F16, y, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "f16 weights accepted");
+  EXPECT(rkv_linear(x, w, RKV_DTYPE_FP8_E4M3, y, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "fp8 weights accepted");
   EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, y, -1, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "negative m accepted");
   EXPECT(rkv_linear(nullptr, w, RKV_DTYPE_F32, y, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "NULL x accepted");
   EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, x, 2, 2, 1, 0) == RKV_ERR_INVALID_ARGUMENT, "y aliasing x accepted");
@@ -190,22 +284,37 @@ static void test_linear_errors() {
   EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, y, 1, 1, 0, 0) == RKV_OK && y[0] == 0, "k=0 did not zero y");
 }
 
-int main() {
+int main(int, char** argv) {
   const int64_t shapes[][3] = {{1, 1, 1},   {1, 33, 17},  {3, 5, 129},  {7, 64, 64},    {9, 31, 100},
                                {16, 96, 80}, {33, 70, 65}, {64, 128, 512}, {200, 48, 33}};
+  const int32_t wdts[] = {RKV_DTYPE_F32, RKV_DTYPE_BF16, RKV_DTYPE_F16};
   for (auto& s : shapes) {
-    for (int bf = 0; bf < 2; bf++) {
-      test_linear(s[0], s[1], s[2], bf, false);
-      test_linear(s[0], s[1], s[2], bf, true);
+    for (int32_t wdt : wdts) {
+      test_linear(s[0], s[1], s[2], wdt, false);
+      test_linear(s[0], s[1], s[2], wdt, true);
     }
   }
-  test_rmsnorm();
+  // Decode batches (dense_gemv.cpp): every m of its range, odd n (register tiles of 1, 2 and
+  // 4 weight rows, thread splits) and k (vector tails), large enough to run in parallel.
+  for (int64_t m = 1; m <= 17; m++) {
+    for (int32_t wdt : wdts) {
+      test_linear(m, 37, 75, wdt, m % 2 == 0);
+      test_linear(m, 203, 517, wdt, m % 2 == 1);
+    }
+  }
+  test_rmsnorm(0.f);
+  test_rmsnorm(1.f);
   test_rope();
+  test_rope_table();
+  test_family_ops();
   test_small_ops();
   test_linear_errors();
   double g = 0;
   EXPECT(rkv_bench_fma_peak(0.05, &g) == RKV_OK && g > 0.1, "fma peak %g: %s", g, rkv_last_error());
   EXPECT(rkv_bench_fma_peak(-1, &g) == RKV_ERR_INVALID_ARGUMENT, "negative seconds accepted");
-  std::printf("dense_test: %s (fma peak %.1f GFLOP/s; %s)\n", g_failures ? "FAILED" : "ok", g, rkv_build_info());
-  return g_failures ? 1 : 0;
+  std::printf("dense_test: %s (%s ISA; fma peak %.1f GFLOP/s; %s)\n", g_failures ? "FAILED" : "ok", requested_isa(), g,
+              rkv_build_info());
+  if (g_failures) return 1;
+  // The small-m kernel is dispatched by ISA: check the lower paths too.
+  return rerun_lower_isas(argv[0]);
 }

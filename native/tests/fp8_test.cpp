@@ -3,7 +3,8 @@
 // millions of floats (random bit patterns, the fp8 range densely, exact ties, edge cases)
 // encode to the same codes as __nv_cvt_float_to_fp8(x, __NV_SATFINITE, fmt), both through
 // libradixkv's vectorized rkv_fp8_quantize / rkv_fp8_dequantize and through the scalar
-// RKV_HD helpers of rkv_dtype.h. Skipped (exit 0, with a message) without cuda_fp8.h.
+// RKV_HD helpers of rkv_dtype.h. Without cuda_fp8.h it exits with 77, which ctest reports as
+// skipped (SKIP_RETURN_CODE in native/tests/CMakeLists.txt).
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -14,13 +15,14 @@
 #include <random>
 #include <vector>
 
+#include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_dtype.h"
 
 #ifndef RKV_HAVE_CUDA_FP8_H
 int main() {
-  std::printf("fp8_test: SKIPPED: cuda_fp8.h not found, bit-exactness against NVIDIA's conversions not checked\n");
-  return 0;
+  std::printf("fp8_test: skipped: cuda_fp8.h not found, bit-exactness against NVIDIA's conversions not checked\n");
+  return 77;
 }
 #else
 #include <cuda_fp8.h>
@@ -136,20 +138,6 @@ void check_encode(const Format& fmt, size_t random_count) {
 }
 
 
-// Runs this test again with RKV_ISA=avx2 and =scalar so every conversion path of the
-// library is checked on this machine (the library picks its ISA once per process).
-int rerun_lower_isas(const char* self) {
-  if (std::getenv("RKV_ISA")) return 0;
-  int failed = 0;
-  for (const char* isa : {"avx2", "scalar"}) {
-    std::string cmd = std::string("RKV_ISA=") + isa + " '" + self + "'";
-    std::printf("-- re-running with RKV_ISA=%s\n", isa);
-    std::fflush(stdout);
-    if (std::system(cmd.c_str()) != 0) failed = 1;
-  }
-  return failed;
-}
-
 }  // namespace
 
 int main(int, char** argv) {
@@ -165,7 +153,7 @@ int main(int, char** argv) {
     std::printf("fp8_test: %d failures\n", g_failures);
     return 1;
   }
-  std::printf("fp8_test: OK (bit-exact with cuda_fp8.h, %s)\n", std::getenv("RKV_ISA") ? std::getenv("RKV_ISA") : "best ISA");
+  std::printf("fp8_test: OK (bit-exact with cuda_fp8.h, %s)\n", requested_isa());
   return rerun_lower_isas(argv[0]);
 }
 #endif

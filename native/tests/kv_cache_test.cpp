@@ -8,8 +8,10 @@
 #include <string>
 #include <algorithm>
 #include <random>
+#include <utility>
 #include <vector>
 
+#include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_kv.h"
 
@@ -122,6 +124,58 @@ void test_reshape_and_cache() {
                                1, P, 2.0f, 1) == RKV_ERR_INVALID_ARGUMENT, "scale 2 accepted for an f32 cache");
 }
 
+// Calls large enough to stream their output (non-temporal stores above 8 MiB written):
+// rows that are not multiples of 32 bytes, padding slots, conversions through the bounce
+// buffer and plain copies, all against the scalar reference.
+void test_streaming() {
+  std::mt19937_64 rng(13);
+  const int H = 5, D = 100, P = 16;
+  const int64_t T = 9000, pages = T / P + 3, row = H * D;
+  const int pairs[][2] = {{RKV_DTYPE_BF16, RKV_DTYPE_BF16}, {RKV_DTYPE_BF16, RKV_DTYPE_FP8_E4M3},
+                          {RKV_DTYPE_F32, RKV_DTYPE_F16}};
+  for (auto& pr : pairs) {
+    const int sd = pr[0], cd = pr[1];
+    const float ks = rkv::is_fp8(cd) ? 0.05f : 1.0f, vs = rkv::is_fp8(cd) ? 0.3f : 1.0f;
+    std::vector<uint8_t> k = random_elements(sd, T * row, rng), v = random_elements(sd, T * row, rng);
+    std::vector<int64_t> perm(pages * P);
+    for (int64_t i = 0; i < pages * P; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<int64_t> slots(T);
+    for (int64_t t = 0; t < T; ++t) slots[t] = t % 97 == 5 ? -1 : perm[t];
+    size_t pool = (size_t)(pages * P * row * size_of(cd));
+    std::vector<uint8_t> kc = random_bytes(pool, rng), vc = random_bytes(pool, rng);
+    std::vector<uint8_t> kw = kc, vw = vc;
+    const int mode = rkv::scale_mode(sd, cd);
+    for (int64_t t = 0; t < T; ++t) {
+      if (slots[t] < 0) continue;
+      for (int64_t e = 0; e < row; ++e) {
+        int64_t dst = rkv::slot_row_element(slots[t], row) + e;
+        rkv::convert_element(k.data(), sd, t * row + e, kw.data(), cd, dst, mode, ks);
+        rkv::convert_element(v.data(), sd, t * row + e, vw.data(), cd, dst, mode, vs);
+      }
+    }
+    int rc = rkv_reshape_and_cache(k.data(), v.data(), sd, slots.data(), T, H, D, kc.data(), vc.data(), cd, pages, P,
+                                   ks, vs);
+    EXPECT(rc == RKV_OK, "streaming reshape_and_cache %s->%s: %s", kNames[sd], kNames[cd], rkv_last_error());
+    EXPECT(kc == kw && vc == vw, "streaming reshape_and_cache %s->%s differs from the scalar reference", kNames[sd],
+           kNames[cd]);
+  }
+  for (auto& pr : {std::pair<int, int64_t>{RKV_DTYPE_FP8_E4M3, (int64_t{9} << 20) + 7},
+                   std::pair<int, int64_t>{RKV_DTYPE_F32, (int64_t{5} << 20) / 2 + 3}}) {
+    const int dd = pr.first;
+    const int64_t n = pr.second;
+    const float scale = rkv::is_fp8(dd) ? 0.37f : 1.0f;
+    std::vector<uint8_t> src = random_elements(RKV_DTYPE_F32, n, rng);
+    std::vector<uint8_t> got((size_t)(n * size_of(dd)), 0xAB), want(got.size());
+    int rc = rkv_convert(src.data(), RKV_DTYPE_F32, got.data(), dd, n, scale);
+    EXPECT(rc == RKV_OK, "streaming rkv_convert f32->%s: %s", kNames[dd], rkv_last_error());
+    const int mode = rkv::scale_mode(RKV_DTYPE_F32, dd);
+    for (int64_t i = 0; i < n; ++i) rkv::convert_element(src.data(), RKV_DTYPE_F32, i, want.data(), dd, i, mode, scale);
+    EXPECT(got == want, "streaming rkv_convert f32->%s n=%lld differs from the scalar reference", kNames[dd],
+           (long long)n);
+  }
+}
+
 void test_copy_blocks() {
   std::mt19937_64 rng(5);
   const int L = 3;
@@ -162,31 +216,18 @@ void test_bench() {
 }
 
 
-// Runs this test again with RKV_ISA=avx2 and =scalar so every conversion path of the
-// library is checked on this machine (the library picks its ISA once per process).
-int rerun_lower_isas(const char* self) {
-  if (std::getenv("RKV_ISA")) return 0;
-  int failed = 0;
-  for (const char* isa : {"avx2", "scalar"}) {
-    std::string cmd = std::string("RKV_ISA=") + isa + " '" + self + "'";
-    std::printf("-- re-running with RKV_ISA=%s\n", isa);
-    std::fflush(stdout);
-    if (std::system(cmd.c_str()) != 0) failed = 1;
-  }
-  return failed;
-}
-
 }  // namespace
 
 int main(int, char** argv) {
   test_convert_all_pairs();
   test_reshape_and_cache();
+  test_streaming();
   test_copy_blocks();
   test_bench();
   if (g_failures) {
     std::printf("kv_cache_test: %d failures\n", g_failures);
     return 1;
   }
-  std::printf("kv_cache_test: OK (%s)\n", std::getenv("RKV_ISA") ? std::getenv("RKV_ISA") : "best ISA");
+  std::printf("kv_cache_test: OK (%s)\n", requested_isa());
   return rerun_lower_isas(argv[0]);
 }

@@ -16,6 +16,7 @@ module io.radixkv.cli {
     requires me.tongfei.progressbar;
     requires org.knowm.xchart;
     requires java.desktop;
+    requires java.net.http;
 
     exports io.radixkv.cli;
     opens io.radixkv.cli to info.picocli, com.fasterxml.jackson.databind;

@@ -17,5 +17,6 @@ module io.radixkv {
     exports io.radixkv.cache;
     exports io.radixkv.sched;
     exports io.radixkv.engine;
+    exports io.radixkv.checkpoint;
     exports io.radixkv.model;
 }

@@ -77,10 +77,10 @@ public class radixkv_h extends radixkv_h$shared {
     public static int RKV_DTYPE_FP8_E5M2() {
         return RKV_DTYPE_FP8_E5M2;
     }
-    private static final int RKV_ABI_VERSION = (int)1L;
+    private static final int RKV_ABI_VERSION = (int)2L;
     /**
      * {@snippet lang=c :
-     * #define RKV_ABI_VERSION 1
+     * #define RKV_ABI_VERSION 2
      * }
      */
     public static int RKV_ABI_VERSION() {
@@ -979,7 +979,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_attention");
@@ -990,7 +991,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static FunctionDescriptor rkv_decode_attention$descriptor() {
@@ -1000,7 +1001,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MethodHandle rkv_decode_attention$handle() {
@@ -1010,7 +1011,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MemorySegment rkv_decode_attention$address() {
@@ -1019,16 +1020,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
-    public static int rkv_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+    public static int rkv_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
         var mh$ = rkv_decode_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale);
+                traceDowncall("rkv_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1062,7 +1063,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_append_prefill_attention");
@@ -1073,7 +1075,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static FunctionDescriptor rkv_append_prefill_attention$descriptor() {
@@ -1083,7 +1085,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MethodHandle rkv_append_prefill_attention$handle() {
@@ -1093,7 +1095,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MemorySegment rkv_append_prefill_attention$address() {
@@ -1102,16 +1104,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
-    public static int rkv_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+    public static int rkv_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
         var mh$ = rkv_append_prefill_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale);
+                traceDowncall("rkv_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1262,6 +1264,7 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_INT,
+            radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT
         );
 
@@ -1273,7 +1276,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps)
+     * int rkv_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps, float w_offset)
      * }
      */
     public static FunctionDescriptor rkv_rmsnorm$descriptor() {
@@ -1283,7 +1286,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps)
+     * int rkv_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps, float w_offset)
      * }
      */
     public static MethodHandle rkv_rmsnorm$handle() {
@@ -1293,7 +1296,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps)
+     * int rkv_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps, float w_offset)
      * }
      */
     public static MemorySegment rkv_rmsnorm$address() {
@@ -1302,16 +1305,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps)
+     * int rkv_rmsnorm(const float *x, const float *w, float *y, int64_t rows, int32_t dim, float eps, float w_offset)
      * }
      */
-    public static int rkv_rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps) {
+    public static int rkv_rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps, float w_offset) {
         var mh$ = rkv_rmsnorm.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_rmsnorm", x, w, y, rows, dim, eps);
+                traceDowncall("rkv_rmsnorm", x, w, y, rows, dim, eps, w_offset);
             }
-            return (int)mh$.invokeExact(x, w, y, rows, dim, eps);
+            return (int)mh$.invokeExact(x, w, y, rows, dim, eps, w_offset);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1379,6 +1382,73 @@ public class radixkv_h extends radixkv_h$shared {
                 traceDowncall("rkv_rope", q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, theta);
             }
             return (int)mh$.invokeExact(q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, theta);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_rope_table {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_rope_table");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_rope_table(float *q, float *k, const int32_t *positions, int64_t num_tokens, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double *inv_freq)
+     * }
+     */
+    public static FunctionDescriptor rkv_rope_table$descriptor() {
+        return rkv_rope_table.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_rope_table(float *q, float *k, const int32_t *positions, int64_t num_tokens, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double *inv_freq)
+     * }
+     */
+    public static MethodHandle rkv_rope_table$handle() {
+        return rkv_rope_table.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_rope_table(float *q, float *k, const int32_t *positions, int64_t num_tokens, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double *inv_freq)
+     * }
+     */
+    public static MemorySegment rkv_rope_table$address() {
+        return rkv_rope_table.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_rope_table(float *q, float *k, const int32_t *positions, int64_t num_tokens, int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim, const double *inv_freq)
+     * }
+     */
+    public static int rkv_rope_table(MemorySegment q, MemorySegment k, MemorySegment positions, long num_tokens, int num_q_heads, int num_kv_heads, int head_dim, MemorySegment inv_freq) {
+        var mh$ = rkv_rope_table.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_rope_table", q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, inv_freq);
+            }
+            return (int)mh$.invokeExact(q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, inv_freq);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1633,6 +1703,256 @@ public class radixkv_h extends radixkv_h$shared {
                 traceDowncall("rkv_argmax", logits, rows, vocab, out);
             }
             return (int)mh$.invokeExact(logits, rows, vocab, out);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_gelu_tanh_mul {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_gelu_tanh_mul");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_gelu_tanh_mul(const float *gate_up, float *out, int64_t rows, int32_t inter)
+     * }
+     */
+    public static FunctionDescriptor rkv_gelu_tanh_mul$descriptor() {
+        return rkv_gelu_tanh_mul.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_gelu_tanh_mul(const float *gate_up, float *out, int64_t rows, int32_t inter)
+     * }
+     */
+    public static MethodHandle rkv_gelu_tanh_mul$handle() {
+        return rkv_gelu_tanh_mul.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_gelu_tanh_mul(const float *gate_up, float *out, int64_t rows, int32_t inter)
+     * }
+     */
+    public static MemorySegment rkv_gelu_tanh_mul$address() {
+        return rkv_gelu_tanh_mul.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_gelu_tanh_mul(const float *gate_up, float *out, int64_t rows, int32_t inter)
+     * }
+     */
+    public static int rkv_gelu_tanh_mul(MemorySegment gate_up, MemorySegment out, long rows, int inter) {
+        var mh$ = rkv_gelu_tanh_mul.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_gelu_tanh_mul", gate_up, out, rows, inter);
+            }
+            return (int)mh$.invokeExact(gate_up, out, rows, inter);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_add_bias {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_add_bias");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_add_bias(float *y, const float *bias, int64_t rows, int32_t n)
+     * }
+     */
+    public static FunctionDescriptor rkv_add_bias$descriptor() {
+        return rkv_add_bias.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_add_bias(float *y, const float *bias, int64_t rows, int32_t n)
+     * }
+     */
+    public static MethodHandle rkv_add_bias$handle() {
+        return rkv_add_bias.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_add_bias(float *y, const float *bias, int64_t rows, int32_t n)
+     * }
+     */
+    public static MemorySegment rkv_add_bias$address() {
+        return rkv_add_bias.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_add_bias(float *y, const float *bias, int64_t rows, int32_t n)
+     * }
+     */
+    public static int rkv_add_bias(MemorySegment y, MemorySegment bias, long rows, int n) {
+        var mh$ = rkv_add_bias.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_add_bias", y, bias, rows, n);
+            }
+            return (int)mh$.invokeExact(y, bias, rows, n);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_soft_cap {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_FLOAT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_soft_cap");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_soft_cap(float *x, int64_t n, float cap)
+     * }
+     */
+    public static FunctionDescriptor rkv_soft_cap$descriptor() {
+        return rkv_soft_cap.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_soft_cap(float *x, int64_t n, float cap)
+     * }
+     */
+    public static MethodHandle rkv_soft_cap$handle() {
+        return rkv_soft_cap.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_soft_cap(float *x, int64_t n, float cap)
+     * }
+     */
+    public static MemorySegment rkv_soft_cap$address() {
+        return rkv_soft_cap.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_soft_cap(float *x, int64_t n, float cap)
+     * }
+     */
+    public static int rkv_soft_cap(MemorySegment x, long n, float cap) {
+        var mh$ = rkv_soft_cap.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_soft_cap", x, n, cap);
+            }
+            return (int)mh$.invokeExact(x, n, cap);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_scale {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_FLOAT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_scale");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_scale(float *x, int64_t n, float s)
+     * }
+     */
+    public static FunctionDescriptor rkv_scale$descriptor() {
+        return rkv_scale.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_scale(float *x, int64_t n, float s)
+     * }
+     */
+    public static MethodHandle rkv_scale$handle() {
+        return rkv_scale.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_scale(float *x, int64_t n, float s)
+     * }
+     */
+    public static MemorySegment rkv_scale$address() {
+        return rkv_scale.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_scale(float *x, int64_t n, float s)
+     * }
+     */
+    public static int rkv_scale(MemorySegment x, long n, float s) {
+        var mh$ = rkv_scale.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_scale", x, n, s);
+            }
+            return (int)mh$.invokeExact(x, n, s);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2046,7 +2366,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_decode_attention");
@@ -2057,7 +2378,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static FunctionDescriptor rkv_cuda_decode_attention$descriptor() {
@@ -2067,7 +2388,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MethodHandle rkv_cuda_decode_attention$handle() {
@@ -2077,7 +2398,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MemorySegment rkv_cuda_decode_attention$address() {
@@ -2086,16 +2407,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
-    public static int rkv_cuda_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+    public static int rkv_cuda_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
         var mh$ = rkv_cuda_decode_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale);
+                traceDowncall("rkv_cuda_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2129,7 +2450,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_append_prefill_attention");
@@ -2140,7 +2462,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static FunctionDescriptor rkv_cuda_append_prefill_attention$descriptor() {
@@ -2150,7 +2472,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MethodHandle rkv_cuda_append_prefill_attention$handle() {
@@ -2160,7 +2482,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
     public static MemorySegment rkv_cuda_append_prefill_attention$address() {
@@ -2169,16 +2491,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
      * }
      */
-    public static int rkv_cuda_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale) {
+    public static int rkv_cuda_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
         var mh$ = rkv_cuda_append_prefill_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale);
+                traceDowncall("rkv_cuda_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

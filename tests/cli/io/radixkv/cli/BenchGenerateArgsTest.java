@@ -39,7 +39,7 @@ class BenchGenerateArgsTest {
         CliRun.of("generate", "--prompt-tokens", "1,2", "--max-tokens", "0").assertUsageError("--max-tokens");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--prefix-cache", "both").assertUsageError("--prefix-cache");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--kv-dtype", "q4").assertUsageError("--kv-dtype");
-        CliRun.of("generate", "--prompt-tokens", "1,2", "--weights-dtype", "f16").assertUsageError("--weights-dtype");
+        CliRun.of("generate", "--prompt-tokens", "1,2", "--weights-dtype", "fp8_e4m3").assertUsageError("--weights-dtype");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--model", " ").assertUsageError("--model");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--model", "huge").assertUsageError("--model");
     }

@@ -10,6 +10,8 @@ import io.radixkv.sched.FinishReason;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 @Timeout(value = 180, unit = java.util.concurrent.TimeUnit.SECONDS)
 class EngineSmokeTest {
@@ -30,14 +32,18 @@ class EngineSmokeTest {
         }
     }
 
-    /** bf16 weights (the AMX matmul path for prefill) serve end to end, deterministically, with the prefix cache. */
-    @Test
-    void bf16WeightsEndToEnd() {
+    /**
+     * bf16 weights (the AMX matmul path for prefill) and f16 weights (the small-m kernel in
+     * blocks of rows) serve end to end, deterministically, with the prefix cache.
+     */
+    @ParameterizedTest
+    @EnumSource(value = DType.class, names = {"BF16", "F16"})
+    void halfWeightsEndToEnd(DType weights) {
         int[] prompt = {1, 5, 9, 300, 4000, 17, 23, 99, 31999, 2, 11, 12};
         int[][] outputs = new int[2][];
         for (int run = 0; run < 2; run++) {
             try (Engine e = EngineTestSupport.start(EngineTestSupport.tiny(4, DType.BF16, true, 256)
-                    .weightsDtype(DType.BF16).build())) {
+                    .weightsDtype(weights).build())) {
                 List<RequestResult> r = e.runToCompletion(List.of(
                         new GenerateRequest("a", prompt, SamplingParams.greedy(6)),
                         new GenerateRequest("b", prompt, SamplingParams.greedy(6))));

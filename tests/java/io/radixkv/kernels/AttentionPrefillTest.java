@@ -133,6 +133,55 @@ class AttentionPrefillTest {
         }
     }
 
+    /**
+     * Regression (issue 12, defect 2): a non-finite K/V at KV position j (an f16 cache stores Inf
+     * for |v| > 65504) must not reach queries that the causal mask hides j from, even when they
+     * share a query tile and a KV block with queries that see j (0 * Inf = NaN).
+     */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(DType.class)
+    void maskedNonFiniteKvDoesNotLeak(DType cacheDtype) {
+        int len = 40;
+        int j = 27; // inside the first 32-token block, after most queries of the tile
+        int numQo = 4;
+        int hd = 64;
+        try (AttentionFixture f = new AttentionFixture(cacheDtype, 16, 2, hd, new long[] {len}, 21)) {
+            PagedKvLayout l = f.layout;
+            for (int h = 0; h < l.numKvHeads(); h++) {
+                long base = ((long) f.pages[0][j / 16] * 16 + j % 16) * l.tokenElements() + (long) h * hd;
+                for (int d = 0; d < hd; d += 5) {
+                    putNonFinite(f.cache.vCache(), cacheDtype, base + d);
+                    putNonFinite(f.cache.kCache(), cacheDtype, base + d + 1);
+                }
+            }
+            long n = (long) len * numQo * hd;
+            MemorySegment q = f.randomTensor(DType.F32, n);
+            AttentionParams params = AttentionParams.of(numQo, hd);
+            MemorySegment outN = f.sentinel(DType.F32, n);
+            MemorySegment outJ = f.sentinel(DType.F32, n);
+            MemorySegment qo = f.ints(0, len);
+            cpu.appendPrefill(q, DType.F32, outN, DType.F32, MemorySegment.NULL, qo, f.cache, f.table(),
+                    MemorySegment.NULL, MemorySegment.NULL, params);
+            reference.appendPrefill(q, DType.F32, outJ, DType.F32, MemorySegment.NULL, qo, f.cache, f.table(),
+                    MemorySegment.NULL, MemorySegment.NULL, params);
+            long hidden = (long) j * numQo * hd; // rows of queries 0..j-1: j is masked for them
+            AttentionFixture.assertClose("rows that do not see position " + j,
+                    AttentionFixture.toFloats(outJ, DType.F32, hidden), AttentionFixture.toFloats(outN, DType.F32, hidden),
+                    AttentionFixture.tolerance(cacheDtype, DType.F32));
+        }
+    }
+
+    /** The largest-magnitude non-finite value of the dtype: Inf where it has one, else NaN (e4m3). */
+    private static void putNonFinite(MemorySegment pool, DType dtype, long i) {
+        switch (dtype) {
+            case F32 -> pool.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, Float.POSITIVE_INFINITY);
+            case F16 -> pool.setAtIndex(java.lang.foreign.ValueLayout.JAVA_SHORT, i, (short) 0x7C00);
+            case BF16 -> pool.setAtIndex(java.lang.foreign.ValueLayout.JAVA_SHORT, i, (short) 0x7F80);
+            case FP8_E5M2 -> pool.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) 0x7C);
+            case FP8_E4M3 -> pool.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) 0x7F);
+        }
+    }
+
     private void run(AttentionFixture f, DType cacheDtype, PageTableCsr table, int[] qo, MemorySegment bi,
                      MemorySegment br, int numQo, int hd, float softCap) {
         int totalQ = qo[qo.length - 1];

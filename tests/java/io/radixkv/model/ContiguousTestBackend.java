@@ -166,12 +166,14 @@ final class ContiguousTestBackend implements KernelBackend {
                 int qLen = hi - lo;
                 for (int i = 0; i < qLen; i++) {
                     int visible = kvLen - qLen + i + 1;
+                    // Sliding window: keys pos - windowLeft .. pos (all when windowLeft is -1).
+                    int first = params.windowLeft() < 0 ? 0 : Math.max(0, visible - 1 - params.windowLeft());
                     long row = lo + i;
                     for (int h = 0; h < hq; h++) {
                         int g = h / group;
                         double[] sc = new double[visible];
                         double max = Double.NEGATIVE_INFINITY;
-                        for (int p = 0; p < visible; p++) {
+                        for (int p = first; p < visible; p++) {
                             double dot = 0;
                             for (int e = 0; e < d; e++) {
                                 dot += q.getAtIndex(ValueLayout.JAVA_FLOAT, (row * hq + h) * d + e) * kk[p][g][e];
@@ -180,13 +182,13 @@ final class ContiguousTestBackend implements KernelBackend {
                             max = Math.max(max, sc[p]);
                         }
                         double sum = 0;
-                        for (int p = 0; p < visible; p++) {
+                        for (int p = first; p < visible; p++) {
                             sc[p] = Math.exp(sc[p] - max);
                             sum += sc[p];
                         }
                         for (int e = 0; e < d; e++) {
                             double o = 0;
-                            for (int p = 0; p < visible; p++) {
+                            for (int p = first; p < visible; p++) {
                                 o += sc[p] * vv[p][g][e];
                             }
                             out.setAtIndex(ValueLayout.JAVA_FLOAT, (row * hq + h) * d + e, (float) (o / sum));

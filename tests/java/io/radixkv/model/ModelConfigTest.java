@@ -48,9 +48,9 @@ class ModelConfigTest {
         var e = assertThrows(IllegalArgumentException.class, () -> ModelConfig.fromHfConfig(j));
         assertTrue(e.getMessage().contains("hidden_size"), e.getMessage());
         ObjectNode q = llamaJson();
-        q.put("model_type", "qwen2");
+        q.put("model_type", "phi3");
         e = assertThrows(IllegalArgumentException.class, () -> ModelConfig.fromHfConfig(q));
-        assertTrue(e.getMessage().contains("qwen2"), e.getMessage());
+        assertTrue(e.getMessage().contains("phi3"), e.getMessage());
         ObjectNode s = llamaJson();
         s.putObject("rope_scaling").put("rope_type", "llama3");
         e = assertThrows(IllegalArgumentException.class, () -> ModelConfig.fromHfConfig(s));
@@ -76,6 +76,20 @@ class ModelConfigTest {
         assertEquals(32000, ModelPresets.tiny().vocab());
         assertEquals(32000, ModelPresets.small().vocab());
         assertEquals(ModelPresets.small(), ModelPresets.byName(" Small "));
+        // The seed models' exact shapes (parameter counts as published).
+        ModelConfig llama = ModelPresets.byName("llama-3.2-3b");
+        assertEquals(3_212_749_824L, llama.parameterCount());
+        assertEquals(RopeSpec.llama3(500000, 32, 1, 4, 8192), llama.layerAttention().get(0).rope());
+        ModelConfig qwen = ModelPresets.byName("qwen3-4b");
+        assertEquals(4_022_468_096L, qwen.parameterCount());
+        assertTrue(qwen.arch().qkNorm());
+        assertEquals(128, qwen.headDim());
+        ModelConfig gemma = ModelPresets.byName("gemma-3-1b");
+        assertEquals(999_885_952L, gemma.parameterCount());
+        assertEquals(22, gemma.layerAttention().stream().filter(LayerAttention::sliding).count());
+        assertEquals(512, gemma.layerAttention().get(0).slidingWindow());
+        assertTrue(gemma.arch().sandwichNorms());
+        assertEquals(5, ModelPresets.names().size());
         var e = assertThrows(IllegalArgumentException.class, () -> ModelPresets.byName("huge"));
         assertTrue(e.getMessage().contains("huge"), e.getMessage());
     }

@@ -76,7 +76,8 @@ class ModelWeightsTest {
     }
 
     @ParameterizedTest(name = "file {0} -> {1}, tied {2}")
-    @CsvSource({"F32, f32, false", "BF16, bf16, false", "BF16, f32, true", "F16, f32, false", "F32, bf16, true"})
+    @CsvSource({"F32, f32, false", "BF16, bf16, false", "BF16, f32, true", "F16, f32, false", "F32, bf16, true",
+        "F16, f16, false", "F32, f16, true", "BF16, f16, false"})
     void loaderRoundTrip(String fileDtype, String target, boolean tied) throws IOException {
         ModelConfig c = SMALL_VOCAB.withTiedEmbeddings(tied);
         DType t = DType.parse(target);
@@ -117,9 +118,16 @@ class ModelWeightsTest {
                 case "F16" -> Float.float16ToFloat(Float.floatToFloat16(v));
                 default -> v;
             };
-            float expected = t == DType.BF16 ? JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(inFile)) : inFile;
-            float actual = t == DType.BF16 ? JavaDenseKernels.bf16ToFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i))
-                    : loaded.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+            float expected = switch (t) {
+                case BF16 -> JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(inFile));
+                case F16 -> Float.float16ToFloat(Float.floatToFloat16(inFile));
+                default -> inFile;
+            };
+            float actual = switch (t) {
+                case BF16 -> JavaDenseKernels.bf16ToFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i));
+                case F16 -> Float.float16ToFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i));
+                default -> loaded.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+            };
             if (expected != actual) {
                 throw new AssertionError(what + "[" + i + "]: expected " + expected + " but loaded " + actual);
             }
@@ -170,11 +178,12 @@ class ModelWeightsTest {
             Path i8 = tmp.resolve("i8");
             SafetensorsTestWriter.writeConfig(i8, SMALL_VOCAB);
             Files.writeString(i8.resolve("x.safetensors"), "");
-            Files.write(i8.resolve("x.safetensors"), header("{\"w\":{\"dtype\":\"I8\",\"shape\":[1],\"data_offsets\":[0,1]}}", 1));
+            Files.write(i8.resolve("x.safetensors"), header("{\"model.embed_tokens.weight\":{\"dtype\":\"I8\","
+                    + "\"shape\":[300,32],\"data_offsets\":[0,9600]}}", 9600));
             e = assertThrows(IOException.class, () -> ModelWeights.load(i8, DType.F32));
             assertTrue(e.getMessage().contains("dtype 'I8'"), e.getMessage());
         }
-        assertThrows(IllegalArgumentException.class, () -> ModelWeights.random(SMALL_VOCAB, DType.F16, 1));
+        assertThrows(IllegalArgumentException.class, () -> ModelWeights.random(SMALL_VOCAB, DType.FP8_E4M3, 1));
     }
 
     private static byte[] header(String json, int dataBytes) {
@@ -182,6 +191,110 @@ class ModelWeightsTest {
         var b = java.nio.ByteBuffer.allocate(8 + h.length + dataBytes).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         b.putLong(h.length).put(h);
         return b.array();
+    }
+
+    /** transformers' sharded layout (index + shards, name-ordered data): bf16 files into bf16 weights keep every bit. */
+    @ParameterizedTest(name = "tied {0}")
+    @CsvSource({"false", "true"})
+    void shardedIndexBf16KeepsTheBits(boolean tied) throws IOException {
+        ModelConfig c = SMALL_VOCAB.withTiedEmbeddings(tied);
+        try (var orig = ModelWeights.random(c, DType.BF16, 11)) {
+            Path dir = tmp.resolve("idx");
+            SafetensorsTestWriter.writeConfig(dir, c);
+            SafetensorsTestWriter.writeSharded(dir, SafetensorsTestWriter.tensorsOf(orig, "BF16"), 3);
+            Files.write(dir.resolve("stray.safetensors"), new byte[] {1, 2, 3}); // not in the index: not read
+            try (var loaded = ModelWeights.load(dir, DType.BF16)) {
+                assertTrue(same(orig.embed(), loaded.embed()) && same(orig.lmHead(), loaded.lmHead()));
+                for (int l = 0; l < c.layers(); l++) {
+                    var x = orig.layer(l);
+                    var y = loaded.layer(l);
+                    assertTrue(same(x.qkv(), y.qkv()) && same(x.o(), y.o()) && same(x.gateUp(), y.gateUp())
+                            && same(x.down(), y.down()), "layer " + l);
+                    // Norms are f32 in memory, bf16 in the file.
+                    compare(x.postNorm(), y.postNorm(), DType.F32, "BF16", "post norm " + l);
+                    compare(x.inputNorm(), y.inputNorm(), DType.F32, "BF16", "input norm " + l);
+                }
+                compare(orig.finalNorm(), loaded.finalNorm(), DType.F32, "BF16", "final norm");
+                assertEquals(tied, loaded.lmHead() == loaded.embed());
+            }
+        }
+    }
+
+    /** With tied embeddings an lm_head.weight that the file happens to carry is not used (transformers ties it). */
+    @Test
+    void tiedEmbeddingsIgnoreAStoredLmHead() throws IOException {
+        ModelConfig c = SMALL_VOCAB.withTiedEmbeddings(true);
+        try (var orig = ModelWeights.random(c, DType.F32, 12);
+             var other = ModelWeights.random(SMALL_VOCAB, DType.F32, 13)) {
+            Path dir = tmp.resolve("tied");
+            SafetensorsTestWriter.writeConfig(dir, c);
+            List<SafetensorsTestWriter.T> all = new ArrayList<>(SafetensorsTestWriter.tensorsOf(orig, "F32"));
+            all.add(SafetensorsTestWriter.tensorsOf(other, "F32").stream().filter(t -> t.name().equals("lm_head.weight"))
+                    .findFirst().orElseThrow());
+            SafetensorsTestWriter.write(dir.resolve("model.safetensors"), all);
+            try (var loaded = ModelWeights.load(dir, DType.F32)) {
+                assertTrue(sameWeights(orig, loaded));
+            }
+        }
+    }
+
+    /**
+     * Defect 8 (issue 12): the weights were allocated (and zero-filled) before any shape was
+     * checked, so a header declaring a 4 TiB embedding in a tiny file died of OutOfMemoryError
+     * instead of naming the file and tensor.
+     */
+    @Test
+    void hugeDeclaredShapeFailsBeforeAllocating() throws IOException {
+        ModelConfig huge = new ModelConfig(1024, 2048, 1, 8, 2, 128, 1 << 30, 10000f, 1e-5f, true, 512);
+        Path dir = tmp.resolve("huge");
+        SafetensorsTestWriter.writeConfig(dir, huge);
+        long bytes = (1L << 30) * 1024 * 4;
+        Files.write(dir.resolve("model.safetensors"), header("{\"model.embed_tokens.weight\":{\"dtype\":\"F32\","
+                + "\"shape\":[1073741824,1024],\"data_offsets\":[0," + bytes + "]}}", 64));
+        var e = assertThrows(IOException.class, () -> ModelWeights.load(dir, DType.F32));
+        assertTrue(e.getMessage().contains(dir.resolve("model.safetensors") + ": tensor model.embed_tokens.weight"),
+                e.getMessage());
+    }
+
+    /** Defect 8 (issue 12): data_offsets whose sums overflow printed a native address, not the file and tensor. */
+    @Test
+    void offsetOverflowNamesFileAndTensor() throws IOException {
+        try (var orig = ModelWeights.random(SMALL_VOCAB, DType.F32, 14)) {
+            Path dir = tmp.resolve("wrap");
+            SafetensorsTestWriter.writeConfig(dir, SMALL_VOCAB);
+            SafetensorsTestWriter.write(dir.resolve("model.safetensors"), SafetensorsTestWriter.tensorsOf(orig, "F32"));
+            // One more file: a tensor whose element count times 4 wraps to 4 and whose end wraps the file offset.
+            long end = Long.MAX_VALUE - 4;
+            Files.write(dir.resolve("z.safetensors"), header("{\"extra.wrap\":{\"dtype\":\"F32\",\"shape\":["
+                    + ((1L << 62) + 1) + "],\"data_offsets\":[" + (end - 4) + "," + end + "]}}", 8));
+            Exception e = assertThrows(Exception.class, () -> ModelWeights.load(dir, DType.F32));
+            assertTrue(e instanceof IOException, "not an IOException: " + e);
+            assertTrue(e.getMessage().contains(dir.resolve("z.safetensors") + ": tensor extra.wrap")
+                    && !e.getMessage().contains("0x"), e.getMessage());
+        }
+    }
+
+    /**
+     * Defect 8 (issue 12): numeric config.json fields given as text silently fall back to the
+     * defaults. The fix belongs in ModelConfig.fromHfConfig (rope_theta, rms_norm_eps,
+     * max_position_embeddings read with JsonNode.asDouble/asInt defaults), owned by the
+     * families work; enable this test with it.
+     */
+    @org.junit.jupiter.api.Disabled("defect 8c: fix in ModelConfig.fromHfConfig (families helper)")
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"rms_norm_eps", "rope_theta", "max_position_embeddings"})
+    void numericConfigFieldAsTextIsRefused(String field) throws IOException {
+        try (var orig = ModelWeights.random(SMALL_VOCAB, DType.F32, 15)) {
+            Path dir = tmp.resolve("text-" + field);
+            SafetensorsTestWriter.writeConfig(dir, SMALL_VOCAB);
+            var cfg = (com.fasterxml.jackson.databind.node.ObjectNode) new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(dir.resolve("config.json").toFile());
+            cfg.put(field, "fast");
+            Files.writeString(dir.resolve("config.json"), cfg.toString());
+            SafetensorsTestWriter.write(dir.resolve("model.safetensors"), SafetensorsTestWriter.tensorsOf(orig, "F32"));
+            Exception e = assertThrows(Exception.class, () -> ModelWeights.load(dir, DType.F32).close());
+            assertTrue(e.getMessage().contains(field), e.getMessage());
+        }
     }
 
     @Test

@@ -67,7 +67,7 @@ final class ReferenceLlama {
         int half = d / 2;
         for (int h = 0; h < heads; h++) {
             for (int i = 0; i < half; i++) {
-                double a = pos * Math.pow(c.ropeTheta(), -2.0 * i / d);
+                double a = pos * Math.pow(c.layerAttention().get(0).rope().theta(), -2.0 * i / d);
                 double x1 = v[h * d + i];
                 double x2 = v[h * d + i + half];
                 v[h * d + i] = x1 * Math.cos(a) - x2 * Math.sin(a);

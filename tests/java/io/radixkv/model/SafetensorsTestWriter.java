@@ -74,6 +74,34 @@ final class SafetensorsTestWriter {
         JSON.writerWithDefaultPrettyPrinter().writeValue(dir.resolve("config.json").toFile(), c.toHfConfig());
     }
 
+    /**
+     * The tensors in {@code shards} files named and indexed as transformers writes them
+     * ({@code model-0000i-of-0000n.safetensors} + {@code model.safetensors.index.json}); within a
+     * file the data is in name order, so fused tensors (q/k/v) are not adjacent.
+     */
+    static void writeSharded(Path dir, List<T> tensors, int shards) throws IOException {
+        Files.createDirectories(dir);
+        List<T> sorted = new ArrayList<>(tensors);
+        sorted.sort(java.util.Comparator.comparing(T::name));
+        ObjectNode index = JSON.createObjectNode();
+        long total = 0;
+        for (T t : sorted) {
+            total += (long) t.values().length * (t.dtype().equals("F32") ? 4 : 2);
+        }
+        index.putObject("metadata").put("total_size", total);
+        ObjectNode map = index.putObject("weight_map");
+        int per = (sorted.size() + shards - 1) / shards;
+        for (int i = 0; i < shards; i++) {
+            String name = String.format("model-%05d-of-%05d.safetensors", i + 1, shards);
+            List<T> part = sorted.subList(Math.min(i * per, sorted.size()), Math.min((i + 1) * per, sorted.size()));
+            write(dir.resolve(name), part);
+            for (T t : part) {
+                map.put(t.name(), name);
+            }
+        }
+        JSON.writerWithDefaultPrettyPrinter().writeValue(dir.resolve("model.safetensors.index.json").toFile(), index);
+    }
+
     /** One safetensors file holding the tensors (data in the order given, header sorted as the format does not require). */
     static void write(Path file, List<T> tensors) throws IOException {
         ObjectNode header = JSON.createObjectNode();

@@ -77,4 +77,33 @@ class BenchReportTest {
         assertThrows(IllegalArgumentException.class, () -> new RequestRecord(0, 4, 0, 0, new long[] {5, 3}, 10, false));
         assertThrows(IllegalArgumentException.class, () -> new BenchReport("w", "d", List.of(), 1));
     }
+
+    /** An HTTP run: cached tokens unknown for one request, so the hit rate is n/a; failures grouped by reason. */
+    @Test
+    void httpRunWithUnknownsAndFailures() {
+        List<RequestRecord> rs = List.of(
+                new RequestRecord(0, 4, 2, 0, new long[] {10 * MS, 20 * MS}, 5, 30 * MS, null),
+                new RequestRecord(1, 4, -1, 0, new long[] {10 * MS}, 1, 30 * MS, null),
+                RequestRecord.failed(2, 4, 0, MS, "HTTP 400: {\"message\":\n \"too long\"}"),
+                RequestRecord.failed(3, 4, 0, MS, "HTTP 400: {\"message\": \"too long\"}"),
+                RequestRecord.failed(4, 4, 0, MS, "HTTP 503: busy"));
+        RunMetrics m = RunMetrics.of("server", "http://h:1/", rs, -1, -1, -1);
+        assertEquals(-1, m.hitRate());
+        assertEquals(-1, m.cachedTokens());
+        assertEquals(-1, m.computedPromptTokens());
+        assertEquals(6, m.outputTokens(), "the server's completion token counts, not the chunk counts");
+        assertEquals(3, m.failed());
+        assertEquals(List.of("HTTP 400: {\"message\": \"too long\"}", "HTTP 503: busy"), List.copyOf(m.errors().keySet()));
+        assertEquals(2, m.errors().get("HTTP 400: {\"message\": \"too long\"}"));
+        BenchReport report = new BenchReport("w", "d", List.of(m), Double.NaN);
+        String table = report.table();
+        assertTrue(table.lines().anyMatch(l -> l.startsWith("prefix hit rate") && l.endsWith("n/a")), table);
+        assertTrue(table.lines().anyMatch(l -> l.startsWith("pages used") && l.endsWith("n/a")), table);
+        assertTrue(table.contains("failed (server): 2 x HTTP 400"), table);
+        JsonNode run = report.toJson(new ObjectMapper()).get("runs").get(0);
+        assertTrue(run.get("hit_rate").isNull() && run.get("cached_tokens").isNull() && run.get("pages_used").isNull());
+        assertEquals("http://h:1/", run.get("target").asText());
+        assertEquals(3, run.get("errors").get(0).get("count").asInt() + run.get("errors").get(1).get("count").asInt());
+        assertThrows(IllegalArgumentException.class, () -> new RequestRecord(0, 4, -2, 0, new long[0], 0, 0, null));
+    }
 }

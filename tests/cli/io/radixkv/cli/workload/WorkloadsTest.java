@@ -142,4 +142,34 @@ class WorkloadsTest {
         assertThrows(IllegalArgumentException.class, () -> new WorkloadRequest(1, 0, new int[] {1}, 1, 1, 0, 0));
         assertThrows(IllegalArgumentException.class, () -> new WorkloadRequest(1, 0, new int[] {1, 2}, 1, -1, 0, 1));
     }
+
+    /** The bound the CLI refuses huge request counts with holds for every generated request. */
+    @Test
+    void tokensPerRequestBoundHolds() {
+        for (String name : Workloads.NAMES) {
+            for (int maxTokens : new int[] {0, 7}) {
+                int bound = Workloads.tokensPerRequestBound(name, maxTokens);
+                for (long seed = 0; seed < 5; seed++) {
+                    Workload w = Workloads.generate(name, new Workloads.Options(40, 0, seed, 1000, maxTokens));
+                    for (WorkloadRequest r : w.requests()) {
+                        assertTrue(r.promptLength() + r.maxTokens() <= bound, () -> name + ": " + r + " > " + bound);
+                    }
+                }
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> Workloads.tokensPerRequestBound("nope", 0));
+    }
+
+    /** Earliest send time of the last request: arrivals, and think times along a conversation. */
+    @Test
+    void scheduleSeconds() {
+        Workload w = new Workload("t", "t", List.of(
+                WorkloadRequest.independent(0, 0.5, new int[] {1, 2}, 1),
+                WorkloadRequest.independent(1, 2.0, new int[] {3}, 1),
+                new WorkloadRequest(2, 0.5, new int[] {1, 2, 9, 4}, 1, 0, 1.0, 1),
+                new WorkloadRequest(3, 0.5, new int[] {1, 2, 9, 4, 9, 5}, 1, 2, 1.25, 1)));
+        assertEquals(2.75, w.scheduleSeconds(), 1e-12);
+        assertEquals(47 / 8.0, Workloads.generate("prefix_caching", Workloads.Options.defaults(0)).scheduleSeconds(),
+                1e-12);
+    }
 }

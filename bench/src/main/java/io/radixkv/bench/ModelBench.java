@@ -204,7 +204,7 @@ public class ModelBench {
             ModelWeights.Layer L = s.w.layer(l);
             d.rmsnorm(s.h, L.inputNorm(), s.x, n, c.hidden(), c.rmsEps());
             d.linear(s.x, L.qkv(), wt, s.qkv, n, c.qkvDim(), c.hidden(), false);
-            d.rope(s.qkv, s.gu, s.prefill.positions(), n, c.heads(), c.kvHeads(), c.headDim(), c.ropeTheta());
+            d.rope(s.qkv, s.gu, s.prefill.positions(), n, c.heads(), c.kvHeads(), c.headDim(), (float) c.layerAttention().get(0).rope().theta());
             d.linear(s.qkv, L.o(), wt, s.h, n, c.hidden(), c.qDim(), true);
             d.rmsnorm(s.h, L.postNorm(), s.x, n, c.hidden(), c.rmsEps());
             d.linear(s.x, L.gateUp(), wt, s.gu, n, 2L * c.intermediate(), c.hidden(), false);

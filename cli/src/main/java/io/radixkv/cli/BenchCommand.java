@@ -7,16 +7,19 @@ import io.radixkv.cli.workload.Workload;
 import io.radixkv.cli.workload.Workloads;
 import io.radixkv.kernels.DType;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
 
 /** {@code radixkv bench}: replays a synthetic workload through the engine and reports latencies. */
@@ -26,6 +29,9 @@ import picocli.CommandLine.Spec;
                     + "TTFT, inter-token and end-to-end latency p50/p90/p99, output throughput, prefix-cache hit "
                     + "rate, pages used and preemptions; with --prefix-cache both, cache off and on side by side "
                     + "with their ratios (on/off).",
+            "With --url the same workload goes to a running OpenAI-compatible server as streamed /v1/completions "
+                    + "(token-id prompts); TTFT and ITL come from the SSE chunks, the hit rate from "
+                    + "usage.prompt_tokens_details.cached_tokens where reported; pages and preemptions are n/a.",
             "Workloads: prefix_caching, generated_shared_prefix, multi_turn, paged_attention, continuous_batching."})
 final class BenchCommand implements Callable<Integer> {
     @Spec
@@ -54,8 +60,28 @@ final class BenchCommand implements Callable<Integer> {
             description = "Multiply arrival times and think times by X (default ${DEFAULT-VALUE}).")
     double timeScale;
 
+    @Option(names = "--max-duration", paramLabel = "S", defaultValue = "1800",
+            description = "Longest a run may take, in seconds: a schedule (arrivals and think times, scaled) "
+                    + "longer than this is refused, and requests unfinished by then count as failed "
+                    + "(default ${DEFAULT-VALUE}).")
+    double maxDuration;
+
     @Mixin
     EngineOptions engineOptions = new EngineOptions();
+
+    @Option(names = "--url", paramLabel = "http://HOST:PORT",
+            description = "Send the workload to this OpenAI-compatible server (radixkv serve, vLLM, SGLang, ...) "
+                    + "as streamed /v1/completions with token-id prompts, instead of an engine in process; "
+                    + "engine options do not apply.")
+    URI url;
+
+    @Option(names = "--served-model-name", paramLabel = "NAME",
+            description = "With --url: the model to request (default: the server's only model).")
+    String servedModelName;
+
+    @Option(names = "--ignore-eos",
+            description = "With --url: ask for exactly --max-tokens tokens (ignore_eos, a vLLM/SGLang extension).")
+    boolean ignoreEos;
 
     @Option(names = "--pages", paramLabel = "N", description = "KV pages in the pool (default: the engine's).")
     Integer pages;
@@ -78,8 +104,9 @@ final class BenchCommand implements Callable<Integer> {
 
     /** Validated settings of one bench invocation. */
     record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
-                    double timeScale, String model, DType kvDtype, int pageSize, Integer pages, String backend,
-                    Integer maxRunning, Integer maxBatchTokens, DType weightsDtype) {
+                    double timeScale, double maxDurationSeconds, String model, DType kvDtype, int pageSize,
+                    Integer pages, String backend, Integer maxRunning, Integer maxBatchTokens, DType weightsDtype,
+                    URI url, String servedModelName, boolean ignoreEos) {
         /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
         Workload workload(int vocab) {
             Workloads.Options o = workloadOptions;
@@ -89,25 +116,41 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
+    /** Distinct failure reasons printed per run (all of them go to the JSON). */
+    private static final int SHOWN_REASONS = 5;
+
+    /** Options besides the mixin's that reach the engine (named when the engine refuses a setting). */
+    static final String[] ENGINE_OPTIONS = {"--pages", "--max-running", "--max-batch-tokens"};
+
     @Override
     public Integer call() {
         Settings s = settings();
-        String why = BenchRunner.configError(s);
-        if (why != null) {
-            throw CliSupport.usage(spec, "invalid engine settings: " + why);
+        if (s.url() != null) {
+            BenchRunner.Outcome o = HttpBench.run(s, spec.commandLine().getErr());
+            // The server's page size is unknown, so is the ideal prefill ratio.
+            return report(new BenchReport(o.workload().name(), o.workload().description(), List.of(o.metrics()),
+                    Double.NaN));
         }
-        PrintWriter out = spec.commandLine().getOut();
+        EngineOptions.check(spec, () -> BenchRunner.engineConfig(s, true), ENGINE_OPTIONS);
         List<RunMetrics> runs = new ArrayList<>();
         Workload w = null;
         for (String pc : s.prefixCacheRuns()) {
-            BenchRunner.Outcome o = BenchRunner.run(s, pc.equals("on"), spec.commandLine().getErr());
+            BenchRunner.Outcome o = BenchRunner.run(spec, s, pc.equals("on"), spec.commandLine().getErr());
             runs.add(o.metrics());
             w = o.workload();
         }
         long prompt = w.promptTokens();
         // The engine caches generated tokens too, so a follow-up turn may reuse the reply.
         double ideal = (double) prompt / (prompt - w.idealCachedTokens(s.pageSize(), true));
-        BenchReport report = new BenchReport(w.name(), w.description(), runs, ideal);
+        return report(new BenchReport(w.name(), w.description(), runs, ideal));
+    }
+
+    /**
+     * Prints the table, writes JSON and plot, and reports failures: each run's reasons on
+     * stderr; a run in which every request failed measured nothing, so the exit code is 1.
+     */
+    private int report(BenchReport report) {
+        PrintWriter out = spec.commandLine().getOut();
         out.print(report.table());
         if (json != null) {
             CliSupport.writeJson(json, report.toJson(CliSupport.JSON));
@@ -117,6 +160,28 @@ final class BenchCommand implements Callable<Integer> {
             out.println("wrote " + plot);
         }
         out.flush();
+        PrintWriter err = spec.commandLine().getErr();
+        String allFailed = null;
+        for (RunMetrics m : report.runs()) {
+            if (m.failed() == 0) {
+                continue;
+            }
+            String summary = m.failed() + " of " + m.requests() + " requests failed (" + m.label() + ")";
+            err.println("bench: " + summary + ":");
+            m.errors().entrySet().stream().limit(SHOWN_REASONS)
+                    .forEach(e -> err.println("bench:   " + e.getValue() + " x " + e.getKey()));
+            if (m.errors().size() > SHOWN_REASONS) {
+                err.println("bench:   ... " + (m.errors().size() - SHOWN_REASONS) + " more distinct reasons"
+                        + (json != null ? " in " + json : " (all in --json)"));
+            }
+            if (m.failed() == m.requests() && allFailed == null) {
+                allFailed = summary + ", first reason: " + m.errors().keySet().iterator().next();
+            }
+        }
+        err.flush();
+        if (allFailed != null) {
+            throw new IllegalStateException(allFailed);
+        }
         return Main.EXIT_OK;
     }
 
@@ -127,26 +192,74 @@ final class BenchCommand implements Callable<Integer> {
         int n = requests == null ? 0 : CliSupport.requirePositive(spec, "--requests", requests);
         int mt = maxTokens == null ? 0 : CliSupport.requirePositive(spec, "--max-tokens", maxTokens);
         double r = parseRate();
-        CliSupport.requirePositive(spec, "--time-scale", timeScale);
-        if (Double.isInfinite(timeScale)) {
-            throw CliSupport.usage(spec, "invalid value for --time-scale: must be finite");
-        }
+        CliSupport.requirePositiveFinite(spec, "--time-scale", timeScale);
+        CliSupport.requirePositiveFinite(spec, "--max-duration", maxDuration);
         EngineOptions.Validated eo = engineOptions.validate(spec);
-        if (pages != null) {
-            CliSupport.requirePositive(spec, "--pages", pages);
-        }
-        if (maxRunning != null) {
-            CliSupport.requirePositive(spec, "--max-running", maxRunning);
-        }
-        if (maxBatchTokens != null) {
-            CliSupport.requirePositive(spec, "--max-batch-tokens", maxBatchTokens);
-        }
+        CliSupport.requirePositiveIfSet(spec, "--pages", pages);
+        CliSupport.requirePositiveIfSet(spec, "--max-running", maxRunning);
+        CliSupport.requirePositiveIfSet(spec, "--max-batch-tokens", maxBatchTokens);
         CliSupport.requireWritableTarget(spec, "--json", json);
         CliSupport.requireWritableTarget(spec, "--plot", plot);
+        // The workload is held once, plus the prompts in flight.
+        CliSupport.requireFitsInHeap(spec, wl, requests, mt, 2);
         Workloads.Options wo = new Workloads.Options(n, r, seed, Workloads.DEFAULT_VOCAB, mt);
+        requireScheduleFits(Workloads.generate(wl, wo));
         List<String> runs = pc.equals("both") ? List.of("off", "on") : List.of(pc);
-        return new Settings(wl, wo, runs, timeScale, eo.model(), eo.kvDtype(), eo.pageSize(), pages, eo.backend(),
-                maxRunning, maxBatchTokens, eo.weightsDtype());
+        checkTarget();
+        return new Settings(wl, wo, runs, timeScale, maxDuration, eo.model(), eo.kvDtype(), eo.pageSize(), pages,
+                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), url, servedModelName, ignoreEos);
+    }
+
+    /**
+     * With --url the server is configured elsewhere: an engine option would silently not apply,
+     * so it is refused; without --url the HTTP-only options are.
+     */
+    private void checkTarget() {
+        ParseResult pr = spec.commandLine().getParseResult();
+        if (url == null) {
+            for (String o : List.of("--served-model-name", "--ignore-eos")) {
+                if (pr.hasMatchedOption(o)) {
+                    throw CliSupport.usage(spec, o + " applies to --url only");
+                }
+            }
+            return;
+        }
+        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
+        if (!(scheme.equals("http") || scheme.equals("https")) || url.getHost() == null || url.getQuery() != null
+                || url.getFragment() != null) {
+            throw CliSupport.invalid(spec, "--url", "'" + url + "'", "expected http://HOST:PORT");
+        }
+        for (String o : Stream.concat(Stream.concat(EngineOptions.NAMES.stream(), Stream.of(ENGINE_OPTIONS)),
+                Stream.of("--prefix-cache")).toList()) {
+            if (pr.hasMatchedOption(o)) {
+                throw CliSupport.usage(spec, o + " does not apply with --url: the server at " + url
+                        + " has its own settings");
+            }
+        }
+        if (servedModelName != null && servedModelName.isBlank()) {
+            throw CliSupport.invalid(spec, "--served-model-name", "''", "empty");
+        }
+    }
+
+    /**
+     * Refuses a schedule that cannot finish within --max-duration even if every request took no
+     * time: arrivals at --rate and think times, times --time-scale. Names the option that
+     * stretched it.
+     */
+    private void requireScheduleFits(Workload w) {
+        double span = w.scheduleSeconds() * timeScale;
+        if (span <= maxDuration) {
+            return;
+        }
+        String why = String.format(Locale.ROOT, "%d requests arrive over %.0f s at --time-scale %s, more than "
+                + "--max-duration %s s", w.size(), span, timeScale, maxDuration);
+        if (rate != null) {
+            throw CliSupport.invalid(spec, "--rate", rate, why);
+        }
+        if (timeScale != 1) {
+            throw CliSupport.invalid(spec, "--time-scale", timeScale, why);
+        }
+        throw CliSupport.invalid(spec, "--requests", requests, why);
     }
 
     private double parseRate() {
@@ -160,11 +273,11 @@ final class BenchCommand implements Callable<Integer> {
         try {
             double d = Double.parseDouble(v);
             if (!(d > 0) || Double.isInfinite(d)) {
-                throw CliSupport.usage(spec, "invalid value for --rate: " + rate + " (must be > 0, or inf)");
+                throw CliSupport.invalid(spec, "--rate", rate, "must be > 0, or inf");
             }
             return d;
         } catch (NumberFormatException e) {
-            throw CliSupport.usage(spec, "invalid value for --rate: '" + rate + "' (a number of requests/s, or inf)");
+            throw CliSupport.invalid(spec, "--rate", "'" + rate + "'", "a number of requests/s, or inf");
         }
     }
 }

@@ -3,14 +3,19 @@ package io.radixkv.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.radixkv.cli.workload.Workloads;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Locale;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
 
 /** Small helpers shared by the subcommands: option validation and JSON output. */
 final class CliSupport {
@@ -24,34 +29,86 @@ final class CliSupport {
 
     /** The lower-cased value when it is one of {@code allowed}, else a usage error naming it. */
     static String requireOneOf(CommandSpec spec, String option, String value, String... allowed) {
+        return requireOneOf(spec, option, value, List.of(allowed));
+    }
+
+    static String requireOneOf(CommandSpec spec, String option, String value, List<String> allowed) {
         String v = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
         for (String a : allowed) {
             if (a.equals(v)) {
                 return a;
             }
         }
-        throw usage(spec, "invalid value for " + option + ": '" + value + "' (expected one of "
-                + String.join(", ", allowed) + ")");
+        throw invalid(spec, option, "'" + value + "'", "expected one of " + String.join(", ", allowed));
+    }
+
+    /** "invalid value for OPTION: VALUE (why)": the one shape of every option error. */
+    static ParameterException invalid(CommandSpec spec, String option, Object value, String why) {
+        return usage(spec, "invalid value for " + option + ": " + value + " (" + why + ")");
     }
 
     static int requirePositive(CommandSpec spec, String option, int value) {
         if (value <= 0) {
-            throw usage(spec, "invalid value for " + option + ": " + value + " (must be > 0)");
+            throw invalid(spec, option, value, "must be > 0");
         }
         return value;
     }
 
-    static double requirePositive(CommandSpec spec, String option, double value) {
-        if (!(value > 0) || Double.isNaN(value)) {
-            throw usage(spec, "invalid value for " + option + ": " + value + " (must be > 0)");
+    /** An optional positive integer option: null stays null. */
+    static Integer requirePositiveIfSet(CommandSpec spec, String option, Integer value) {
+        return value == null ? null : requirePositive(spec, option, value);
+    }
+
+    /** A positive, finite number. */
+    static double requirePositiveFinite(CommandSpec spec, String option, double value) {
+        if (!(value > 0) || Double.isInfinite(value)) {
+            throw invalid(spec, option, value, "must be > 0 and finite");
         }
         return value;
     }
+
+    /**
+     * The options of {@code names} given on the command line with their values, as typed
+     * ("--pages 1 --page-size 16"), or "defaults": names the settings behind an error that the
+     * engine, not the CLI, detected.
+     */
+    static String given(CommandSpec spec, Collection<String> names) {
+        ParseResult pr = spec.commandLine().getParseResult();
+        List<String> parts = new ArrayList<>();
+        if (pr != null) {
+            for (OptionSpec o : pr.matchedOptions()) {
+                if (names.contains(o.longestName())) {
+                    parts.add(o.longestName() + " " + String.join(",", o.originalStringValues()));
+                }
+            }
+        }
+        return parts.isEmpty() ? "defaults" : String.join(" ", parts);
+    }
+
+    /**
+     * Refuses, before anything is generated, a request count whose token ids (up to
+     * {@code copies} copies of the workload: trace, prompts in flight, cache) would take more
+     * than half of the Java heap: such a run would thrash in GC or die out of memory later.
+     */
+    static void requireFitsInHeap(CommandSpec spec, String workload, Integer requests, int maxTokens, int copies) {
+        if (requests == null) {
+            return;
+        }
+        long bytes = (long) requests * Workloads.tokensPerRequestBound(workload, maxTokens) * Integer.BYTES * copies;
+        long heap = Runtime.getRuntime().maxMemory();
+        if (bytes > heap / 2) {
+            throw invalid(spec, "--requests", requests, String.format(Locale.ROOT,
+                    "%s needs up to %.1f GiB for its token ids, more than half of the %.1f GiB Java heap",
+                    workload, bytes / GIB, heap / GIB));
+        }
+    }
+
+    private static final double GIB = 1024.0 * 1024 * 1024;
 
     /** An existing readable regular file, else a usage error. */
     static Path requireReadableFile(CommandSpec spec, String option, Path p) {
         if (!Files.isRegularFile(p) || !Files.isReadable(p)) {
-            throw usage(spec, "invalid value for " + option + ": '" + p + "' is not a readable file");
+            throw invalid(spec, option, "'" + p + "'", "not a readable file");
         }
         return p;
     }
@@ -88,22 +145,29 @@ final class CliSupport {
         }
     }
 
-    /** Comma-separated positive integers ("1,2,3"), else a usage error naming the bad element. */
-    static int[] parsePositiveInts(CommandSpec spec, String option, String list) {
+    /**
+     * Comma-separated integers ("1,2,3"), each at least {@code min}; an empty element ("1,,2",
+     * "1,2,") or a non-integer is a usage error naming the element.
+     */
+    static int[] parseInts(CommandSpec spec, String option, String list, int min) {
         if (list == null || list.isBlank()) {
-            throw usage(spec, "invalid value for " + option + ": empty list");
+            throw invalid(spec, option, "''", "empty list");
         }
-        return Arrays.stream(list.split(",")).map(String::trim).mapToInt(s -> {
+        String[] parts = list.split(",", -1);
+        int[] values = new int[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            String t = parts[i].trim();
             try {
-                int v = Integer.parseInt(s);
-                if (v <= 0) {
-                    throw usage(spec, "invalid value for " + option + ": " + v + " (must be > 0)");
-                }
-                return v;
+                values[i] = Integer.parseInt(t);
             } catch (NumberFormatException e) {
-                throw usage(spec, "invalid value for " + option + ": '" + s + "' is not an integer");
+                throw invalid(spec, option, "'" + list + "'", t.isEmpty() ? "element " + (i + 1) + " is empty"
+                        : "'" + t + "' is not an integer");
             }
-        }).toArray();
+            if (values[i] < min) {
+                throw invalid(spec, option, "'" + list + "'", values[i] + " is below " + min);
+            }
+        }
+        return values;
     }
 
     /** True when stderr is an interactive terminal (progress bars only then). */

@@ -1,17 +1,26 @@
 package io.radixkv.cli;
 
+import io.radixkv.engine.Engine;
+import io.radixkv.engine.EngineConfig;
 import io.radixkv.kernels.DType;
+import io.radixkv.model.ModelPresets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 /** Engine options shared by {@code bench} and {@code generate} (a picocli mixin): model, KV dtype, page size, weights dtype, backend. */
 final class EngineOptions {
-    @Option(names = "--model", paramLabel = "tiny|small|DIR", defaultValue = "small",
-            description = "Built-in model or a model directory (default ${DEFAULT-VALUE}).")
+    /** The options of this mixin, named in errors the engine detects. */
+    static final List<String> NAMES = List.of("--model", "--kv-dtype", "--page-size", "--weights-dtype", "--backend");
+
+    @Option(names = "--model", paramLabel = "PRESET|DIR", defaultValue = "small",
+            description = "Built-in model preset (${COMPLETION-CANDIDATES}; random weights) or a model directory "
+                    + "(default ${DEFAULT-VALUE}).", completionCandidates = Presets.class)
     String model;
 
     @Option(names = "--kv-dtype", paramLabel = "f32|bf16|f16|fp8", defaultValue = "bf16",
@@ -21,14 +30,23 @@ final class EngineOptions {
     @Option(names = "--page-size", paramLabel = "P", defaultValue = "16", description = "Tokens per KV page (default ${DEFAULT-VALUE}).")
     int pageSize;
 
-    @Option(names = "--weights-dtype", paramLabel = "f32|bf16", defaultValue = "f32",
+    @Option(names = "--weights-dtype", paramLabel = "f32|bf16|f16", defaultValue = "f32",
             description = "Element type the model weights are held in; bf16 runs prefill GEMMs as bf16 matmuls "
-                    + "(AMX where present) with bf16-rounded activations (default ${DEFAULT-VALUE}).")
+                    + "(AMX where present) with bf16-rounded activations; f16 widens the weights to f32 in "
+                    + "registers (default ${DEFAULT-VALUE}).")
     String weightsDtype;
 
     @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
             description = "Kernel backend (default ${DEFAULT-VALUE}).")
     String backend;
+
+    /** The model package's preset names (for help completion and errors). */
+    static final class Presets implements Iterable<String> {
+        @Override
+        public java.util.Iterator<String> iterator() {
+            return ModelPresets.names().iterator();
+        }
+    }
 
     /** The options after validation. */
     record Validated(String model, DType kvDtype, int pageSize, String backend, DType weightsDtype) {}
@@ -39,18 +57,51 @@ final class EngineOptions {
         try {
             kv = DType.parse(kvDtype);
         } catch (IllegalArgumentException e) {
-            throw CliSupport.usage(spec, "invalid value for --kv-dtype: '" + kvDtype + "' (expected f32, bf16, f16 or fp8)");
+            throw CliSupport.invalid(spec, "--kv-dtype", "'" + kvDtype + "'", "expected f32, bf16, f16 or fp8");
         }
         CliSupport.requirePositive(spec, "--page-size", pageSize);
-        DType wd = DType.parse(CliSupport.requireOneOf(spec, "--weights-dtype", weightsDtype, "f32", "bf16"));
+        DType wd = DType.parse(CliSupport.requireOneOf(spec, "--weights-dtype", weightsDtype, "f32", "bf16", "f16"));
         String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
         String m = model == null ? "" : model.trim();
         if (m.isEmpty()) {
-            throw CliSupport.usage(spec, "invalid value for --model: empty");
+            throw CliSupport.invalid(spec, "--model", "''", "empty");
         }
-        if (!List.of("tiny", "small").contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
-            throw CliSupport.usage(spec, "invalid value for --model: '" + m + "' is neither tiny, small nor a directory");
+        List<String> presets = ModelPresets.names();
+        if (!presets.contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
+            throw CliSupport.invalid(spec, "--model", "'" + m + "'", "neither a directory nor a preset: "
+                    + String.join(", ", presets));
         }
         return new Validated(m, kv, pageSize, be, wd);
+    }
+
+    /**
+     * Builds the configuration and starts the engine. A setting the engine refuses
+     * (IllegalArgumentException, its documented answer to an invalid configuration) is a usage
+     * error (exit 2) that names the engine options given, with their values.
+     *
+     * @param moreOptions the command's other options that reach the engine (e.g. --pages)
+     */
+    static Engine start(CommandSpec spec, Supplier<EngineConfig> config, String... moreOptions) {
+        EngineConfig c = check(spec, config, moreOptions);
+        try {
+            return Engine.start(c);
+        } catch (IllegalArgumentException e) {
+            throw refused(spec, e, moreOptions);
+        }
+    }
+
+    /** The configuration, or the usage error of {@link #start} when the engine refuses it. */
+    static EngineConfig check(CommandSpec spec, Supplier<EngineConfig> config, String... moreOptions) {
+        try {
+            return config.get();
+        } catch (IllegalArgumentException e) {
+            throw refused(spec, e, moreOptions);
+        }
+    }
+
+    private static RuntimeException refused(CommandSpec spec, IllegalArgumentException e, String... moreOptions) {
+        List<String> names = Stream.concat(NAMES.stream(), Stream.of(moreOptions)).toList();
+        return CliSupport.usage(spec, "the engine refuses these settings (" + CliSupport.given(spec, names) + "): "
+                + Main.oneLine(e.getMessage()));
     }
 }

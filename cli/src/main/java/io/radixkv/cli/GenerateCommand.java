@@ -1,8 +1,7 @@
 package io.radixkv.cli;
 
+import io.radixkv.engine.Engine;
 import io.radixkv.kernels.DType;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -48,8 +47,8 @@ final class GenerateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Settings s = settings();
-        try {
-            GenerateRunner.run(s, spec.commandLine().getOut());
+        try (Engine engine = EngineOptions.start(spec, () -> GenerateRunner.engineConfig(s))) {
+            GenerateRunner.run(engine, s, spec.commandLine().getOut());
         } catch (GenerateRunner.BadTokenException e) {
             throw CliSupport.usage(spec, "invalid value for --prompt-tokens: " + e.getMessage());
         }
@@ -59,31 +58,12 @@ final class GenerateCommand implements Callable<Integer> {
     Settings settings() {
         List<int[]> prompts = new ArrayList<>();
         for (String p : promptTokens) {
-            prompts.add(parseIds(p));
+            prompts.add(CliSupport.parseInts(spec, "--prompt-tokens", p, 0));
         }
         CliSupport.requirePositive(spec, "--max-tokens", maxTokens);
         String pc = CliSupport.requireOneOf(spec, "--prefix-cache", prefixCache, "on", "off");
         EngineOptions.Validated eo = engineOptions.validate(spec);
         return new Settings(prompts, maxTokens, pc.equals("on"), eo.model(), eo.kvDtype(), eo.pageSize(), eo.backend(), seed,
                 eo.weightsDtype());
-    }
-
-    /** Token ids "1,2,3" (ids >= 0), else a usage error naming the bad element. */
-    private int[] parseIds(String list) {
-        String[] parts = list.split(",", -1);
-        int[] ids = new int[parts.length];
-        for (int i = 0; i < parts.length; i++) {
-            String t = parts[i].trim();
-            try {
-                ids[i] = Integer.parseInt(t);
-            } catch (NumberFormatException e) {
-                throw CliSupport.usage(spec, "invalid value for --prompt-tokens: '" + t + "' in '" + list
-                        + "' is not a token id");
-            }
-            if (ids[i] < 0) {
-                throw CliSupport.usage(spec, "invalid value for --prompt-tokens: " + ids[i] + " is negative");
-            }
-        }
-        return ids;
     }
 }

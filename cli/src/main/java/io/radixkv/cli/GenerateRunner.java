@@ -34,41 +34,39 @@ final class GenerateRunner {
                 .weightsDtype(s.weightsDtype()).build();
     }
 
-    static void run(GenerateCommand.Settings s, PrintWriter out) {
-        try (Engine engine = Engine.start(engineConfig(s))) {
-            int vocab = engine.modelConfig().vocab();
-            for (int i = 0; i < s.prompts().size(); i++) {
-                for (int t : s.prompts().get(i)) {
-                    if (t >= vocab) {
-                        throw new BadTokenException("token id " + t + " of prompt " + i + " is outside the model's vocabulary [0, "
-                                + vocab + ")");
-                    }
+    static void run(Engine engine, GenerateCommand.Settings s, PrintWriter out) {
+        int vocab = engine.modelConfig().vocab();
+        for (int i = 0; i < s.prompts().size(); i++) {
+            for (int t : s.prompts().get(i)) {
+                if (t >= vocab) {
+                    throw new BadTokenException("token id " + t + " of prompt " + i + " is outside the model's vocabulary [0, "
+                            + vocab + ")");
                 }
             }
-            List<GenerateRequest> reqs = new ArrayList<>();
-            for (int i = 0; i < s.prompts().size(); i++) {
-                reqs.add(new GenerateRequest("prompt-" + i, s.prompts().get(i), SamplingParams.greedy(s.maxTokens())));
-            }
-            List<RequestResult> results = engine.runToCompletion(reqs);
-            for (int i = 0; i < results.size(); i++) {
-                RequestResult r = results.get(i);
-                String ids = Arrays.stream(r.outputTokens()).mapToObj(Integer::toString).collect(Collectors.joining(" "));
-                out.println("prompt " + i + ": " + ids + (r.ok() ? "" : "  [" + r.reason() + ": " + Main.oneLine(r.error()) + "]"));
-            }
-            out.printf("%-8s %8s %8s %9s %10s %10s %8s%n", "prompt", "tokens", "cached", "computed", "ttft_ms", "e2e_ms",
-                    "output");
-            for (int i = 0; i < results.size(); i++) {
-                RequestStats st = results.get(i).stats();
-                out.printf(Locale.ROOT, "%-8d %8d %8d %9d %10.1f %10.1f %8d%n", i, st.promptTokens(),
-                        st.cachedPromptTokens(), st.promptTokens() - st.cachedPromptTokens(),
-                        st.ttftNanos() < 0 ? Double.NaN : st.ttftNanos() / 1e6, st.e2eNanos() / 1e6,
-                        results.get(i).outputTokens().length);
-            }
-            out.flush();
-            if (results.stream().anyMatch(r -> !r.ok())) {
-                throw new IllegalStateException(results.stream().filter(r -> !r.ok()).count() + " of " + results.size()
-                        + " prompts failed");
-            }
+        }
+        List<GenerateRequest> reqs = new ArrayList<>();
+        for (int i = 0; i < s.prompts().size(); i++) {
+            reqs.add(new GenerateRequest("prompt-" + i, s.prompts().get(i), SamplingParams.greedy(s.maxTokens())));
+        }
+        List<RequestResult> results = engine.runToCompletion(reqs);
+        for (int i = 0; i < results.size(); i++) {
+            RequestResult r = results.get(i);
+            String ids = Arrays.stream(r.outputTokens()).mapToObj(Integer::toString).collect(Collectors.joining(" "));
+            out.println("prompt " + i + ": " + ids + (r.ok() ? "" : "  [" + r.reason() + ": " + Main.oneLine(r.error()) + "]"));
+        }
+        out.printf("%-8s %8s %8s %9s %10s %10s %8s%n", "prompt", "tokens", "cached", "computed", "ttft_ms", "e2e_ms",
+                "output");
+        for (int i = 0; i < results.size(); i++) {
+            RequestStats st = results.get(i).stats();
+            out.printf(Locale.ROOT, "%-8d %8d %8d %9d %10.1f %10.1f %8d%n", i, st.promptTokens(),
+                    st.cachedPromptTokens(), st.promptTokens() - st.cachedPromptTokens(),
+                    st.ttftNanos() < 0 ? Double.NaN : st.ttftNanos() / 1e6, st.e2eNanos() / 1e6,
+                    results.get(i).outputTokens().length);
+        }
+        out.flush();
+        if (results.stream().anyMatch(r -> !r.ok())) {
+            throw new IllegalStateException(results.stream().filter(r -> !r.ok()).count() + " of " + results.size()
+                    + " prompts failed");
         }
     }
 }

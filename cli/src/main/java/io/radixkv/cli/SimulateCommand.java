@@ -85,12 +85,11 @@ final class SimulateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         CliSupport.requirePositive(spec, "--page-size", pageSize);
-        if (pages != null) {
-            CliSupport.requirePositive(spec, "--pages", pages);
-        }
+        CliSupport.requirePositiveIfSet(spec, "--pages", pages);
         EvictionPolicy pol = EvictionPolicy.valueOf(CliSupport.requireOneOf(spec, "--policy", policy,
-                "lru", "lfu", "fifo", "mru", "filo", "priority").toUpperCase(Locale.ROOT));
-        int[] sweep = sweepPages == null ? null : CliSupport.parsePositiveInts(spec, "--sweep-pages", sweepPages);
+                Arrays.stream(EvictionPolicy.values()).map(p -> p.name().toLowerCase(Locale.ROOT)).toList())
+                .toUpperCase(Locale.ROOT));
+        int[] sweep = sweepPages == null ? null : CliSupport.parseInts(spec, "--sweep-pages", sweepPages, 1);
         if (sweep != null && pages != null) {
             throw CliSupport.usage(spec, "--pages and --sweep-pages are mutually exclusive");
         }
@@ -103,9 +102,9 @@ final class SimulateCommand implements Callable<Integer> {
         String wl = null;
         if (workload != null) {
             wl = CliSupport.requireOneOf(spec, "--workload", workload, Workloads.NAMES.toArray(String[]::new));
-            if (requestCount != null) {
-                CliSupport.requirePositive(spec, "--requests", requestCount);
-            }
+            CliSupport.requirePositiveIfSet(spec, "--requests", requestCount);
+            // Workload, trace and cache each hold the token ids.
+            CliSupport.requireFitsInHeap(spec, wl, requestCount, 0, 3);
         } else {
             CliSupport.requireReadableFile(spec, "--trace", trace);
             if (requestCount != null) {
@@ -198,7 +197,7 @@ final class SimulateCommand implements Callable<Integer> {
     private int pagesForWholeTrace(List<TraceRequest> requests) {
         long sum = 0;
         for (TraceRequest r : requests) {
-            sum += (r.tokens().length + r.output().length + pageSize - 1) / pageSize;
+            sum += Math.ceilDiv((long) r.tokens().length + r.output().length, pageSize);
         }
         return (int) Math.min(Integer.MAX_VALUE - 8, Math.max(1, sum));
     }

@@ -25,8 +25,9 @@ import java.util.Objects;
  * @param backend kernel backend: {@code cpu}, {@code auto} (CUDA when present), {@code java}
  * @param evictionPolicy which unlocked cached pages go first
  * @param decodeReserveFraction bound on the decode-growth reserve, as a fraction of the pool
- * @param weightsDtype element type the weights are held in: f32 (default, exact) or bf16 (half the
+ * @param weightsDtype element type the weights are held in: f32 (default, exact), bf16 (half the
  *     memory; prefill GEMMs run as bf16 matmuls, on AMX where present, with activations rounded to bf16)
+ *     or f16 (half the memory; f32 arithmetic on weights widened in registers)
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
@@ -76,8 +77,8 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         }
         backend = backend.toLowerCase(Locale.ROOT);
         Objects.requireNonNull(evictionPolicy, "evictionPolicy");
-        if (weightsDtype != DType.F32 && weightsDtype != DType.BF16) {
-            throw new IllegalArgumentException("weightsDtype must be f32 or bf16, got " + weightsDtype);
+        if (weightsDtype != DType.F32 && weightsDtype != DType.BF16 && weightsDtype != DType.F16) {
+            throw new IllegalArgumentException("weightsDtype must be f32, bf16 or f16, got " + weightsDtype);
         }
         if (!(decodeReserveFraction >= 0 && decodeReserveFraction < 1)) {
             throw new IllegalArgumentException("decodeReserveFraction must be in [0, 1), got " + decodeReserveFraction);

@@ -6,6 +6,9 @@ import java.lang.foreign.MemorySegment;
  * Paged attention over a FlashInfer CSR page table. Queries/outputs are
  * {@code [rows, numQoHeads, headDim]} of f32, f16 or bf16; {@code lse} (optional, may be
  * {@link MemorySegment#NULL}) receives {@code [rows, numQoHeads]} natural-log LSE values.
+ * A sliding window ({@link AttentionParams#windowLeft()}) bounds every query's keys from below
+ * in both kinds: a query at KV position q sees keys {@code >= q - windowLeft}; the kernels read
+ * no page entirely before a query's window.
  */
 public interface AttentionKernels {
     /** One query per sequence ({@code rows = table.batchSize()}). Empty sequences give zeros and LSE = -inf. */

@@ -24,7 +24,7 @@ final class CpuAttentionKernels implements AttentionKernels {
                 cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
                 params.numQoHeads(), l.numKvHeads(), l.headDim(),
                 table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), table.batchSize(),
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale()));
+                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
     }
 
     @Override
@@ -40,7 +40,7 @@ final class CpuAttentionKernels implements AttentionKernels {
                 params.numQoHeads(), l.numKvHeads(), l.headDim(),
                 table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), table.batchSize(),
                 nullable(bidirIndptr), nullable(bidirRegions),
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale()));
+                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
     }
 
     @Override

@@ -20,6 +20,11 @@ public final class CpuDenseKernels implements DenseKernels {
     private static final MethodHandle EMBEDDING;
     private static final MethodHandle ADD_INPLACE;
     private static final MethodHandle ARGMAX;
+    private static final MethodHandle ROPE_TABLE;
+    private static final MethodHandle GELU_TANH_MUL;
+    private static final MethodHandle ADD_BIAS;
+    private static final MethodHandle SOFT_CAP;
+    private static final MethodHandle SCALE;
 
     static {
         NativeLibrary.loadCpu();
@@ -29,6 +34,11 @@ public final class CpuDenseKernels implements DenseKernels {
         EMBEDDING = critical(radixkv_h.rkv_embedding$address(), radixkv_h.rkv_embedding$descriptor());
         ADD_INPLACE = critical(radixkv_h.rkv_add_inplace$address(), radixkv_h.rkv_add_inplace$descriptor());
         ARGMAX = critical(radixkv_h.rkv_argmax$address(), radixkv_h.rkv_argmax$descriptor());
+        ROPE_TABLE = critical(radixkv_h.rkv_rope_table$address(), radixkv_h.rkv_rope_table$descriptor());
+        GELU_TANH_MUL = critical(radixkv_h.rkv_gelu_tanh_mul$address(), radixkv_h.rkv_gelu_tanh_mul$descriptor());
+        ADD_BIAS = critical(radixkv_h.rkv_add_bias$address(), radixkv_h.rkv_add_bias$descriptor());
+        SOFT_CAP = critical(radixkv_h.rkv_soft_cap$address(), radixkv_h.rkv_soft_cap$descriptor());
+        SCALE = critical(radixkv_h.rkv_scale$address(), radixkv_h.rkv_scale$descriptor());
     }
 
     private static MethodHandle critical(MemorySegment address, FunctionDescriptor desc) {
@@ -53,12 +63,13 @@ public final class CpuDenseKernels implements DenseKernels {
     }
 
     @Override
-    public void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps) {
-        DenseChecks.rmsnorm(x, w, y, rows, dim, eps);
+    public void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps,
+                        float weightOffset) {
+        DenseChecks.rmsnorm(x, w, y, rows, dim, eps, weightOffset);
         natives("x", x, "w", w, "y", y);
         int st;
         try {
-            st = (int) RMSNORM.invokeExact(x, w, y, rows, dim, eps);
+            st = (int) RMSNORM.invokeExact(x, w, y, rows, dim, eps, weightOffset);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -79,6 +90,75 @@ public final class CpuDenseKernels implements DenseKernels {
             throw rethrow(t);
         }
         NativeLibrary.check("rkv_rope", st);
+    }
+
+    @Override
+    public void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                          int numKvHeads, int headDim, MemorySegment invFreq) {
+        DenseChecks.ropeTable(q, k, positions, numTokens, numQHeads, numKvHeads, headDim, invFreq);
+        MemorySegment qa = numQHeads > 0 && numTokens > 0 ? q : MemorySegment.NULL;
+        MemorySegment ka = numKvHeads > 0 && numTokens > 0 ? k : MemorySegment.NULL;
+        natives("q", qa, "k", ka, "positions", positions);
+        DenseChecks.requireNative("invFreq", invFreq);
+        int st;
+        try {
+            st = (int) ROPE_TABLE.invokeExact(qa, ka, positions, numTokens, numQHeads, numKvHeads, headDim, invFreq);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_rope_table", st);
+    }
+
+    @Override
+    public void geluTanhMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
+        DenseChecks.siluMul(gateUp, out, rows, inter);
+        natives("gateUp", gateUp, "out", out, "out", out);
+        int st;
+        try {
+            st = (int) GELU_TANH_MUL.invokeExact(gateUp, out, rows, inter);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_gelu_tanh_mul", st);
+    }
+
+    @Override
+    public void addBias(MemorySegment y, MemorySegment bias, long rows, int n) {
+        DenseChecks.addBias(y, bias, rows, n);
+        natives("y", y, "bias", bias, "bias", bias);
+        int st;
+        try {
+            st = (int) ADD_BIAS.invokeExact(y, bias, rows, n);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_add_bias", st);
+    }
+
+    @Override
+    public void softCap(MemorySegment x, long n, float cap) {
+        DenseChecks.softCap(x, n, cap);
+        natives("x", x, "x", x, "x", x);
+        int st;
+        try {
+            st = (int) SOFT_CAP.invokeExact(x, n, cap);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_soft_cap", st);
+    }
+
+    @Override
+    public void scale(MemorySegment x, long n, float s) {
+        DenseChecks.scale(x, n, s);
+        natives("x", x, "x", x, "x", x);
+        int st;
+        try {
+            st = (int) SCALE.invokeExact(x, n, s);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        NativeLibrary.check("rkv_scale", st);
     }
 
     @Override

@@ -2,8 +2,6 @@ package io.radixkv.kernels;
 
 import io.radixkv.bindings.radixkv_h;
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.List;
@@ -19,23 +17,19 @@ import java.util.List;
  * Requires libradixkv to be loaded ({@link CpuBackend} does that).
  */
 final class CpuKvCacheKernels implements KvCacheKernels {
-    private static final MethodHandle RESHAPE =
-            critical(radixkv_h.rkv_reshape_and_cache$address(), radixkv_h.rkv_reshape_and_cache$descriptor());
+    private static final MethodHandle RESHAPE = NativeLibrary.critical(
+            radixkv_h.rkv_reshape_and_cache$address(), radixkv_h.rkv_reshape_and_cache$descriptor());
     private static final MethodHandle COPY_BLOCKS =
-            critical(radixkv_h.rkv_copy_blocks$address(), radixkv_h.rkv_copy_blocks$descriptor());
+            NativeLibrary.critical(radixkv_h.rkv_copy_blocks$address(), radixkv_h.rkv_copy_blocks$descriptor());
     private static final MethodHandle QUANTIZE =
-            critical(radixkv_h.rkv_fp8_quantize$address(), radixkv_h.rkv_fp8_quantize$descriptor());
-    private static final MethodHandle DEQUANTIZE =
-            critical(radixkv_h.rkv_fp8_dequantize$address(), radixkv_h.rkv_fp8_dequantize$descriptor());
+            NativeLibrary.critical(radixkv_h.rkv_fp8_quantize$address(), radixkv_h.rkv_fp8_quantize$descriptor());
+    private static final MethodHandle DEQUANTIZE = NativeLibrary.critical(
+            radixkv_h.rkv_fp8_dequantize$address(), radixkv_h.rkv_fp8_dequantize$descriptor());
     private static final MethodHandle CONVERT =
-            critical(radixkv_h.rkv_convert$address(), radixkv_h.rkv_convert$descriptor());
+            NativeLibrary.critical(radixkv_h.rkv_convert$address(), radixkv_h.rkv_convert$descriptor());
 
     CpuKvCacheKernels() {
         NativeLibrary.loadCpu();
-    }
-
-    static MethodHandle critical(MemorySegment address, FunctionDescriptor descriptor) {
-        return Linker.nativeLinker().downcallHandle(address, descriptor, Linker.Option.critical(true));
     }
 
     @Override
@@ -44,51 +38,30 @@ final class CpuKvCacheKernels implements KvCacheKernels {
         KvCacheChecks.reshapeAndCacheShapes(k, v, srcDtype, slotMapping, numTokens, cache);
         KvCacheChecks.slots(slotMapping, numTokens, cache.layout());
         PagedKvLayout l = cache.layout();
-        int status;
-        try {
-            status = (int) RESHAPE.invokeExact(k, v, srcDtype.code(), slotMapping, numTokens, l.numKvHeads(), l.headDim(),
-                    cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                    cache.kScale(), cache.vScale());
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_reshape_and_cache", status);
+        NativeLibrary.call("rkv_reshape_and_cache", () -> (int) RESHAPE.invokeExact(k, v, srcDtype.code(),
+                slotMapping, numTokens, l.numKvHeads(), l.headDim(), cache.kCache(), cache.vCache(),
+                l.cacheDtype().code(), l.numPages(), l.pageSize(), cache.kScale(), cache.vScale()));
     }
 
     @Override
     public void fp8Quantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
         KvCacheChecks.fp8("fp8Quantize", src, 4, dst, 1, n, fp8Dtype, scale);
-        int status;
-        try {
-            status = (int) QUANTIZE.invokeExact(src, dst, n, fp8Dtype.code(), scale);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_fp8_quantize", status);
+        NativeLibrary.call("rkv_fp8_quantize",
+                () -> (int) QUANTIZE.invokeExact(src, dst, n, fp8Dtype.code(), scale));
     }
 
     @Override
     public void fp8Dequantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
         KvCacheChecks.fp8("fp8Dequantize", src, 1, dst, 4, n, fp8Dtype, scale);
-        int status;
-        try {
-            status = (int) DEQUANTIZE.invokeExact(src, dst, n, fp8Dtype.code(), scale);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_fp8_dequantize", status);
+        NativeLibrary.call("rkv_fp8_dequantize",
+                () -> (int) DEQUANTIZE.invokeExact(src, dst, n, fp8Dtype.code(), scale));
     }
 
     @Override
     public void convert(MemorySegment src, DType srcDtype, MemorySegment dst, DType dstDtype, long n, float scale) {
         KvCacheChecks.convert(src, srcDtype, dst, dstDtype, n, scale);
-        int status;
-        try {
-            status = (int) CONVERT.invokeExact(src, srcDtype.code(), dst, dstDtype.code(), n, scale);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_convert", status);
+        NativeLibrary.call("rkv_convert",
+                () -> (int) CONVERT.invokeExact(src, srcDtype.code(), dst, dstDtype.code(), n, scale));
     }
 
     @Override
@@ -101,24 +74,8 @@ final class CpuKvCacheKernels implements KvCacheKernels {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment ks = KvCacheView.poolAddresses(arena, layers, true);
             MemorySegment vs = KvCacheView.poolAddresses(arena, layers, false);
-            int status;
-            try {
-                status = (int) COPY_BLOCKS.invokeExact(ks, vs, layers.size(), blockMapping, numPairs, layout.pageBytes(),
-                        layout.numPages());
-            } catch (Throwable t) {
-                throw rethrow(t);
-            }
-            NativeLibrary.check("rkv_copy_blocks", status);
+            NativeLibrary.call("rkv_copy_blocks", () -> (int) COPY_BLOCKS.invokeExact(ks, vs, layers.size(),
+                    blockMapping, numPairs, layout.pageBytes(), layout.numPages()));
         }
-    }
-
-    static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException("downcall failed", t);
     }
 }

@@ -51,7 +51,7 @@ final class CudaAttentionKernels implements AttentionKernels {
                 cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
                 params.numQoHeads(), l.numKvHeads(), l.headDim(),
                 t.indptr, t.indices, t.last, table.batchSize(),
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale()));
+                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
     }
 
     @Override
@@ -70,7 +70,7 @@ final class CudaAttentionKernels implements AttentionKernels {
                 cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
                 params.numQoHeads(), l.numKvHeads(), l.headDim(),
                 t.indptr, t.indices, t.last, table.batchSize(), t.bidirIndptr, t.bidirRegions,
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale()));
+                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
     }
 
     @Override

@@ -11,7 +11,7 @@ final class DenseChecks {
         Checks.requireNonNegative("m", m);
         Checks.requireNonNegative("n", n);
         Checks.requireNonNegative("k", k);
-        Checks.requireDtype("wDtype", wDtype, DType.F32, DType.BF16);
+        Checks.requireDtype("wDtype", wDtype, DType.F32, DType.BF16, DType.F16);
         long mk = Math.multiplyExact(m, k);
         long nk = Math.multiplyExact(n, k);
         long mn = Math.multiplyExact(m, n);
@@ -22,7 +22,11 @@ final class DenseChecks {
         noOverlap("y", y, 4 * mn, "w", w, nk * wDtype.bytes());
     }
 
-    static void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps) {
+    static void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps,
+                        float weightOffset) {
+        if (!Float.isFinite(weightOffset)) {
+            throw new IllegalArgumentException("weightOffset must be finite, got " + weightOffset);
+        }
         Checks.requireNonNegative("rows", rows);
         Checks.requirePositive("dim", dim);
         if (!Float.isFinite(eps) || eps < 0f) {
@@ -76,6 +80,44 @@ final class DenseChecks {
         }
     }
 
+    static void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                          int numKvHeads, int headDim, MemorySegment invFreq) {
+        // theta 1 passes the theta check; the table replaces it.
+        rope(q, k, positions, numTokens, numQHeads, numKvHeads, headDim, 1f);
+        Checks.requireBytes("invFreq", invFreq, 8L * (headDim / 2));
+        for (int i = 0; i < headDim / 2; i++) {
+            double f = invFreq.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+            if (!Double.isFinite(f) || f < 0) {
+                throw new IllegalArgumentException("invFreq[" + i + "] = " + f + " is not finite and >= 0");
+            }
+        }
+    }
+
+    static void addBias(MemorySegment y, MemorySegment bias, long rows, int n) {
+        Checks.requireNonNegative("rows", rows);
+        Checks.requirePositive("n", n);
+        long elems = Math.multiplyExact(rows, (long) n);
+        Checks.requireElements("y", y, elems, DType.F32);
+        Checks.requireElements("bias", bias, n, DType.F32);
+        noOverlap("y", y, 4 * elems, "bias", bias, 4L * n);
+    }
+
+    static void softCap(MemorySegment x, long n, float cap) {
+        Checks.requireNonNegative("n", n);
+        if (!Float.isFinite(cap) || cap <= 0f) {
+            throw new IllegalArgumentException("soft cap must be positive and finite, got " + cap);
+        }
+        Checks.requireElements("x", x, n, DType.F32);
+    }
+
+    static void scale(MemorySegment x, long n, float s) {
+        Checks.requireNonNegative("n", n);
+        if (!Float.isFinite(s)) {
+            throw new IllegalArgumentException("scale must be finite, got " + s);
+        }
+        Checks.requireElements("x", x, n, DType.F32);
+    }
+
     static void siluMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
         Checks.requireNonNegative("rows", rows);
         Checks.requirePositive("inter", inter);
@@ -90,7 +132,7 @@ final class DenseChecks {
         Checks.requireNonNegative("n", n);
         Checks.requirePositive("vocab", vocab);
         Checks.requirePositive("dim", dim);
-        Checks.requireDtype("table dtype", dtype, DType.F32, DType.BF16);
+        Checks.requireDtype("table dtype", dtype, DType.F32, DType.BF16, DType.F16);
         Checks.requireBytes("ids", ids, Math.multiplyExact(4L, n));
         Checks.requireElements("table", table, (long) vocab * dim, dtype);
         Checks.requireElements("out", out, Math.multiplyExact(n, (long) dim), DType.F32);

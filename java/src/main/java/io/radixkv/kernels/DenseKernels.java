@@ -24,7 +24,16 @@ public interface DenseKernels {
                 boolean accumulate);
 
     /** {@code y[r, :] = x[r, :] / sqrt(mean(x[r, :]²) + eps) * w}; y may be x itself (not a partial overlap). */
-    void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps);
+    default void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps) {
+        rmsnorm(x, w, y, rows, dim, eps, 0f);
+    }
+
+    /**
+     * {@code y[r, :] = x[r, :] / sqrt(mean(x[r, :]²) + eps) * (weightOffset + w)}: weightOffset 0
+     * is the usual {@code x̂·w}, 1 Gemma's {@code x̂·(1+w)}. y may be x itself (not a partial
+     * overlap). Per-head q/k norms are rows = tokens·heads of dim = head_dim.
+     */
+    void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps, float weightOffset);
 
     /**
      * Rotary embedding in place, Llama/NeoX rotate-half layout: for pair (i, i + d/2) of every head,
@@ -33,6 +42,25 @@ public interface DenseKernels {
      */
     void rope(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
               int numKvHeads, int headDim, float theta);
+
+    /**
+     * The same rotation with {@code angle = position · invFreq[i]}, invFreq f64[headDim / 2]
+     * finite and ≥ 0: any RoPE scaling (default, linear, llama3) or per-layer theta.
+     */
+    void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                   int numKvHeads, int headDim, MemorySegment invFreq);
+
+    /** {@code out[r, i] = gelu_tanh(gateUp[r, i]) * gateUp[r, inter + i]} (GELU, tanh approximation); shapes as {@link #siluMul}. */
+    void geluTanhMul(MemorySegment gateUp, MemorySegment out, long rows, int inter);
+
+    /** {@code y[r, i] += bias[i]} for r &lt; rows, i &lt; n (f32); bias must not overlap y. */
+    void addBias(MemorySegment y, MemorySegment bias, long rows, int n);
+
+    /** {@code x[i] = cap·tanh(x[i] / cap)} for i &lt; n; cap &gt; 0 and finite. */
+    void softCap(MemorySegment x, long n, float cap);
+
+    /** {@code x[i] *= s} for i &lt; n; s finite. */
+    void scale(MemorySegment x, long n, float s);
 
     /** {@code out[r, i] = silu(gateUp[r, i]) * gateUp[r, inter + i]}; gateUp {@code [rows, 2*inter]}, out {@code [rows, inter]}. */
     void siluMul(MemorySegment gateUp, MemorySegment out, long rows, int inter);

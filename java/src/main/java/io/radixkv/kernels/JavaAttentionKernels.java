@@ -78,7 +78,9 @@ final class JavaAttentionKernels implements AttentionKernels {
                 double[][] k = gather(cache.kCache(), layout, table, b, h, len, kScale);
                 double[][] v = gather(cache.vCache(), layout, table, b, h, len, vScale);
                 for (int i = 0; i < qLen; i++) {
-                    int visible = lastVisible(shape, b, len - qLen + i) + 1;
+                    int pos = len - qLen + i;
+                    int first = (int) params.windowBegin(pos);
+                    int visible = lastVisible(shape, b, pos) + 1;
                     for (int g = 0; g < group; g++) {
                         long row = (long) (q0 + i) * numQo + (long) h * group + g;
                         double[] qv = new double[hd];
@@ -86,7 +88,7 @@ final class JavaAttentionKernels implements AttentionKernels {
                             qv[d] = load(q, qDtype, row * hd + d);
                         }
                         double[] o = new double[hd];
-                        double rowLse = attend(qv, k, v, visible, params, o);
+                        double rowLse = attend(qv, k, v, first, visible, params, o);
                         for (int d = 0; d < hd; d++) {
                             store(out, outDtype, row * hd + d, o[d]);
                         }
@@ -113,16 +115,16 @@ final class JavaAttentionKernels implements AttentionKernels {
         return last;
     }
 
-    /** Softmax attention of one query over positions 0..visible-1; returns the natural-log LSE. */
-    private static double attend(double[] q, double[][] k, double[][] v, int visible, AttentionParams params,
-                                 double[] o) {
-        if (visible <= 0) {
+    /** Softmax attention of one query over positions first..visible-1; returns the natural-log LSE. */
+    private static double attend(double[] q, double[][] k, double[][] v, int first, int visible,
+                                 AttentionParams params, double[] o) {
+        if (visible <= first) {
             return Double.NEGATIVE_INFINITY;
         }
         double cap = params.logitsSoftCap();
         double[] logits = new double[visible];
         double max = Double.NEGATIVE_INFINITY;
-        for (int t = 0; t < visible; t++) {
+        for (int t = first; t < visible; t++) {
             double dot = 0;
             for (int d = 0; d < q.length; d++) {
                 dot += q[d] * k[t][d];
@@ -135,7 +137,7 @@ final class JavaAttentionKernels implements AttentionKernels {
             max = Math.max(max, x);
         }
         double sum = 0;
-        for (int t = 0; t < visible; t++) {
+        for (int t = first; t < visible; t++) {
             double p = Math.exp(logits[t] - max);
             sum += p;
             for (int d = 0; d < o.length; d++) {

@@ -5,7 +5,7 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Plain-Java dense kernels: the independent reference for {@link CpuDenseKernels} (double
- * accumulation, straightforward loops, exact bf16 widening). Works on native and heap segments.
+ * accumulation, straightforward loops, exact bf16/f16 widening). Works on native and heap segments.
  */
 public final class JavaDenseKernels implements DenseKernels {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT_UNALIGNED;
@@ -33,7 +33,11 @@ public final class JavaDenseKernels implements DenseKernels {
     }
 
     private static float weight(MemorySegment w, DType dtype, long index) {
-        return dtype == DType.BF16 ? bf16ToFloat(w.getAtIndex(S, index)) : w.getAtIndex(F, index);
+        return switch (dtype) {
+            case BF16 -> bf16ToFloat(w.getAtIndex(S, index));
+            case F16 -> Float.float16ToFloat(w.getAtIndex(S, index));
+            default -> w.getAtIndex(F, index);
+        };
     }
 
     @Override
@@ -55,8 +59,9 @@ public final class JavaDenseKernels implements DenseKernels {
     }
 
     @Override
-    public void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps) {
-        DenseChecks.rmsnorm(x, w, y, rows, dim, eps);
+    public void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps,
+                        float weightOffset) {
+        DenseChecks.rmsnorm(x, w, y, rows, dim, eps, weightOffset);
         for (long r = 0; r < rows; r++) {
             long o = r * dim;
             double ss = 0;
@@ -66,7 +71,7 @@ public final class JavaDenseKernels implements DenseKernels {
             }
             double inv = 1.0 / Math.sqrt(ss / dim + eps);
             for (int i = 0; i < dim; i++) {
-                y.setAtIndex(F, o + i, (float) (x.getAtIndex(F, o + i) * inv * w.getAtIndex(F, i)));
+                y.setAtIndex(F, o + i, (float) (x.getAtIndex(F, o + i) * inv * (weightOffset + (double) w.getAtIndex(F, i))));
             }
         }
     }
@@ -85,6 +90,61 @@ public final class JavaDenseKernels implements DenseKernels {
                 rotate(q, t, numQHeads, headDim, i, c, s);
                 rotate(k, t, numKvHeads, headDim, i, c, s);
             }
+        }
+    }
+
+    @Override
+    public void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                          int numKvHeads, int headDim, MemorySegment invFreq) {
+        DenseChecks.ropeTable(q, k, positions, numTokens, numQHeads, numKvHeads, headDim, invFreq);
+        for (long t = 0; t < numTokens; t++) {
+            int pos = positions.getAtIndex(I, t);
+            for (int i = 0; i < headDim / 2; i++) {
+                double angle = pos * invFreq.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+                double c = Math.cos(angle);
+                double s = Math.sin(angle);
+                rotate(q, t, numQHeads, headDim, i, c, s);
+                rotate(k, t, numKvHeads, headDim, i, c, s);
+            }
+        }
+    }
+
+    @Override
+    public void geluTanhMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
+        DenseChecks.siluMul(gateUp, out, rows, inter);
+        double c = Math.sqrt(2 / Math.PI);
+        for (long r = 0; r < rows; r++) {
+            for (int i = 0; i < inter; i++) {
+                double g = gateUp.getAtIndex(F, r * 2 * inter + i);
+                double u = gateUp.getAtIndex(F, r * 2 * inter + inter + i);
+                out.setAtIndex(F, r * inter + i, (float) (0.5 * g * (1 + Math.tanh(c * (g + 0.044715 * g * g * g))) * u));
+            }
+        }
+    }
+
+    @Override
+    public void addBias(MemorySegment y, MemorySegment bias, long rows, int n) {
+        DenseChecks.addBias(y, bias, rows, n);
+        for (long r = 0; r < rows; r++) {
+            for (int i = 0; i < n; i++) {
+                y.setAtIndex(F, r * n + i, y.getAtIndex(F, r * n + i) + bias.getAtIndex(F, i));
+            }
+        }
+    }
+
+    @Override
+    public void softCap(MemorySegment x, long n, float cap) {
+        DenseChecks.softCap(x, n, cap);
+        for (long i = 0; i < n; i++) {
+            x.setAtIndex(F, i, (float) (cap * Math.tanh(x.getAtIndex(F, i) / (double) cap)));
+        }
+    }
+
+    @Override
+    public void scale(MemorySegment x, long n, float s) {
+        DenseChecks.scale(x, n, s);
+        for (long i = 0; i < n; i++) {
+            x.setAtIndex(F, i, x.getAtIndex(F, i) * s);
         }
     }
 

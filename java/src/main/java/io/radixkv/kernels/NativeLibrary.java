@@ -3,7 +3,10 @@ package io.radixkv.kernels;
 import io.radixkv.bindings.radixkv_h;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -160,6 +163,40 @@ public final class NativeLibrary {
     public static String buildInfo() {
         loadCpu();
         return radixkv_h.rkv_build_info().reinterpret(Long.MAX_VALUE).getString(0);
+    }
+
+    /**
+     * A downcall through a method handle of {@link #critical}: {@code invokeExact} needs the exact
+     * signature at the call site, so the caller writes it as a lambda and {@link #call} does the rest.
+     */
+    @FunctionalInterface
+    interface Downcall {
+        int invoke() throws Throwable;
+    }
+
+    /**
+     * Downcall handle that skips the thread-state transition ({@code Linker.Option.critical(true)},
+     * heap segments accepted): for kernels that run for at most milliseconds and never block.
+     */
+    static MethodHandle critical(MemorySegment address, FunctionDescriptor descriptor) {
+        return Linker.nativeLinker().downcallHandle(address, descriptor, Linker.Option.critical(true));
+    }
+
+    /**
+     * Runs a libradixkv downcall and checks its status: a negative status becomes a
+     * {@link NativeException} naming {@code function}; an Error or RuntimeException from the
+     * handle propagates as is, any other Throwable (none is declared by the handles) is wrapped.
+     */
+    static int call(String function, Downcall downcall) {
+        int status;
+        try {
+            status = downcall.invoke();
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(function + ": downcall failed", t);
+        }
+        return check(function, status);
     }
 
     /** Throws {@link NativeException} when a libradixkv call returned a negative status. */

@@ -11,20 +11,33 @@ import io.radixkv.kernels.PagedKvLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
- * Forward pass of a Llama-architecture decoder over a mixed batch with paged KV caches.
- * Per layer: RMSNorm → fused QKV GEMM → RoPE → scatter of the new K/V into the layer's
- * pages ({@code reshapeAndCache} through the slot mapping) → paged attention (append
- * prefill, or decode when every sequence brings exactly one token) → O projection added to
- * the residual → RMSNorm → fused gate/up GEMM → SiLU·mul → down projection added to the
- * residual. Then the final RMSNorm and the output projection, only for the requested rows.
+ * The one decoder of every supported family (Llama 3.x, Qwen2/2.5, Qwen3, Mistral, Gemma 3),
+ * following {@link ModelConfig#arch()} and {@link ModelConfig#layerAttention()} as data, over a
+ * mixed batch with paged KV caches. Per layer:
+ * <pre>
+ *   a = norm_in(x) → fused QKV GEMM (+ q/k/v bias) → q/k per-head norm → RoPE (the layer's table)
+ *   → scatter of K/V into the layer's pages → paged attention (the layer's window; append
+ *   prefill, or decode when every sequence brings one token) → O projection
+ *   x += a                       (x += norm_post_attn(a) with sandwich norms)
+ *   m = down(act(gate(norm_pre_mlp(x))) · up(...))
+ *   x += m                       (x += norm_post_ff(m) with sandwich norms)
+ * </pre>
+ * Embeddings are scaled (Gemma: sqrt(hidden) rounded to the weights' dtype) before the first
+ * layer; after the last, the final norm and the output projection run only for the requested
+ * rows, then the optional final-logit soft cap. Norms apply {@code x̂·(offset + w)}.
  *
  * <p>The dense math runs on the CPU ({@link DenseKernels}); the KV scatter and attention on
  * the given {@link KernelBackend}, which must work on host memory. The KV cache dtype is the
- * caches' (f32, bf16, f16, fp8 with scales). Scratch buffers are allocated once for
- * {@code maxTokensPerStep} rows and reused; a step allocates nothing.
+ * caches' (f32, bf16, f16, fp8 with scales). Sliding layers keep every token's K/V in their
+ * pages (so cached prefixes stay valid for all layers); the attention kernel masks keys
+ * outside the window. Scratch buffers are allocated once for {@code maxTokensPerStep} rows
+ * and reused; a step allocates nothing.
  *
  * <p>Every argument is validated before anything runs: a rejected batch changes neither the
  * caches nor the logits. Not thread-safe: one engine thread drives a model.
@@ -41,7 +54,11 @@ public final class LlamaModel implements AutoCloseable {
     private final DenseKernels dense;
     private final KernelBackend backend;
     private final int maxTokens;
-    private final AttentionParams attnParams;
+    private final float normOffset;
+    private final float embedScale;
+    /** Per layer: attention parameters (scale, window) and RoPE inverse frequencies (f64, shared between equal specs). */
+    private final List<AttentionParams> layerParams;
+    private final List<MemorySegment> layerInvFreq;
     private final Arena arena = Arena.ofShared();
     // Scratch, [maxTokens, width] f32 each.
     private final MemorySegment hidden;
@@ -53,6 +70,7 @@ public final class LlamaModel implements AutoCloseable {
     private final MemorySegment attn;
     private final MemorySegment gateUp;
     private final MemorySegment act;
+    private final MemorySegment branch;
 
     public LlamaModel(ModelConfig config, ModelWeights weights, DenseKernels dense, KernelBackend backend) {
         this(config, weights, dense, backend, DEFAULT_MAX_TOKENS_PER_STEP);
@@ -76,7 +94,19 @@ public final class LlamaModel implements AutoCloseable {
         this.dense = dense;
         this.backend = backend;
         this.maxTokens = maxTokensPerStep;
-        this.attnParams = AttentionParams.of(config.heads(), config.headDim());
+        this.normOffset = config.arch().norm().weightOffset();
+        this.embedScale = config.embedScale(weights.dtype());
+        AttentionParams base = new AttentionParams(config.heads(), config.smScale(), 0f);
+        Map<RopeSpec, MemorySegment> tables = new HashMap<>();
+        List<AttentionParams> params = new ArrayList<>();
+        List<MemorySegment> inv = new ArrayList<>();
+        for (LayerAttention la : config.layerAttention()) {
+            params.add(base.withWindowLeft(la.windowLeft()));
+            inv.add(tables.computeIfAbsent(la.rope(), r -> arena.allocateFrom(ValueLayout.JAVA_DOUBLE,
+                    r.invFreq(config.headDim()))));
+        }
+        this.layerParams = List.copyOf(params);
+        this.layerInvFreq = List.copyOf(inv);
         long t = maxTokensPerStep;
         this.hidden = scratch(t * config.hidden());
         this.normed = scratch(t * config.hidden());
@@ -87,6 +117,7 @@ public final class LlamaModel implements AutoCloseable {
         this.attn = scratch(t * config.qDim());
         this.gateUp = scratch(t * 2L * config.intermediate());
         this.act = scratch(t * config.intermediate());
+        this.branch = config.arch().sandwichNorms() ? scratch(t * config.hidden()) : null;
     }
 
     private MemorySegment scratch(long floats) {
@@ -124,27 +155,43 @@ public final class LlamaModel implements AutoCloseable {
         final int inter = config.intermediate();
         final DType wt = weights.dtype();
         final float eps = config.rmsEps();
+        final Architecture arch = config.arch();
 
         dense.embedding(b.tokenIds(), n, weights.embed(), wt, config.vocab(), h, hidden);
+        if (embedScale != 1f) {
+            dense.scale(hidden, (long) n * h, embedScale);
+        }
         for (int l = 0; l < config.layers(); l++) {
             ModelWeights.Layer w = weights.layer(l);
             KvCacheView cache = layerCaches.get(l);
-            dense.rmsnorm(hidden, w.inputNorm(), normed, n, h, eps);
+            AttentionParams ap = layerParams.get(l);
+            dense.rmsnorm(hidden, w.inputNorm(), normed, n, h, eps, normOffset);
             dense.linear(normed, w.qkv(), wt, qkv, n, qkvd, h, false);
+            if (arch.qkvBias()) {
+                dense.addBias(qkv, w.qkvBias(), n, qkvd);
+            }
             splitQkv(n, qd, kvd, qkvd);
-            dense.rope(q, k, b.positions(), n, config.heads(), config.kvHeads(), config.headDim(), config.ropeTheta());
+            if (arch.qkNorm()) {
+                dense.rmsnorm(q, w.qNorm(), q, (long) n * config.heads(), config.headDim(), eps, normOffset);
+                dense.rmsnorm(k, w.kNorm(), k, (long) n * config.kvHeads(), config.headDim(), eps, normOffset);
+            }
+            dense.ropeTable(q, k, b.positions(), n, config.heads(), config.kvHeads(), config.headDim(),
+                    layerInvFreq.get(l));
             backend.kv().reshapeAndCache(k, v, DType.F32, b.slotMapping(), n, cache);
             if (decode) {
-                backend.attention().decode(q, DType.F32, attn, DType.F32, MemorySegment.NULL, cache, b.kv(), attnParams);
+                backend.attention().decode(q, DType.F32, attn, DType.F32, MemorySegment.NULL, cache, b.kv(), ap);
             } else {
                 backend.attention().appendPrefill(q, DType.F32, attn, DType.F32, MemorySegment.NULL, b.qoIndptr(), cache,
-                        b.kv(), MemorySegment.NULL, MemorySegment.NULL, attnParams);
+                        b.kv(), MemorySegment.NULL, MemorySegment.NULL, ap);
             }
-            dense.linear(attn, w.o(), wt, hidden, n, h, qd, true); // residual += attn · Woᵀ
-            dense.rmsnorm(hidden, w.postNorm(), normed, n, h, eps);
+            residual(attn, w.o(), qd, w.postAttnNorm(), n);
+            dense.rmsnorm(hidden, w.postNorm(), normed, n, h, eps, normOffset);
             dense.linear(normed, w.gateUp(), wt, gateUp, n, 2L * inter, h, false);
-            dense.siluMul(gateUp, act, n, inter);
-            dense.linear(act, w.down(), wt, hidden, n, h, inter, true); // residual += mlp
+            switch (arch.activation()) {
+                case SILU -> dense.siluMul(gateUp, act, n, inter);
+                case GELU_TANH -> dense.geluTanhMul(gateUp, act, n, inter);
+            }
+            residual(act, w.down(), inter, w.postFfNorm(), n);
         }
         int r = b.numLogitRows();
         if (r == 0) {
@@ -155,8 +202,26 @@ public final class LlamaModel implements AutoCloseable {
             long row = b.logitRows().getAtIndex(I32, i);
             MemorySegment.copy(hidden, row * h * 4, normed, (long) i * h * 4, (long) h * 4);
         }
-        dense.rmsnorm(normed, weights.finalNorm(), normed, r, h, eps);
+        dense.rmsnorm(normed, weights.finalNorm(), normed, r, h, eps, normOffset);
         dense.linear(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
+        if (arch.finalLogitSoftCap() > 0) {
+            dense.softCap(logits, (long) r * config.vocab(), arch.finalLogitSoftCap());
+        }
+    }
+
+    /**
+     * {@code hidden += in · Wᵀ}, or with a sandwich norm {@code hidden += norm(in · Wᵀ)}
+     * ({@code postNorm} null: no norm).
+     */
+    private void residual(MemorySegment in, MemorySegment w, int inDim, MemorySegment postNorm, int n) {
+        int h = config.hidden();
+        if (postNorm == null) {
+            dense.linear(in, w, weights.dtype(), hidden, n, h, inDim, true);
+            return;
+        }
+        dense.linear(in, w, weights.dtype(), branch, n, h, inDim, false);
+        dense.rmsnorm(branch, postNorm, branch, n, h, config.rmsEps(), normOffset);
+        dense.addInplace(hidden, branch, (long) n * h);
     }
 
     /** Copies the fused [n, q|k|v] projection into contiguous q, k, v (RoPE and the KV scatter want them dense). */

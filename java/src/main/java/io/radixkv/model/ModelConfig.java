@@ -1,15 +1,18 @@
 package io.radixkv.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.JavaDenseKernels;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.Set;
+import java.util.Collections;
+import java.util.List;
 
 /**
- * Shape of a Llama-architecture decoder: RMSNorm, rotary embeddings (rotate-half, base
- * {@code ropeTheta}), grouped-query attention ({@code heads} query heads sharing
- * {@code kvHeads} K/V heads), SwiGLU MLP, optionally tied input/output embeddings.
+ * A decoder-only transformer as the one decoder ({@link LlamaModel}) runs it: pre-norm
+ * residual blocks of RMSNorm, grouped-query attention ({@code heads} query heads sharing
+ * {@code kvHeads} K/V heads) with rotate-half RoPE, and a gated MLP; what a family changes
+ * is data in {@link #arch()} and, per layer, {@link #layerAttention()}.
  *
  * @param hidden residual width
  * @param intermediate MLP width (gate and up projections each produce this many features)
@@ -18,16 +21,15 @@ import java.util.Set;
  * @param kvHeads K/V heads; divides {@code heads}
  * @param headDim per-head width; even (RoPE rotates pairs)
  * @param vocab vocabulary size; token ids are in [0, vocab)
- * @param ropeTheta RoPE base
  * @param rmsEps RMSNorm epsilon
  * @param tiedEmbeddings the output projection is the embedding table
  * @param maxPositions positions must be below this
+ * @param arch the family's features
+ * @param layerAttention per layer: global or sliding window, and its RoPE table ({@code layers} entries)
  */
 public record ModelConfig(int hidden, int intermediate, int layers, int heads, int kvHeads, int headDim, int vocab,
-                          float ropeTheta, float rmsEps, boolean tiedEmbeddings, int maxPositions) {
-    private static final ObjectMapper JSON = new ObjectMapper();
-    /** HF {@code model_type}s with exactly this architecture (no biases, plain RoPE). */
-    private static final Set<String> LLAMA_TYPES = Set.of("llama", "mistral");
+                          float rmsEps, boolean tiedEmbeddings, int maxPositions, Architecture arch,
+                          List<LayerAttention> layerAttention) {
 
     public ModelConfig {
         positive("hidden", hidden);
@@ -44,15 +46,28 @@ public record ModelConfig(int hidden, int intermediate, int layers, int heads, i
         if (headDim % 2 != 0) {
             throw new IllegalArgumentException("headDim must be even for rotary embeddings, got " + headDim);
         }
-        if (!Float.isFinite(ropeTheta) || ropeTheta <= 0f) {
-            throw new IllegalArgumentException("ropeTheta must be positive and finite, got " + ropeTheta);
-        }
         if (!Float.isFinite(rmsEps) || rmsEps < 0f) {
             throw new IllegalArgumentException("rmsEps must be >= 0 and finite, got " + rmsEps);
         }
+        if (arch == null || layerAttention == null) {
+            throw new IllegalArgumentException("arch and layerAttention must not be null");
+        }
+        layerAttention = List.copyOf(layerAttention);
+        if (layerAttention.size() != layers) {
+            throw new IllegalArgumentException("layerAttention has " + layerAttention.size() + " entries for " + layers
+                    + " layers");
+        }
         // Fused QKV / gate-up weight matrices must stay addressable with int rows.
-        Math.multiplyExact(Math.multiplyExact(qDim() + 2 * kvDim(), hidden), 4);
+        Math.multiplyExact(Math.multiplyExact(heads * headDim + 2 * kvHeads * headDim, hidden), 4);
         Math.multiplyExact(Math.multiplyExact(2 * intermediate, hidden), 4);
+    }
+
+    /** A plain Llama shape: every layer global with RoPE base {@code ropeTheta}. */
+    public ModelConfig(int hidden, int intermediate, int layers, int heads, int kvHeads, int headDim, int vocab,
+                       float ropeTheta, float rmsEps, boolean tiedEmbeddings, int maxPositions) {
+        this(hidden, intermediate, layers, heads, kvHeads, headDim, vocab, rmsEps, tiedEmbeddings, maxPositions,
+                Architecture.LLAMA, Collections.nCopies(Math.max(layers, 0),
+                        LayerAttention.global(RopeSpec.plain(ropeTheta))));
     }
 
     private static void positive(String name, int v) {
@@ -76,9 +91,35 @@ public record ModelConfig(int hidden, int intermediate, int layers, int heads, i
         return qDim() + 2 * kvDim();
     }
 
+    /** Softmax scale of q·k: {@code query_pre_attn_scalar^-0.5}, by default {@code head_dim^-0.5}. */
+    public float smScale() {
+        double s = arch.queryPreAttnScalar() > 0 ? arch.queryPreAttnScalar() : headDim;
+        return (float) (1.0 / Math.sqrt(s));
+    }
+
+    /**
+     * The factor embeddings are multiplied by (1 without {@link Architecture#scaleEmbeddings()}):
+     * sqrt(hidden) rounded to the compute dtype, as transformers casts it to the weights' dtype
+     * (bf16 weights turn sqrt(1152) = 33.94 into 34.0).
+     */
+    public float embedScale(DType computeDtype) {
+        if (!arch.scaleEmbeddings()) {
+            return 1f;
+        }
+        float s = (float) Math.sqrt(hidden);
+        return switch (computeDtype) {
+            case F32 -> s;
+            case BF16 -> JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(s));
+            case F16 -> Float.float16ToFloat(Float.floatToFloat16(s));
+            default -> throw new IllegalArgumentException("compute dtype " + computeDtype + " is not f32, bf16 or f16");
+        };
+    }
+
     /** Number of parameters (the tied output projection counted once). */
     public long parameterCount() {
-        long perLayer = (long) qkvDim() * hidden + (long) hidden * qDim() + 3L * intermediate * hidden + 2L * hidden;
+        long perLayer = (long) qkvDim() * hidden + (long) hidden * qDim() + 3L * intermediate * hidden + 2L * hidden
+                + (arch.qkvBias() ? qkvDim() : 0) + (arch.qkNorm() ? 2L * headDim : 0)
+                + (arch.sandwichNorms() ? 2L * hidden : 0);
         long embed = (long) vocab * hidden;
         return embed + (tiedEmbeddings ? 0 : embed) + layers * perLayer + hidden;
     }
@@ -91,98 +132,22 @@ public record ModelConfig(int hidden, int intermediate, int layers, int heads, i
 
     /** A copy with tied or untied output embeddings. */
     public ModelConfig withTiedEmbeddings(boolean tied) {
-        return new ModelConfig(hidden, intermediate, layers, heads, kvHeads, headDim, vocab, ropeTheta, rmsEps, tied,
-                maxPositions);
+        return new ModelConfig(hidden, intermediate, layers, heads, kvHeads, headDim, vocab, rmsEps, tied, maxPositions,
+                arch, layerAttention);
     }
 
-    /** Reads a Hugging Face {@code config.json} of a Llama-family model. */
+    /** Reads a Hugging Face {@code config.json} ({@link HfConfig#read}). */
     public static ModelConfig fromHfConfig(Path configJson) throws IOException {
-        JsonNode root;
-        try {
-            root = JSON.readTree(configJson.toFile());
-        } catch (IOException e) {
-            throw new IOException("cannot parse " + configJson + ": " + e.getMessage(), e);
-        }
-        try {
-            return fromHfConfig(root);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(configJson + ": " + e.getMessage(), e);
-        }
+        return HfConfig.read(configJson);
     }
 
-    /** Interprets a parsed HF {@code config.json}; unsupported architecture features are rejected, not ignored. */
+    /** Interprets a parsed HF {@code config.json} ({@link HfConfig#parse}). */
     public static ModelConfig fromHfConfig(JsonNode c) {
-        if (c == null || !c.isObject()) {
-            throw new IllegalArgumentException("config.json must be a JSON object");
-        }
-        String type = c.path("model_type").asText("");
-        if (!LLAMA_TYPES.contains(type)) {
-            throw new IllegalArgumentException("model_type '" + type + "' is not supported (expected one of "
-                    + LLAMA_TYPES + ")");
-        }
-        JsonNode scaling = c.get("rope_scaling");
-        if (scaling != null && !scaling.isNull()) {
-            throw new IllegalArgumentException("rope_scaling " + scaling + " is not supported (plain RoPE only)");
-        }
-        if (c.path("attention_bias").asBoolean(false) || c.path("mlp_bias").asBoolean(false)) {
-            throw new IllegalArgumentException("attention_bias / mlp_bias are not supported");
-        }
-        JsonNode window = c.get("sliding_window");
-        if (window != null && !window.isNull()) {
-            throw new IllegalArgumentException("sliding_window attention is not supported");
-        }
-        String act = c.path("hidden_act").asText("silu");
-        if (!act.equals("silu")) {
-            throw new IllegalArgumentException("hidden_act '" + act + "' is not supported (silu only)");
-        }
-        int hidden = requiredInt(c, "hidden_size");
-        int heads = requiredInt(c, "num_attention_heads");
-        int kvHeads = c.has("num_key_value_heads") && !c.get("num_key_value_heads").isNull()
-                ? requiredInt(c, "num_key_value_heads") : heads;
-        int headDim;
-        if (c.has("head_dim") && !c.get("head_dim").isNull()) {
-            headDim = requiredInt(c, "head_dim");
-        } else {
-            if (hidden % heads != 0) {
-                throw new IllegalArgumentException("hidden_size " + hidden + " is not divisible by num_attention_heads "
-                        + heads + " and head_dim is not given");
-            }
-            headDim = hidden / heads;
-        }
-        return new ModelConfig(hidden, requiredInt(c, "intermediate_size"), requiredInt(c, "num_hidden_layers"), heads,
-                kvHeads, headDim, requiredInt(c, "vocab_size"), (float) c.path("rope_theta").asDouble(10000.0),
-                (float) c.path("rms_norm_eps").asDouble(1e-6), c.path("tie_word_embeddings").asBoolean(false),
-                c.path("max_position_embeddings").asInt(4096));
+        return HfConfig.parse(c);
     }
 
-    private static int requiredInt(JsonNode c, String field) {
-        JsonNode n = c.get(field);
-        if (n == null || n.isNull()) {
-            throw new IllegalArgumentException("config.json lacks \"" + field + "\"");
-        }
-        if (!n.canConvertToInt() || !n.isIntegralNumber()) {
-            throw new IllegalArgumentException("config.json \"" + field + "\" must be an integer, got " + n);
-        }
-        return n.intValue();
-    }
-
-    /** This config as an HF-style {@code config.json} tree (model_type llama). */
+    /** This config as an HF-style {@code config.json} tree ({@link HfConfig#toJson}). */
     public JsonNode toHfConfig() {
-        var o = JSON.createObjectNode();
-        o.put("model_type", "llama");
-        o.putArray("architectures").add("LlamaForCausalLM");
-        o.put("hidden_size", hidden);
-        o.put("intermediate_size", intermediate);
-        o.put("num_hidden_layers", layers);
-        o.put("num_attention_heads", heads);
-        o.put("num_key_value_heads", kvHeads);
-        o.put("head_dim", headDim);
-        o.put("vocab_size", vocab);
-        o.put("rope_theta", (double) ropeTheta);
-        o.put("rms_norm_eps", (double) rmsEps);
-        o.put("tie_word_embeddings", tiedEmbeddings);
-        o.put("max_position_embeddings", maxPositions);
-        o.put("hidden_act", "silu");
-        return o;
+        return HfConfig.toJson(this);
     }
 }

@@ -53,7 +53,7 @@ final class PyJson {
         private final String keySep;
 
         PythonPrinter(Integer indent, String itemSep, String keySep) {
-            super(DefaultPrettyPrinter.DEFAULT_ROOT_VALUE_SEPARATOR);
+            super();
             this.indent = indent;
             this.itemSep = itemSep;
             this.keySep = keySep;

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.ToDoubleFunction;
 
@@ -35,11 +36,11 @@ public record BenchReport(String workload, String description, List<RunMetrics> 
     public String table() {
         Optional<RunMetrics> off = run("off");
         Optional<RunMetrics> on = run("on");
-        boolean both = off.isPresent() && on.isPresent();
+        boolean both = off.isPresent() && on.isPresent() && runs.size() == 2;
         List<String[]> rows = new ArrayList<>();
         List<String> header = new ArrayList<>(List.of("metric"));
         for (RunMetrics r : runs) {
-            header.add("cache " + r.prefixCache());
+            header.add(r.label());
         }
         if (both) {
             header.add("on/off");
@@ -73,6 +74,11 @@ public record BenchReport(String workload, String description, List<RunMetrics> 
         appendRow(sb, header.toArray(String[]::new), widths);
         for (String[] r : rows) {
             appendRow(sb, r, widths);
+        }
+        for (RunMetrics r : runs) {
+            for (Map.Entry<String, Integer> e : r.errors().entrySet()) {
+                sb.append(String.format(Locale.ROOT, "failed (%s): %d x %s%n", r.label(), e.getValue(), e.getKey()));
+            }
         }
         if (both) {
             RunMetrics a = off.get();
@@ -128,20 +134,23 @@ public record BenchReport(String workload, String description, List<RunMetrics> 
         for (RunMetrics r : runs) {
             ObjectNode o = arr.addObject();
             o.put("prefix_cache", r.prefixCache());
+            o.put("target", r.target());
             latency(o.putObject("ttft_ms"), r.ttft());
             latency(o.putObject("itl_ms"), r.itl());
             latency(o.putObject("e2e_ms"), r.e2e());
             o.put("output_tok_s", r.outputTokPerS());
-            o.put("hit_rate", r.hitRate());
+            putKnown(o, "hit_rate", r.hitRate());
             o.put("requests", r.requests());
             o.put("failed", r.failed());
             o.put("prompt_tokens", r.promptTokens());
-            o.put("cached_tokens", r.cachedTokens());
+            putKnown(o, "cached_tokens", r.cachedTokens());
             o.put("output_tokens", r.outputTokens());
-            o.put("pages_used", r.pagesUsed());
-            o.put("total_pages", r.totalPages());
-            o.put("preemptions", r.preemptions());
+            putKnown(o, "pages_used", r.pagesUsed());
+            putKnown(o, "total_pages", r.totalPages());
+            putKnown(o, "preemptions", r.preemptions());
             o.put("duration_s", r.durationSeconds());
+            ArrayNode errs = o.putArray("errors");
+            r.errors().forEach((why, count) -> errs.addObject().put("error", why).put("count", count));
         }
         if (!Double.isNaN(idealPrefillRatio)) {
             root.put("ideal_prefill_ratio", idealPrefillRatio);
@@ -158,6 +167,23 @@ public record BenchReport(String workload, String description, List<RunMetrics> 
             ratios.put("prefill_tokens", ratio(on.get().computedPromptTokens(), off.get().computedPromptTokens()));
         }
         return root;
+    }
+
+    /** A measured value, or null where this kind of run cannot measure it (negative). */
+    private static void putKnown(ObjectNode o, String field, double v) {
+        if (v < 0) {
+            o.putNull(field);
+        } else {
+            o.put(field, v);
+        }
+    }
+
+    private static void putKnown(ObjectNode o, String field, long v) {
+        if (v < 0) {
+            o.putNull(field);
+        } else {
+            o.put(field, v);
+        }
     }
 
     private static void latency(ObjectNode o, LatencySummary s) {

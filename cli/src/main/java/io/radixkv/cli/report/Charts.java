@@ -34,7 +34,7 @@ public final class Charts {
                 }
             }
             if (!xs.isEmpty()) {
-                XYSeries s = chart.addSeries("prefix cache " + r.prefixCache(), xs, ys);
+                XYSeries s = chart.addSeries(r.label(), xs, ys);
                 s.setMarker(SeriesMarkers.CIRCLE);
             }
         }

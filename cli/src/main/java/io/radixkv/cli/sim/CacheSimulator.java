@@ -165,7 +165,7 @@ public final class CacheSimulator {
     }
 
     private static int ceilDiv(int a, int b) {
-        return (a + b - 1) / b;
+        return Math.ceilDiv(a, b); // (a + b - 1) / b overflows for page sizes near Integer.MAX_VALUE
     }
 
     private static int[] concat(int[] a, int[] b) {

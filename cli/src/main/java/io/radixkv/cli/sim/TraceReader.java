@@ -1,8 +1,11 @@
 package io.radixkv.cli.sim;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.Reader;
@@ -19,7 +22,11 @@ import java.util.List;
  * {@code namespace} and {@code priority} optional; blank lines ignored). Errors name the line.
  */
 public final class TraceReader {
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    /** One object per line (nothing after it) and no key given twice. */
+    private static final ObjectMapper MAPPER = JsonMapper.builder()
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
 
     private TraceReader() {}
 

@@ -30,6 +30,21 @@ public record Workload(String name, String description, List<WorkloadRequest> re
         return requests.stream().mapToLong(WorkloadRequest::promptLength).sum();
     }
 
+    /**
+     * The earliest time the last request can be sent, in seconds from the start, if every
+     * request finished the moment it was sent: arrivals plus think times along conversations.
+     * A run takes at least this long (times {@code timeScale}).
+     */
+    public double scheduleSeconds() {
+        double[] sendAt = new double[requests.size()];
+        double last = 0;
+        for (WorkloadRequest r : requests) {
+            sendAt[r.id()] = r.after() < 0 ? r.arrivalSeconds() : sendAt[r.after()] + r.afterDelaySeconds();
+            last = Math.max(last, sendAt[r.id()]);
+        }
+        return last;
+    }
+
     public long maxOutputTokens() {
         return requests.stream().mapToLong(WorkloadRequest::maxTokens).sum();
     }

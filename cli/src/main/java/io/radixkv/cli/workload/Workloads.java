@@ -73,6 +73,27 @@ public final class Workloads {
         }
     }
 
+    /**
+     * An upper bound on prompt + output tokens of one request of workload {@code name} (the
+     * sizes documented above), to refuse a request count that cannot fit in memory before
+     * generating anything.
+     *
+     * @param maxTokens output tokens per request, or 0 for the workload's default distribution
+     */
+    public static int tokensPerRequestBound(String name, int maxTokens) {
+        String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);
+        int[] promptAndOutput = switch (n) {
+            case "prefix_caching" -> new int[] {1024 + 128, 32};
+            case "generated_shared_prefix" -> new int[] {512 + 64, 32};
+            case "multi_turn" -> new int[] {256 + 3 * (32 + 64), 32};
+            case "paged_attention" -> new int[] {384, 256};
+            case "continuous_batching" -> new int[] {512, 256};
+            default -> throw new IllegalArgumentException("unknown workload '" + name + "' (expected one of "
+                    + String.join(", ", NAMES) + ")");
+        };
+        return promptAndOutput[0] + (maxTokens > 0 ? maxTokens : promptAndOutput[1]);
+    }
+
     /** Generates workload {@code name} (one of {@link #NAMES}). */
     public static Workload generate(String name, Options o) {
         String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT);

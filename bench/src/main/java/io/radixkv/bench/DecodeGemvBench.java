@@ -1,0 +1,134 @@
+package io.radixkv.bench;
+
+import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.BandwidthBaselines;
+import io.radixkv.kernels.CpuDenseKernels;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.JavaDenseKernels;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.AuxCounters;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.Blackhole;
+
+/**
+ * The dense layer of decode batches (m = 1, 4, 16 rows) at the memory limit: {@code rkv_linear}
+ * on the small / seed-model gate_up shape (n = 8192, k = 3072), f32, bf16 and f16 weights,
+ * 1 and 2 threads. Two weight matrices are used alternately (96 MiB for half-precision
+ * weights, 192 MiB for f32: beyond any last-level cache), so every call streams its weights
+ * from memory. Secondary scores: {@code gbs}, weight GB/s, next to {@code readBaseline}'s
+ * {@code gbs} (rkv_bench_read over the same bytes with the same threads, same run): the ratio
+ * is the target (≥ 0.85); {@code gflop}, GFLOP/s, next to {@code fmaPeak}'s (large m is bound
+ * by the FMA units, not by memory).
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@State(Scope.Benchmark)
+public class DecodeGemvBench {
+    /** Weight bytes moved and GFLOP done, reported by JMH as rates. */
+    @AuxCounters(AuxCounters.Type.OPERATIONS)
+    @State(Scope.Thread)
+    public static class Counters {
+        public double gbs;
+        public double gflop;
+
+        @Setup(Level.Iteration)
+        public void reset() {
+            gbs = 0;
+            gflop = 0;
+        }
+    }
+
+    private static final long N = 8192;
+    private static final long K = 3072;
+
+    @Param({"1", "4", "16"})
+    public int m;
+
+    @Param({"f32", "bf16", "f16"})
+    public String weights;
+
+    @Param({"1", "2"})
+    public int threads;
+
+    private final DenseKernels dense = new CpuDenseKernels();
+    private DType dtype;
+    private Arena arena;
+    private MemorySegment x;
+    private MemorySegment y;
+    private final MemorySegment[] w = new MemorySegment[2];
+    private int next;
+
+    @Setup(Level.Trial)
+    public void setup() {
+        dtype = DType.parse(weights);
+        arena = Arena.ofShared();
+        x = random(m * K, DType.F32, 1);
+        w[0] = random(N * K, dtype, 2);
+        w[1] = random(N * K, dtype, 3);
+        y = arena.allocate(4L * m * N, 64);
+    }
+
+    private MemorySegment random(long count, DType d, long seed) {
+        MemorySegment s = arena.allocate(count * d.bytes(), 64);
+        SplittableRandom r = new SplittableRandom(seed);
+        for (long i = 0; i < count; i++) {
+            float v = (float) (r.nextDouble() - 0.5);
+            switch (d) {
+                case BF16 -> s.setAtIndex(ValueLayout.JAVA_SHORT, i, JavaDenseKernels.floatToBf16(v));
+                case F16 -> s.setAtIndex(ValueLayout.JAVA_SHORT, i, Float.floatToFloat16(v));
+                default -> s.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
+            }
+        }
+        return s;
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        arena.close();
+    }
+
+    private MemorySegment nextWeights() {
+        next ^= 1;
+        return w[next];
+    }
+
+    @Benchmark
+    public void linear(Counters c) {
+        radixkv_h.rkv_set_num_threads(threads);
+        MemorySegment ws = nextWeights();
+        dense.linear(x, ws, dtype, y, m, N, K, false);
+        c.gbs += ws.byteSize() / 1e9;
+        c.gflop += 2.0 * m * N * K / 1e9;
+    }
+
+    /** rkv_bench_read over the same weight bytes with the same threads: the read bandwidth. */
+    @Benchmark
+    public void readBaseline(Counters c, Blackhole bh) {
+        radixkv_h.rkv_set_num_threads(threads);
+        MemorySegment ws = nextWeights();
+        bh.consume(BandwidthBaselines.read(ws));
+        c.gbs += ws.byteSize() / 1e9;
+    }
+
+    /** rkv_bench_fma_peak for 50 ms per call with the same threads: the FMA peak (GFLOP/s). */
+    @Benchmark
+    public void fmaPeak(Counters c) {
+        radixkv_h.rkv_set_num_threads(threads);
+        double seconds = 0.05;
+        c.gflop += CpuDenseKernels.fmaPeakGflops(seconds) * seconds;
+    }
+}

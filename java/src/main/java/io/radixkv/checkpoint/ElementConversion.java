@@ -1,0 +1,132 @@
+package io.radixkv.checkpoint;
+
+import io.radixkv.kernels.DType;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+
+/**
+ * Element conversions between the checkpoint dtypes (f32, bf16, f16), little-endian as
+ * safetensors stores them. Round to nearest even; NaN stays a (quiet) NaN; bf16 to f32 is exact.
+ */
+public final class ElementConversion {
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private ElementConversion() {}
+
+    /** bf16 bits (the upper half of an f32) to float: exact. */
+    public static float bf16ToFloat(short bits) {
+        return Float.intBitsToFloat((bits & 0xFFFF) << 16);
+    }
+
+    /** float to bf16 bits, round to nearest even (carrying into the exponent up to infinity); NaN stays NaN. */
+    public static short floatToBf16(float f) {
+        int u = Float.floatToRawIntBits(f);
+        if (Float.isNaN(f)) {
+            return (short) ((u >>> 16) | 0x40); // quiet, keeping the sign and top payload bits
+        }
+        int upper = u >>> 16;
+        int lower = u & 0xFFFF;
+        if (lower > 0x8000 || (lower == 0x8000 && (upper & 1) != 0)) {
+            upper++;
+        }
+        return (short) upper;
+    }
+
+    /** Element {@code i} of {@code seg} (of {@code type}) as a float. */
+    public static float load(MemorySegment seg, long i, DType type) {
+        return switch (type) {
+            case F32 -> Float.intBitsToFloat(seg.getAtIndex(I32, i));
+            case BF16 -> bf16ToFloat(seg.getAtIndex(I16, i));
+            case F16 -> Float.float16ToFloat(seg.getAtIndex(I16, i));
+            default -> throw new IllegalArgumentException("unsupported dtype " + type);
+        };
+    }
+
+    /** Stores {@code v} rounded to {@code type} as element {@code i} of {@code seg}. */
+    public static void store(MemorySegment seg, long i, DType type, float v) {
+        switch (type) {
+            case F32 -> seg.setAtIndex(I32, i, Float.floatToRawIntBits(v));
+            case BF16 -> seg.setAtIndex(I16, i, floatToBf16(v));
+            case F16 -> seg.setAtIndex(I16, i, Float.floatToFloat16(v));
+            default -> throw new IllegalArgumentException("unsupported dtype " + type);
+        }
+    }
+
+    private static boolean convertible(DType t) {
+        return t == DType.F32 || t == DType.BF16 || t == DType.F16;
+    }
+
+    /** Elements converted per round trip through the heap arrays. */
+    private static final int BLOCK = 1 << 14;
+
+    /**
+     * Copies {@code n} elements of {@code src} (type {@code srcType}) into {@code dst} (type
+     * {@code dstType}) starting at element {@code dstOffset}: a plain copy when the types match,
+     * else converted in blocks (bulk copies into small heap arrays, a tight loop the JIT can
+     * vectorise, a bulk copy out).
+     */
+    public static void convert(MemorySegment src, DType srcType, MemorySegment dst, DType dstType, long dstOffset,
+                               long n) {
+        if (srcType == dstType) {
+            MemorySegment.copy(src, 0, dst, dstOffset * dstType.bytes(), n * dstType.bytes());
+            return;
+        }
+        if (!convertible(srcType) || !convertible(dstType)) {
+            throw new IllegalArgumentException("no conversion from " + srcType + " to " + dstType);
+        }
+        int sb = srcType.bytes();
+        int db = dstType.bytes();
+        short[] in16 = sb == 2 ? new short[BLOCK] : null;
+        int[] in32 = sb == 4 ? new int[BLOCK] : null;
+        short[] out16 = db == 2 ? new short[BLOCK] : null;
+        int[] out32 = db == 4 ? new int[BLOCK] : null;
+        for (long done = 0; done < n; done += BLOCK) {
+            int m = (int) Math.min(BLOCK, n - done);
+            if (in16 != null) {
+                MemorySegment.copy(src, I16, done * 2, in16, 0, m);
+            } else {
+                MemorySegment.copy(src, I32, done * 4, in32, 0, m);
+            }
+            switch (srcType.label() + ">" + dstType.label()) {
+                case "bf16>f32" -> {
+                    for (int i = 0; i < m; i++) { // exact widening: the bits shift up
+                        out32[i] = (in16[i] & 0xFFFF) << 16;
+                    }
+                }
+                case "f16>f32" -> {
+                    for (int i = 0; i < m; i++) { // exact widening
+                        out32[i] = Float.floatToRawIntBits(Float.float16ToFloat(in16[i]));
+                    }
+                }
+                case "f32>bf16" -> {
+                    for (int i = 0; i < m; i++) {
+                        out16[i] = floatToBf16(Float.intBitsToFloat(in32[i]));
+                    }
+                }
+                case "f32>f16" -> {
+                    for (int i = 0; i < m; i++) {
+                        out16[i] = Float.floatToFloat16(Float.intBitsToFloat(in32[i]));
+                    }
+                }
+                case "f16>bf16" -> {
+                    for (int i = 0; i < m; i++) {
+                        out16[i] = floatToBf16(Float.float16ToFloat(in16[i]));
+                    }
+                }
+                case "bf16>f16" -> {
+                    for (int i = 0; i < m; i++) {
+                        out16[i] = Float.floatToFloat16(bf16ToFloat(in16[i]));
+                    }
+                }
+                default -> throw new IllegalArgumentException("no conversion from " + srcType + " to " + dstType);
+            }
+            if (out16 != null) {
+                MemorySegment.copy(out16, 0, dst, I16, (dstOffset + done) * 2, m);
+            } else {
+                MemorySegment.copy(out32, 0, dst, I32, (dstOffset + done) * 4, m);
+            }
+        }
+    }
+}

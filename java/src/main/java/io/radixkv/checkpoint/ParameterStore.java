@@ -1,0 +1,111 @@
+package io.radixkv.checkpoint;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Named parameter blocks in off-heap memory (64-byte aligned; zero-filled unless the caller
+ * overwrites everything), all owned by one shared {@link Arena} that {@link #close()} frees. Aliased blocks ({@link ParamSpec#tied})
+ * are the same segment as their target.
+ */
+public final class ParameterStore implements AutoCloseable {
+    private static final long ALIGNMENT = 64;
+
+    private final Arena arena;
+    private final Map<String, ParamSpec> specs;
+    private final Map<String, MemorySegment> blocks;
+    private final long bytes;
+
+    private ParameterStore(List<ParamSpec> params, boolean zeroed) {
+        Map<String, ParamSpec> s = new LinkedHashMap<>();
+        long total = 0;
+        for (ParamSpec p : params) {
+            if (s.putIfAbsent(p.name(), p) != null) {
+                throw new IllegalArgumentException("block " + p.name() + " is declared twice");
+            }
+            if (p.tiedTo() != null) {
+                ParamSpec t = s.get(p.tiedTo());
+                if (t == null || t.tiedTo() != null) {
+                    throw new IllegalArgumentException(p + ": its target must be declared earlier and not be an alias");
+                }
+            } else {
+                total = Math.addExact(total, p.bytes());
+            }
+        }
+        this.specs = Collections.unmodifiableMap(s);
+        this.bytes = total;
+        this.arena = Arena.ofShared();
+        Map<String, MemorySegment> b = new LinkedHashMap<>();
+        try {
+            for (ParamSpec p : params) {
+                MemorySegment seg;
+                if (p.tiedTo() != null) {
+                    seg = b.get(p.tiedTo());
+                } else if (zeroed) {
+                    seg = arena.allocate(p.bytes(), ALIGNMENT);
+                } else {
+                    seg = UninitializedMemory.allocate(arena, p.bytes(), ALIGNMENT);
+                }
+                b.put(p.name(), seg);
+            }
+        } catch (RuntimeException | OutOfMemoryError e) {
+            arena.close();
+            throw e;
+        }
+        this.blocks = Collections.unmodifiableMap(b);
+    }
+
+    /** Allocates every block (aliases share their target's memory); blocks start zeroed. */
+    public static ParameterStore allocate(List<ParamSpec> params) {
+        return new ParameterStore(params, true);
+    }
+
+    /**
+     * Allocates every block without zero-filling it, for a caller that writes every element
+     * (a checkpoint load, random initialisation) before anything reads the store.
+     */
+    public static ParameterStore allocateUninitialized(List<ParamSpec> params) {
+        return new ParameterStore(params, false);
+    }
+
+    /** The block named {@code name}. */
+    public MemorySegment get(String name) {
+        MemorySegment s = blocks.get(name);
+        if (s == null) {
+            throw new IllegalArgumentException("no parameter block '" + name + "'");
+        }
+        return s;
+    }
+
+    public ParamSpec spec(String name) {
+        ParamSpec s = specs.get(name);
+        if (s == null) {
+            throw new IllegalArgumentException("no parameter block '" + name + "'");
+        }
+        return s;
+    }
+
+    public boolean contains(String name) {
+        return specs.containsKey(name);
+    }
+
+    /** Every block in declaration order, aliases included. */
+    public List<ParamSpec> specs() {
+        return new ArrayList<>(specs.values());
+    }
+
+    /** Bytes allocated (aliases counted once). */
+    public long bytes() {
+        return bytes;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}

@@ -1,0 +1,107 @@
+// Internal interface of the CPU attention kernels, split by concern as FlashInfer does:
+//   attention_cpu_isa.cpp    the per-ISA cores (attention_cpu_impl.h compiled for AVX-512, AVX2
+//                            and scalar) and the choice between them (rkv_isa.h's cached probe)
+//   attention_cpu_common.cpp argument validation and the row helpers shared by the entry points
+//   attention_split_kv.cpp   split-KV planning of decode (work items and their merge groups)
+//   attention_decode.cpp     rkv_decode_attention
+//   attention_prefill.cpp    rkv_append_prefill_attention
+//   attention_merge.cpp      rkv_merge_state
+//
+// Dequantization folding: vector loaders may return the cache value times a power of two
+// (fp8 e4m3 is widened through f16 bit patterns, which yields value/256). The factor, the fp8
+// scale and sm_scale are folded into q (for K) and into the final normalization (for V), so the
+// inner loops never multiply by a scale.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "rkv_common.h"
+
+namespace rkv {
+namespace attn {
+
+constexpr int kBlock = 32;  // tokens per online-softmax block
+// Pseudo cache dtype for e4m3 blocks known to hold no NaN code: the vector loaders then skip
+// the NaN fix-up (blocks are scanned once, 64 bytes at a time, in attend_rows_t).
+constexpr int kE4M3Finite = 103;
+
+// One sequence's pages seen from one KV head.
+struct SeqView {
+  const uint8_t* k_base;
+  const uint8_t* v_base;
+  const int32_t* pages;  // this sequence's page ids
+  int32_t page_size;
+  int32_t num_kv_heads;
+  int32_t kv_head;
+  int32_t head_dim;
+  int32_t row_bytes;  // head_dim * element size
+  int32_t dtype;
+};
+
+// The KV positions the query rows of one call see: row r sees [lo[r], hi[r]).
+struct RowLimits {
+  const int64_t* lo;
+  const int64_t* hi;
+};
+
+// Per-thread scratch of one attend call (sizes: see attend_rows_t / token_major_block in
+// attention_cpu_impl.h).
+struct Scratch {
+  float* S;
+  float* scale;
+  int* vis;
+  float* pack;        // attend only; may be null (no f32 packing)
+  const float* ones;  // attend_token_major only
+};
+
+// attend: R rows per KV head, one KV head after another per token block (prefill).
+using AttendFn = void (*)(const SeqView&, int nh, const float* Q, int R, int64_t t0, int64_t t1, RowLimits lim,
+                          float soft_cap, float* O, float* m, float* l, const Scratch& sc);
+// attend_token_major: all KV heads of each token together (decode).
+using AttendTokenMajorFn = AttendFn;
+
+struct Isa {
+  const char* name;
+  int width;  // head_dim must be a multiple of it
+  AttendFn attend;
+  AttendTokenMajorFn attend_token_major;
+  float e4m3_factor;  // value returned by the loader = real / factor
+};
+
+// The best core for this head_dim on this CPU (rkv_isa.h's probe, cached per process).
+Isa choose_isa(int head_dim);
+
+struct Common {
+  int64_t num_pages;
+  int32_t page_size, num_qo_heads, num_kv_heads, head_dim, batch;
+  int32_t cache_dtype, q_dtype, out_dtype;
+  float sm_scale, soft_cap, k_scale, v_scale;
+  int32_t window_left;  // -1: no sliding window
+};
+
+int validate_common(const Common& c, const void* q, const void* out, const void* k_cache, const void* v_cache,
+                    const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
+                    std::vector<int64_t>& lens);
+
+struct Scales {
+  float q_mul;     // multiplies q: sm_scale * k_scale * factor, and log2(e) or 1/cap
+  float soft_cap;  // > 0: soft cap active
+  float v_mul;     // multiplies the normalized output: v_scale * factor
+};
+
+Scales make_scales(const Common& c, const Isa& isa);
+SeqView seq_view(const Common& c, const void* k_cache, const void* v_cache, const int32_t* kv_indptr,
+                 const int32_t* kv_indices, int b, int h);
+// Loads n consecutive q elements (starting at element index `base`) into f32, times mul.
+void load_q(const void* q, int32_t dtype, int64_t base, int64_t n, float mul, float* dst);
+void store_out(void* out, int32_t dtype, int64_t base, const float* src, int64_t n);
+// Normalizes one row in place: O / l * v_mul (zeros for an empty row); returns the LSE.
+float finish_row(float* o, int hd, float m, float l, float v_mul);
+// a = merge(a, b) over head_dim elements with natural-log LSEs.
+void merge_into(float* va, float* sa, const float* vb, float sb, int hd);
+// OpenMP threads for `items` independent work items.
+int threads_for(int64_t items);
+
+}  // namespace attn
+}  // namespace rkv

@@ -1,0 +1,288 @@
+// The per-ISA cores of the CPU attention kernels: attention_cpu_impl.h compiled three times,
+// AVX-512 (F/BW/VL/DQ), AVX2+FMA+F16C and scalar, each under its own target pragma, so a
+// portable (x86-64-v3) build still uses AVX-512 where present. The choice is made from
+// rkv_isa.h's probe (once per process; RADIXKV_ISA=avx2|scalar lowers it, for tests).
+#include <cmath>
+#include <cstdint>
+
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+// GCC 12's AVX-512 headers build many intrinsics on a self-initialized _mm512_undefined_*
+// operand, which -Wmaybe-uninitialized reports once inlined (GCC bug 105593, fixed in 13).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include "attention_cpu.h"
+#include "rkv_dtype.h"
+#include "rkv_isa.h"
+#include "rkv_softmax.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace rkv {
+namespace attn {
+
+// ---------------------------------------------------------------- scalar (any CPU)
+namespace scalar {
+struct I {
+  using V = float;
+  static constexpr int W = 1;
+  static constexpr int kAcc = 1;
+  static V zero() { return 0.f; }
+  static V set1(float x) { return x; }
+  static V load(const float* p) { return *p; }
+  static void store(float* p, V v) { *p = v; }
+  static V fma(V a, V b, V c) { return a * b + c; }
+  static V mul(V a, V b) { return a * b; }
+  static V add(V a, V b) { return a + b; }
+  static V sub(V a, V b) { return a - b; }
+  static V max(V a, V b) { return a > b ? a : b; }
+  static float hmax(V v) { return v; }
+  static float hsum(V v) { return v; }
+  static V exp2(V x) { return x < -125.f ? 0.f : exp2f(x); }
+  static V logit2(V s, float cap) { return logit_base2(s, cap); }
+  static V reduce_w(const V* acc) { return acc[0]; }
+  template <int DT>
+  static V load_cvt(const uint8_t* row, int d) {
+    return load_as_float(row, d, DT == kE4M3Finite ? RKV_DTYPE_FP8_E4M3 : DT);
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
+    for (int i = 0; i < bytes; i++)
+      if ((p[i] & 0x7F) == 0x7F) return true;
+    return false;
+  }
+};
+#include "attention_cpu_impl.h"
+}  // namespace scalar
+
+#if defined(__x86_64__)
+// ---------------------------------------------------------------- AVX2 + FMA + F16C
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+namespace avx2 {
+struct I {
+  using V = __m256;
+  static constexpr int W = 8;
+  static constexpr int kAcc = 8;
+  static V zero() { return _mm256_setzero_ps(); }
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static float hsum(V v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  static float hmax(V v) {
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+  // 2^x for x <= ~100; lanes below -125 (including -inf) give exactly 0.
+  static V exp2(V x) {
+    const V lo = _mm256_set1_ps(-125.f);
+    V tiny = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+    x = _mm256_max_ps(lo, x);  // second operand wins on NaN: keeps NaN
+    V n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    V f = _mm256_sub_ps(x, n);  // [-0.5, 0.5]
+    V p = _mm256_set1_ps(1.5403530393381609e-4f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291076284772e-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504108664821580e-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022650695910071e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718055994531e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.f));
+    __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+    V r = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
+    return _mm256_andnot_ps(tiny, r);
+  }
+  static V tanh(V y) {
+    y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(-9.f)), _mm256_set1_ps(9.f));
+    V e = exp2(_mm256_mul_ps(y, _mm256_set1_ps(2.f * kLog2e)));
+    V one = _mm256_set1_ps(1.f);
+    return _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.f), _mm256_add_ps(e, one)));
+  }
+  // logit_base2 (rkv_softmax.h) lane-wise
+  static V logit2(V s, float cap) { return _mm256_mul_ps(_mm256_set1_ps(cap * kLog2e), tanh(s)); }
+  // lane j of the result = sum of the lanes of acc[j]
+  static V reduce_w(const V* a) {
+    V b[4], c[2];
+    for (int i = 0; i < 4; i++)
+      b[i] = _mm256_add_ps(_mm256_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm256_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+    for (int i = 0; i < 2; i++) {
+      __m256d x = _mm256_castps_pd(b[2 * i]), y = _mm256_castps_pd(b[2 * i + 1]);
+      c[i] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
+    }
+    return _mm256_add_ps(_mm256_permute2f128_ps(c[0], c[1], 0x20), _mm256_permute2f128_ps(c[0], c[1], 0x31));
+  }
+  template <int DT>
+  static V load_cvt(const uint8_t* row, int d) {
+    if constexpr (DT == RKV_DTYPE_F32) {
+      return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d);
+    } else if constexpr (DT == RKV_DTYPE_F16) {
+      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * d)));
+    } else if constexpr (DT == RKV_DTYPE_BF16) {
+      __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * d)));
+      return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    } else if constexpr (DT == RKV_DTYPE_FP8_E5M2) {
+      // e5m2 is the high byte of an f16
+      __m128i w = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + d)));
+      return _mm256_cvtph_ps(_mm_slli_epi16(w, 8));
+    } else {
+      // e4m3 magnitude bits shifted into an f16 (exponent bias 15 vs 7): value / 256, exact
+      // for normals and subnormals; code 0x7F (NaN) mapped to an f16 NaN.
+      __m128i w = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + d)));
+      __m128i mag = _mm_and_si128(w, _mm_set1_epi16(0x7F));
+      __m128i h = _mm_or_si128(_mm_slli_epi16(mag, 7), _mm_slli_epi16(_mm_and_si128(w, _mm_set1_epi16(0x80)), 8));
+      if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
+        __m128i nan = _mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7F));
+        h = _mm_blendv_epi8(h, _mm_set1_epi16(0x7E00), nan);
+      }
+      return _mm256_cvtph_ps(h);
+    }
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
+    const __m256i m7f = _mm256_set1_epi8(0x7F);
+    int i = 0;
+    __m256i any = _mm256_setzero_si256();
+    for (; i + 32 <= bytes; i += 32) {
+      __m256i x = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), m7f);
+      any = _mm256_or_si256(any, _mm256_cmpeq_epi8(x, m7f));
+    }
+    if (!_mm256_testz_si256(any, any)) return true;
+    for (; i < bytes; i++)
+      if ((p[i] & 0x7F) == 0x7F) return true;
+    return false;
+  }
+};
+#include "attention_cpu_impl.h"
+}  // namespace avx2
+#pragma GCC pop_options
+
+// ---------------------------------------------------------------- AVX-512 (F/BW/VL/DQ)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
+namespace avx512 {
+struct I {
+  using V = __m512;
+  static constexpr int W = 16;
+  static constexpr int kAcc = 16;
+  static V zero() { return _mm512_setzero_ps(); }
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static float hsum(V v) { return _mm512_reduce_add_ps(v); }
+  static float hmax(V v) { return _mm512_reduce_max_ps(v); }
+  static V exp2(V x) {
+    const V lo = _mm512_set1_ps(-125.f);
+    __mmask16 keep = _mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ);  // not (x < -125): keeps NaN
+    x = _mm512_max_ps(lo, x);  // second operand wins on NaN: keeps NaN
+    V n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    V f = _mm512_sub_ps(x, n);
+    V p = _mm512_set1_ps(1.5403530393381609e-4f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.f));
+    return _mm512_maskz_mov_ps(keep, _mm512_scalef_ps(p, n));
+  }
+  static V tanh(V y) {
+    y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(-9.f)), _mm512_set1_ps(9.f));
+    V e = exp2(_mm512_mul_ps(y, _mm512_set1_ps(2.f * kLog2e)));
+    V one = _mm512_set1_ps(1.f);
+    return _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.f), _mm512_add_ps(e, one)));
+  }
+  // logit_base2 (rkv_softmax.h) lane-wise
+  static V logit2(V s, float cap) { return _mm512_mul_ps(_mm512_set1_ps(cap * kLog2e), tanh(s)); }
+  // lane j of the result = sum of the lanes of acc[j] (transpose-reduction, 45 instructions
+  // for 16 dot products instead of 16 horizontal reductions). The zero-masked forms with a
+  // full mask compile to the plain instructions; the unmasked intrinsics of GCC 12 pass an
+  // uninitialized _mm512_undefined_* operand that -Wuninitialized reports.
+  static constexpr __mmask16 kAll16 = 0xFFFF;
+  static constexpr __mmask8 kAll8 = 0xFF;
+  static V reduce_w(const V* a) {
+    V b[8], c[4], e[2];
+    for (int i = 0; i < 8; i++)
+      b[i] = _mm512_add_ps(_mm512_maskz_unpacklo_ps(kAll16, a[2 * i], a[2 * i + 1]), _mm512_maskz_unpackhi_ps(kAll16, a[2 * i], a[2 * i + 1]));
+    for (int i = 0; i < 4; i++) {
+      __m512d x = _mm512_castps_pd(b[2 * i]), y = _mm512_castps_pd(b[2 * i + 1]);
+      c[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, x, y)), _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, x, y)));
+    }
+    // c[i]: 128-bit lane k holds partial sums of a[4i..4i+3] over that lane's elements
+    for (int i = 0; i < 2; i++)
+      e[i] = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll16, c[2 * i], c[2 * i + 1], 0x88),
+                           _mm512_maskz_shuffle_f32x4(kAll16, c[2 * i], c[2 * i + 1], 0xDD));
+    return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll16, e[0], e[1], 0x88), _mm512_maskz_shuffle_f32x4(kAll16, e[0], e[1], 0xDD));
+  }
+  template <int DT>
+  static V load_cvt(const uint8_t* row, int d) {
+    if constexpr (DT == RKV_DTYPE_F32) {
+      return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + d);
+    } else if constexpr (DT == RKV_DTYPE_F16) {
+      return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * d)));
+    } else if constexpr (DT == RKV_DTYPE_BF16) {
+      __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * d)));
+      return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+    } else if constexpr (DT == RKV_DTYPE_FP8_E5M2) {
+      __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
+      return _mm512_cvtph_ps(_mm256_slli_epi16(w, 8));
+    } else {
+      // sign-extended byte << 7: sign lands in bit 15 (and 14, cleared), magnitude in bits 7..13
+      __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
+      __m256i h = _mm256_and_si256(_mm256_slli_epi16(w, 7), _mm256_set1_epi16((short)0xBF80));
+      if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
+        __mmask16 nan =
+            _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)), _mm256_set1_epi16(0x3F80));
+        h = _mm256_mask_mov_epi16(h, nan, _mm256_set1_epi16(0x7E00));
+      }
+      return _mm512_cvtph_ps(h);
+    }
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
+    const __m512i m7f = _mm512_set1_epi8(0x7F);
+    __mmask64 any = 0;
+    for (int i = 0; i < bytes; i += 64) {
+      __mmask64 lm = bytes - i >= 64 ? ~0ULL : ((1ULL << (bytes - i)) - 1);
+      __m512i x = _mm512_and_si512(_mm512_maskz_loadu_epi8(lm, p + i), m7f);
+      any |= _mm512_mask_cmpeq_epi8_mask(lm, x, m7f);
+    }
+    return any != 0;
+  }
+};
+#include "attention_cpu_impl.h"
+}  // namespace avx512
+#pragma GCC pop_options
+#endif  // __x86_64__
+
+// ---------------------------------------------------------------- dispatch
+
+Isa choose_isa(int head_dim) {
+  const Isa scalar_isa{"scalar", 1, &scalar::attend_rows, &scalar::attend_token_major, 1.f};
+#if defined(__x86_64__)
+  const CpuIsa best = cpu_isa();
+  if (best >= kIsaAvx512 && head_dim % 16 == 0)
+    return Isa{"avx512", 16, &avx512::attend_rows, &avx512::attend_token_major, 256.f};
+  if (best >= kIsaAvx2 && head_dim % 8 == 0) return Isa{"avx2", 8, &avx2::attend_rows, &avx2::attend_token_major, 256.f};
+#else
+  (void)head_dim;
+#endif
+  return scalar_isa;
+}
+
+}  // namespace attn
+}  // namespace rkv

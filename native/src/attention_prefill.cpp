@@ -1,0 +1,129 @@
+// CPU append prefill attention: right-aligned causal mask, optional bidirectional regions and
+// sliding window (rkv_mask.h); work items are (sequence, kv head, query tile), each reading only
+// the KV range its rows see.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include "attention_cpu.h"
+#include "rkv_mask.h"
+#include "rkv_softmax.h"
+
+using namespace rkv;
+using namespace rkv::attn;
+
+extern "C" {
+
+RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                         const int32_t* qo_indptr, const void* k_cache, const void* v_cache,
+                                         int32_t cache_dtype, int64_t num_pages, int32_t page_size,
+                                         int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                         const int32_t* kv_indptr, const int32_t* kv_indices,
+                                         const int32_t* kv_last_page_len, int32_t batch_size,
+                                         const int32_t* bidir_indptr, const int32_t* bidir_regions, float sm_scale,
+                                         float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
+  Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
+           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+  std::vector<int64_t> lens;
+  int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
+  if (rc != RKV_OK || batch_size == 0) return rc;
+  RKV_CHECK_PTR(qo_indptr);
+  RKV_CHECK(qo_indptr[0] == 0, "qo_indptr[0] must be 0, got %d", qo_indptr[0]);
+  for (int b = 0; b < batch_size; b++) {
+    int32_t ql = qo_indptr[b + 1] - qo_indptr[b];
+    RKV_CHECK(ql >= 0, "qo_indptr is not monotone at %d: %d < %d", b + 1, qo_indptr[b + 1], qo_indptr[b]);
+    RKV_CHECK(ql <= lens[b], "sequence %d has q_len %d > kv_len %lld", b, ql, (long long)lens[b]);
+  }
+  RKV_CHECK(!(bidir_indptr == nullptr && bidir_regions != nullptr),
+            "bidir_regions is set but bidir_indptr is NULL");
+  if (bidir_indptr != nullptr) {
+    RKV_CHECK(bidir_indptr[0] == 0, "bidir_indptr[0] must be 0, got %d", bidir_indptr[0]);
+    for (int b = 0; b < batch_size; b++) {
+      RKV_CHECK(bidir_indptr[b + 1] >= bidir_indptr[b], "bidir_indptr is not monotone at %d", b + 1);
+      if (bidir_indptr[b + 1] > bidir_indptr[b]) RKV_CHECK_PTR(bidir_regions);
+      for (int32_t r = bidir_indptr[b]; r < bidir_indptr[b + 1]; r++) {
+        int32_t s = bidir_regions[2 * r], e = bidir_regions[2 * r + 1];
+        RKV_CHECK(s >= 0 && s < e && e <= lens[b], "bidirectional region %d of sequence %d is [%d, %d), not inside [0, %lld)",
+                  r, b, s, e, (long long)lens[b]);
+      }
+    }
+  }
+
+  const Isa isa = choose_isa(head_dim);
+  const Scales sc = make_scales(c, isa);
+  const int G = num_qo_heads / num_kv_heads;
+  const int hd = head_dim;
+  // Query tile: about 64 rows (q tokens x GQA heads) reuse each K/V block.
+  const int qt = std::max(1, 64 / G);
+  const int Rmax = qt * G;
+
+  struct Item {
+    int32_t b, h, i0, i1;
+  };
+  std::vector<Item> items;
+  for (int b = 0; b < batch_size; b++) {
+    int32_t ql = qo_indptr[b + 1] - qo_indptr[b];
+    // later tiles see more KV: schedule them first
+    for (int32_t i0 = ((ql - 1) / qt) * qt; i0 >= 0 && ql > 0; i0 -= qt)
+      for (int h = 0; h < num_kv_heads; h++) items.push_back({b, h, i0, std::min(ql, i0 + qt)});
+  }
+  const int64_t n_items = (int64_t)items.size();
+
+#pragma omp parallel num_threads(threads_for(n_items))
+  {
+    std::vector<float> Q((size_t)Rmax * hd), O((size_t)Rmax * hd), m(Rmax), l(Rmax), S((size_t)Rmax * kBlock),
+        scale(Rmax), pack((size_t)2 * kBlock * hd);
+    std::vector<int> vis((size_t)2 * Rmax);
+    std::vector<int64_t> lo(Rmax), hi(Rmax);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t it = 0; it < n_items; it++) {
+      const Item& w = items[it];
+      const int64_t kv_len = lens[w.b];
+      const int32_t q_len = qo_indptr[w.b + 1] - qo_indptr[w.b];
+      const int64_t off = kv_len - q_len;  // global position of query 0
+      const int nq = w.i1 - w.i0;
+      const int R = nq * G;
+      // row visibility: [window_begin, last visible]; the tile reads KV [kv_begin, kv_end) only
+      int64_t kv_begin = INT64_MAX, kv_end = 0;
+      for (int i = 0; i < nq; i++) {
+        const int64_t p = off + w.i0 + i;
+        const int64_t ext = bidir_indptr != nullptr
+                                ? causal_last(p, bidir_regions, bidir_indptr[w.b], bidir_indptr[w.b + 1])
+                                : p;
+        const int64_t begin = window_begin(p, window_left);
+        int64_t row = qo_indptr[w.b] + w.i0 + i;
+        for (int g = 0; g < G; g++) {
+          lo[i * G + g] = begin;
+          hi[i * G + g] = ext + 1;
+          load_q(q, q_dtype, (row * num_qo_heads + w.h * G + g) * hd, hd, sc.q_mul, Q.data() + (size_t)(i * G + g) * hd);
+        }
+        kv_begin = std::min(kv_begin, begin);
+        kv_end = std::max(kv_end, ext + 1);
+      }
+      std::fill(O.begin(), O.begin() + (size_t)R * hd, 0.f);
+      std::fill(m.begin(), m.begin() + R, -INFINITY);
+      std::fill(l.begin(), l.begin() + R, 0.f);
+      SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, w.h);
+      const Scratch scratch{S.data(), scale.data(), vis.data(), R >= 16 ? pack.data() : nullptr, nullptr};
+      isa.attend(s, 1, Q.data(), R, kv_begin, kv_end, RowLimits{lo.data(), hi.data()}, sc.soft_cap, O.data(), m.data(),
+                 l.data(), scratch);
+      for (int i = 0; i < nq; i++) {
+        int64_t row = qo_indptr[w.b] + w.i0 + i;
+        for (int g = 0; g < G; g++) {
+          int r = i * G + g;
+          float row_lse = finish_row(O.data() + (size_t)r * hd, hd, m[r], l[r], sc.v_mul);
+          int64_t orow = row * num_qo_heads + w.h * G + g;
+          store_out(out, out_dtype, orow * hd, O.data() + (size_t)r * hd, hd);
+          if (lse) lse[orow] = row_lse;
+        }
+      }
+    }
+  }
+  return RKV_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,171 @@
+// Small-m dense layer (decode batches), see dense_gemv.h. Scalar, AVX2+FMA+F16C and AVX-512
+// variants of one kernel (dense_gemv_impl.h), chosen once per process by rkv_isa.h's probe, so
+// a portable x86-64-v3 build still uses AVX-512 where the CPU has it.
+#include "dense_gemv.h"
+
+#include <omp.h>
+
+#include <cstdint>
+
+#include "rkv_common.h"
+#include "rkv_dtype.h"
+#include "rkv_isa.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+// GCC 12's AVX-512 headers build intrinsics on a self-initialized _mm512_undefined_* operand,
+// which -W(maybe-)uninitialized reports once inlined (GCC bug 105593, fixed in 13).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace rkv {
+namespace dense {
+namespace {
+
+template <int DT>
+struct Elem;
+template <>
+struct Elem<RKV_DTYPE_F32> {
+  using T = float;
+  static float to_float(float v) { return v; }
+};
+template <>
+struct Elem<RKV_DTYPE_BF16> {
+  using T = uint16_t;
+  static float to_float(uint16_t v) { return bf16_to_float(v); }
+};
+template <>
+struct Elem<RKV_DTYPE_F16> {
+  using T = uint16_t;
+  static float to_float(uint16_t v) { return f16_to_float(v); }
+};
+
+// How far ahead of the loads the weight stream is prefetched (bytes / element size).
+constexpr int kPrefetchBytes = 1024;
+template <int DT>
+constexpr int64_t kPrefetchElems = kPrefetchBytes / (int64_t)sizeof(typename Elem<DT>::T);
+
+using RangeFn = void (*)(const float* x, const void* w, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
+                         int64_t j1, bool acc);
+
+// ---------------------------------------------------------------- scalar (any CPU)
+namespace scalar {
+struct I {
+  using V = float;
+  static constexpr int W = 1;
+  static constexpr int kNR = 2;
+  static V zero() { return 0.f; }
+  static V loadx(const float* p) { return *p; }
+  template <int DT>
+  static V load(const typename Elem<DT>::T* p) { return Elem<DT>::to_float(*p); }
+  static V fma(V a, V b, V c) { return a * b + c; }
+  static V add(V a, V b) { return a + b; }
+  static float hsum(V v) { return v; }
+};
+#include "dense_gemv_impl.h"
+}  // namespace scalar
+
+#if defined(__x86_64__)
+// ---------------------------------------------------------------- AVX2 + FMA + F16C
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+namespace avx2 {
+struct I {
+  using V = __m256;
+  static constexpr int W = 8;
+  static constexpr int kNR = 2;  // 4 x 2 accumulators + 2 weight vectors + x of 16 registers
+  static V zero() { return _mm256_setzero_ps(); }
+  static V loadx(const float* p) { return _mm256_loadu_ps(p); }
+  template <int DT>
+  static V load(const typename Elem<DT>::T* p) {
+    if constexpr (DT == RKV_DTYPE_F32) {
+      return _mm256_loadu_ps(p);
+    } else if constexpr (DT == RKV_DTYPE_BF16) {
+      __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+      return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+    } else {
+      return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
+  }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static float hsum(V v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+};
+#include "dense_gemv_impl.h"
+}  // namespace avx2
+#pragma GCC pop_options
+
+// ---------------------------------------------------------------- AVX-512 (F/BW/VL/DQ)
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
+namespace avx512 {
+struct I {
+  using V = __m512;
+  static constexpr int W = 16;
+  static constexpr int kNR = 4;  // 4 x 4 accumulators + 4 weight vectors + x of 32 registers
+  static V zero() { return _mm512_setzero_ps(); }
+  static V loadx(const float* p) { return _mm512_loadu_ps(p); }
+  template <int DT>
+  static V load(const typename Elem<DT>::T* p) {
+    if constexpr (DT == RKV_DTYPE_F32) {
+      return _mm512_loadu_ps(p);
+    } else if constexpr (DT == RKV_DTYPE_BF16) {
+      __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+      return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    } else {
+      return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    }
+  }
+  static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static float hsum(V v) { return _mm512_reduce_add_ps(v); }
+};
+#include "dense_gemv_impl.h"
+}  // namespace avx512
+#pragma GCC pop_options
+#endif
+
+template <int DT>
+RangeFn pick(CpuIsa isa) {
+#if defined(__x86_64__)
+  if (isa == kIsaAvx512) return &avx512::gemv_range<DT>;
+  if (isa == kIsaAvx2) return &avx2::gemv_range<DT>;
+#endif
+  (void)isa;
+  return &scalar::gemv_range<DT>;
+}
+
+// Below this many multiply-adds one thread does the whole call (fork/join costs more).
+constexpr int64_t kParallelMacs = int64_t{1} << 16;
+
+}  // namespace
+
+void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                bool accumulate) {
+  static const CpuIsa isa = cpu_isa();
+  const RangeFn fn = w_dtype == RKV_DTYPE_F32    ? pick<RKV_DTYPE_F32>(isa)
+                     : w_dtype == RKV_DTYPE_BF16 ? pick<RKV_DTYPE_BF16>(isa)
+                                                 : pick<RKV_DTYPE_F16>(isa);
+  const bool parallel = m * n * k >= kParallelMacs && n >= 8;
+  // Each thread streams one contiguous range of weight rows (a multiple of 4 rows, so the
+  // register tiles stay whole except at the end of the matrix).
+#pragma omp parallel if (parallel)
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t per = ((n + nt - 1) / nt + 3) / 4 * 4;
+    const int64_t j0 = t * per < n ? t * per : n;
+    const int64_t j1 = j0 + per < n ? j0 + per : n;
+    if (j0 < j1) fn(x, w, y, m, n, k, j0, j1, accumulate);
+  }
+}
+
+}  // namespace dense
+}  // namespace rkv

@@ -1,0 +1,19 @@
+// Small-m dense layer (decode batches): y[m, n] (+)= x[m, k] . w[n, k]^T for m <= kGemvMaxRows,
+// weights f32, bf16 or f16. Bound by streaming the weights once, so it reads them
+// row-sequentially (one linear stream per thread) and keeps all m rows of x in L1/L2.
+#pragma once
+
+#include <stdint.h>
+
+namespace rkv {
+namespace dense {
+
+constexpr int64_t kGemvMaxRows = 16;
+
+// 1 <= m <= kGemvMaxRows, n, k >= 1; w_dtype is RKV_DTYPE_F32, _BF16 or _F16 (validated by
+// the caller). Threads take contiguous ranges of weight rows.
+void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                bool accumulate);
+
+}  // namespace dense
+}  // namespace rkv

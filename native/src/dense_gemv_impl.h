@@ -1,0 +1,92 @@
+// ISA-generic small-m dense kernel. Included once per instruction set inside its own
+// namespace (see dense_gemv.cpp), after that namespace defines `struct I` (W lanes, loads that
+// widen f32/bf16/f16 weights in registers, fma, hsum) under the matching `#pragma GCC target`.
+// No include guard on purpose.
+//
+// Weight rows are consumed in order, NR at a time (adjacent rows: one linear stream per
+// thread), each element loaded and widened once per call and reused against every row of x
+// held in registers (MR <= 4 at a time; larger m re-reads the NR weight rows from L1 per
+// block of 4 rows of x instead of from memory). U independent accumulator sets hide the FMA
+// latency when MR * NR is small.
+
+template <int DT, int MR, int NR, int U>
+static inline void tile(const float* x, int64_t k, const typename Elem<DT>::T* w, float* y, int64_t n, bool acc) {
+  using V = typename I::V;
+  constexpr int L = I::W;
+  constexpr int kLineStep = 64 / (int)sizeof(typename Elem<DT>::T);  // elements per cache line
+  V a[U][MR][NR];
+  for (int u = 0; u < U; u++)
+    for (int r = 0; r < MR; r++)
+      for (int c = 0; c < NR; c++) a[u][r][c] = I::zero();
+  int64_t kk = 0;
+  for (; kk + U * L <= k; kk += U * L) {
+    // software prefetch a fixed distance ahead in every weight row (the stream prefetcher
+    // stops at 4 KiB pages; this keeps the misses in flight across them)
+    for (int c = 0; c < NR; c++)
+      for (int e = 0; e < U * L; e += kLineStep) __builtin_prefetch(w + c * k + kk + e + kPrefetchElems<DT>, 0, 0);
+    for (int u = 0; u < U; u++) {
+      V wv[NR];
+      for (int c = 0; c < NR; c++) wv[c] = I::template load<DT>(w + c * k + kk + u * L);
+      for (int r = 0; r < MR; r++) {
+        V xv = I::loadx(x + r * k + kk + u * L);
+        for (int c = 0; c < NR; c++) a[u][r][c] = I::fma(xv, wv[c], a[u][r][c]);
+      }
+    }
+  }
+  for (; kk + L <= k; kk += L) {
+    V wv[NR];
+    for (int c = 0; c < NR; c++) wv[c] = I::template load<DT>(w + c * k + kk);
+    for (int r = 0; r < MR; r++) {
+      V xv = I::loadx(x + r * k + kk);
+      for (int c = 0; c < NR; c++) a[0][r][c] = I::fma(xv, wv[c], a[0][r][c]);
+    }
+  }
+  float s[MR][NR];
+  for (int r = 0; r < MR; r++)
+    for (int c = 0; c < NR; c++) {
+      V t = a[0][r][c];
+      for (int u = 1; u < U; u++) t = I::add(t, a[u][r][c]);
+      s[r][c] = I::hsum(t);
+    }
+  for (; kk < k; kk++)
+    for (int c = 0; c < NR; c++) {
+      const float wf = Elem<DT>::to_float(w[c * k + kk]);
+      for (int r = 0; r < MR; r++) s[r][c] += x[r * k + kk] * wf;
+    }
+  for (int r = 0; r < MR; r++)
+    for (int c = 0; c < NR; c++) y[r * n + c] = acc ? y[r * n + c] + s[r][c] : s[r][c];
+}
+
+// Rows of x in blocks of at most 4 against NR weight rows starting at w (output column j).
+template <int DT, int NR>
+static inline void column_block(const float* x, int64_t m, int64_t k, const typename Elem<DT>::T* w, float* y,
+                                int64_t n, bool acc) {
+  for (int64_t i0 = 0; i0 < m; i0 += 4) {
+    const float* xb = x + i0 * k;
+    float* yb = y + i0 * n;
+    switch (m - i0 < 4 ? m - i0 : 4) {
+      case 4: tile<DT, 4, NR, 1>(xb, k, w, yb, n, acc); break;
+      case 3: tile<DT, 3, NR, 1>(xb, k, w, yb, n, acc); break;
+      case 2: tile<DT, 2, NR, 2>(xb, k, w, yb, n, acc); break;
+      default: tile<DT, 1, NR, 4>(xb, k, w, yb, n, acc); break;
+    }
+  }
+}
+
+// Output columns [j0, j1) (weight rows j0..j1-1) for all m rows.
+template <int DT>
+static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
+                       int64_t j1, bool acc) {
+  const auto* w = static_cast<const typename Elem<DT>::T*>(wv);
+  int64_t j = j0;
+  if (m == 1) {
+    for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, w + j * k, y + j, n, acc);
+    return;
+  }
+  if (m == 2) {
+    for (; j < j1; j++) tile<DT, 2, 1, 2>(x, k, w + j * k, y + j, n, acc);
+    return;
+  }
+  for (; j + I::kNR <= j1; j += I::kNR) column_block<DT, I::kNR>(x, m, k, w + j * k, y + j, n, acc);
+  for (; j < j1; j++) column_block<DT, 1>(x, m, k, w + j * k, y + j, n, acc);
+}

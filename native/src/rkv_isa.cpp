@@ -1,0 +1,42 @@
+// One cached ISA probe for the whole library (see rkv_isa.h).
+#include "rkv_isa.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace rkv {
+
+static CpuIsa probe() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  CpuIsa best = kIsaScalar;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    best = kIsaAvx2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+      best = kIsaAvx512;
+  }
+  if (const char* env = std::getenv("RADIXKV_ISA")) {
+    CpuIsa want = !std::strcmp(env, "scalar") ? kIsaScalar : !std::strcmp(env, "avx2") ? kIsaAvx2 : kIsaAvx512;
+    if (want < best) best = want;
+  }
+  return best;
+#else
+  return kIsaScalar;
+#endif
+}
+
+CpuIsa cpu_isa() {
+  static const CpuIsa isa = probe();  // thread-safe one-time initialization
+  return isa;
+}
+
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case kIsaAvx512: return "avx512";
+    case kIsaAvx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+}  // namespace rkv

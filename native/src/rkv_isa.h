@@ -1,0 +1,15 @@
+// The CPU's vector instruction set, probed once per process: every ISA-dispatched kernel
+// (conversions, attention) asks here. RADIXKV_ISA=scalar|avx2|avx512 in the environment,
+// read at the first call, lowers the choice (never raises it above what the CPU has); the
+// native tests use it to check every path on one machine.
+#pragma once
+
+namespace rkv {
+
+enum CpuIsa { kIsaScalar = 0, kIsaAvx2 = 1, kIsaAvx512 = 2 };
+
+// kIsaAvx512: AVX-512 F/BW/VL/DQ (+ AVX2/FMA/F16C); kIsaAvx2: AVX2 + FMA + F16C.
+CpuIsa cpu_isa();
+const char* cpu_isa_name(CpuIsa isa);
+
+}  // namespace rkv
