@@ -34,6 +34,11 @@ radixkv_setup() {
   [ -f /usr/include/dnnl.h ] || [ -f /usr/include/oneapi/dnnl/dnnl.h ] || missing+=(libdnnl-dev)
   # GenerateLogitsTest reads `generate --logits` files back with NumPy (skipped without it).
   python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)
+  # kvtier tests: a real Redis and an independent Python KV-event subscriber (pyzmq, msgpack, cbor2)
+  [ -x /usr/bin/redis-server ] || missing+=(redis-server)
+  /usr/bin/python3 -c 'import zmq' 2>/dev/null || missing+=(python3-zmq)
+  /usr/bin/python3 -c 'import msgpack' 2>/dev/null || missing+=(python3-msgpack)
+  /usr/bin/python3 -c 'import cbor2' 2>/dev/null || missing+=(python3-cbor2)
   if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       echo "radixkv: installing ${missing[*]}" >&2

@@ -8,6 +8,7 @@
 module io.radixkv.cli {
     requires io.radixkv;
     requires io.radixkv.server;
+    requires io.radixkv.kvtier;
     requires org.apache.logging.log4j;
     requires com.fasterxml.jackson.databind;
     requires info.picocli;

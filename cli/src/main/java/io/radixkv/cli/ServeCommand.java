@@ -2,6 +2,7 @@ package io.radixkv.cli;
 
 import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
+import io.radixkv.kvtier.KvTierExtension;
 import io.radixkv.server.OpenAiServer;
 import io.radixkv.server.ServerConfig;
 import io.radixkv.text.HfTokenizer;
@@ -72,6 +73,27 @@ final class ServeCommand implements Callable<Integer> {
             description = "Reuse KV across requests through the radix cache (default ${DEFAULT-VALUE}).")
     String prefixCache;
 
+    @Option(names = "--kv-events", paramLabel = "ENDPOINT",
+            description = "Publish KV cache events in vLLM's schema on a ZeroMQ PUB socket, e.g. tcp://*:5557 "
+                    + "(binds; tcp://HOST:PORT connects, as vLLM does). Off by default.")
+    String kvEvents;
+
+    @Option(names = "--kv-events-replay", paramLabel = "ENDPOINT",
+            description = "ROUTER socket for replaying missed KV event batches, e.g. tcp://*:5558 (needs --kv-events).")
+    String kvEventsReplay;
+
+    @Option(names = "--kv-tier", paramLabel = "redis://HOST:PORT",
+            description = "Share evicted KV pages with other replicas through this Redis/Valkey server. Off by default.")
+    String kvTier;
+
+    @Option(names = "--kv-tier-write-on-cache",
+            description = "Write pages to --kv-tier as soon as they are cached, not only when evicted.")
+    boolean kvTierWriteOnCache;
+
+    @Option(names = "--kv-hash-seed", paramLabel = "SEED", defaultValue = "0",
+            description = "Block-hash seed (vLLM's PYTHONHASHSEED) shared by replicas and routers (default: ${DEFAULT-VALUE}).")
+    String kvHashSeed;
+
     @Option(names = "--shutdown-grace", paramLabel = "SECONDS", defaultValue = "30",
             description = "On SIGTERM, how long running requests may finish before they are aborted (default ${DEFAULT-VALUE}).")
     int shutdownGrace;
@@ -112,14 +134,26 @@ final class ServeCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         HfTokenizer tokenizer = isDir && Files.isRegularFile(dir.resolve("tokenizer.json")) ? HfTokenizer.load(dir) : null;
+        if (kvEventsReplay != null && kvEvents == null) {
+            throw CliSupport.usage(spec, "--kv-events-replay needs --kv-events");
+        }
+        KvTierExtension kv;
+        try {
+            kv = kvEvents == null && kvTier == null ? null : kvExtension();
+        } catch (IllegalArgumentException e) {
+            throw CliSupport.usage(spec, e.getMessage());
+        }
         Engine engine = null;
         OpenAiServer server;
         try {
-            engine = Engine.start(ec);
+            engine = Engine.start(ec, kv);
             server = OpenAiServer.start(engine, tokenizer, sc);
         } catch (RuntimeException e) {
             if (engine != null) {
                 engine.close();
+            }
+            if (kv != null) {
+                kv.close();
             }
             if (tokenizer != null) {
                 tokenizer.close();
@@ -137,6 +171,9 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 server.shutdown();
                 e.close();
+                if (kv != null) {
+                    kv.close();
+                }
                 if (tokenizer != null) {
                     tokenizer.close();
                 }
@@ -147,5 +184,16 @@ final class ServeCommand implements Callable<Integer> {
         }, "radixkv-serve-shutdown"));
         stopped.await();
         return Main.EXIT_OK;
+    }
+
+    private KvTierExtension kvExtension() {
+        KvTierExtension.Builder b = KvTierExtension.builder().hashSeed(kvHashSeed);
+        if (kvEvents != null) {
+            b.kvEvents(kvEvents).replay(kvEventsReplay);
+        }
+        if (kvTier != null) {
+            b.kvTier(kvTier).writeOnCache(kvTierWriteOnCache);
+        }
+        return b.build();
     }
 }

@@ -16,6 +16,7 @@ final class Evictor {
     private final PageOwnership owned;
     private final CacheCounters counters;
     private final PageFreer freer;
+    private volatile CacheListener listener;
 
     Evictor(Namespaces trees, EvictionQueue queue, PageOwnership owned, CacheCounters counters, PageFreer freer) {
         this.trees = trees;
@@ -23,6 +24,10 @@ final class Evictor {
         this.owned = owned;
         this.counters = counters;
         this.freer = freer;
+    }
+
+    void setListener(CacheListener listener) {
+        this.listener = listener;
     }
 
     /** See {@link RadixCache#evict}. */
@@ -184,6 +189,10 @@ final class Evictor {
         queue.remove(n);
         for (int pg : n.pages) {
             owned.release(pg);
+        }
+        CacheListener l = listener;
+        if (l != null && n.pages.length > 0) {
+            l.pagesEvicted(n.tree.ns, n.pages);
         }
         counters.nodeEvicted(n.pages.length);
     }

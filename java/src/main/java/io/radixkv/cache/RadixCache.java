@@ -86,6 +86,7 @@ public final class RadixCache {
     private final TreeEditor editor;
     private final EvictionQueue queue;
     private final Evictor evictor;
+    private volatile CacheListener listener;
 
     /** LRU, access times from {@link System#nanoTime()}. */
     public RadixCache(int pageSize, PageFreer freer) {
@@ -115,6 +116,15 @@ public final class RadixCache {
 
     public int pageSize() {
         return pageSize;
+    }
+
+    /**
+     * Reports pages joining and leaving the cache to {@code listener} (null: nobody, the default).
+     * Set it before the cache is used; see {@link CacheListener} for the threading contract.
+     */
+    public void setListener(CacheListener listener) {
+        this.listener = listener;
+        evictor.setListener(listener);
     }
 
     public EvictionPolicy policy() {
@@ -310,6 +320,12 @@ public final class RadixCache {
         if (grown) {
             claim(pages, firstNew, np);
             terminal = editor.addLeaf(w, seq, kvLim, pages, priority, now);
+            CacheListener l = listener;
+            if (l != null) {
+                Node parent = terminal.parent;
+                int parentPage = parent.parent == null ? -1 : parent.pages[parent.pages.length - 1];
+                l.pagesCached(tree.ns, parentPage, terminal.pages, seq.kvKeys(firstNew * pageSize, kvLim));
+            }
         }
         for (Node x = terminal; x.parent != null; x = x.parent) {
             x.lastAccess = now;

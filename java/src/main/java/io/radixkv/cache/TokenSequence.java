@@ -161,6 +161,24 @@ public final class TokenSequence {
         return kv < end ? imgTok[best] : imgTok[best] + 1 + (kv - end);
     }
 
+    /**
+     * The cache key of every KV position in {@code [fromKv, toKv)}: a text token's id, another
+     * token's typed key (repeated over every position of an image).
+     */
+    public int[] kvKeys(int fromKv, int toKv) {
+        if (fromKv < 0 || toKv < fromKv || toKv > kvLength) {
+            throw new IllegalArgumentException("bad KV range [" + fromKv + ", " + toKv + ") of " + kvLength);
+        }
+        if (imgTok.length == 0) {
+            return Arrays.copyOfRange(keys, fromKv, toKv);
+        }
+        int[] out = new int[toKv - fromKv];
+        for (int kv = fromKv; kv < toKv; kv++) {
+            out[kv - fromKv] = keys[tokenAtKv(kv)];
+        }
+        return out;
+    }
+
     /** Type of token {@code i}. */
     public TokenType type(int i) {
         checkIndex(i);

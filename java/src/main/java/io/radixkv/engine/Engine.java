@@ -73,14 +73,14 @@ public final class Engine implements AutoCloseable {
     private final AtomicLong order = new AtomicLong();
 
     private Engine(EngineConfig config, KernelBackend backend, ModelWeights weights, boolean ownsWeights,
-                   UnaryOperator<ModelRunner.Forward> forwardWrapper) {
+                   UnaryOperator<ModelRunner.Forward> forwardWrapper, KvExtension extension) {
         this.config = config;
         this.modelConfig = weights.config();
         this.backend = backend;
         this.weights = weights;
         this.ownsWeights = ownsWeights;
         KvSizing sizing = KvSizing.of(config, modelConfig);
-        this.kv = new KvState(config, modelConfig, sizing, backend.memory());
+        this.kv = new KvState(config, modelConfig, sizing, backend.memory(), extension);
         this.scheduler = new Scheduler(new SchedulerConfig(config.maxRunning(), config.maxBatchTokens(),
                 config.decodeReserveFraction(), sizing.maxSeqLen()), kv.manager());
         this.model = new LlamaModel(modelConfig, weights, backend.dense(), backend, config.maxBatchTokens());
@@ -103,7 +103,15 @@ public final class Engine implements AutoCloseable {
      * @throws UncheckedIOException when a checkpoint cannot be read
      */
     public static Engine start(EngineConfig config) {
-        return start(config, null);
+        return start(config, (UnaryOperator<ModelRunner.Forward>) null);
+    }
+
+    /**
+     * {@link #start(EngineConfig)} with a {@link KvExtension} attached to the KV memory (KV events,
+     * an external KV tier); null is the same as {@link #start(EngineConfig)}.
+     */
+    public static Engine start(EngineConfig config, KvExtension extension) {
+        return start(config, () -> BackendChoice.create(config.backend()), null, null, extension);
     }
 
     /** {@link #start(EngineConfig)} with the forward pass wrapped (tests: failure injection). */
@@ -123,13 +131,18 @@ public final class Engine implements AutoCloseable {
      */
     static Engine start(EngineConfig config, Supplier<KernelBackend> backendFactory, ModelWeights sharedWeights,
                         UnaryOperator<ModelRunner.Forward> forwardWrapper) {
+        return start(config, backendFactory, sharedWeights, forwardWrapper, null);
+    }
+
+    private static Engine start(EngineConfig config, Supplier<KernelBackend> backendFactory, ModelWeights sharedWeights,
+                                UnaryOperator<ModelRunner.Forward> forwardWrapper, KvExtension extension) {
         Objects.requireNonNull(config, "config");
         boolean own = sharedWeights == null;
         ModelWeights weights = own ? ModelLoading.load(config) : sharedWeights;
         KernelBackend backend = null;
         try {
             backend = backendFactory.get();
-            Engine e = new Engine(config, backend, weights, own, forwardWrapper);
+            Engine e = new Engine(config, backend, weights, own, forwardWrapper, extension);
             e.loop.start();
             LOG.info("engine started: model {} ({} layers), backend {}, {} KV pages of {} tokens ({}), prefix cache {}",
                     config.model(), weights.config().layers(), backend.name(), e.numPages(),

@@ -11,6 +11,7 @@ import io.radixkv.sched.KvManager;
 import io.radixkv.sched.PrefixStore;
 import io.radixkv.sched.RadixPrefixStore;
 import io.radixkv.sched.Scheduler;
+import io.radixkv.sched.TieredPrefixStore;
 
 /**
  * The engine's KV memory: the pool, the page allocator, the per-sequence page tables, the
@@ -26,6 +27,11 @@ final class KvState implements AutoCloseable {
     private long evictedPages;
 
     KvState(EngineConfig config, ModelConfig model, KvSizing sizing, BackendMemory memory) {
+        this(config, model, sizing, memory, null);
+    }
+
+    /** With an optional {@link KvExtension} (null: none), attached when the prefix cache is on. */
+    KvState(EngineConfig config, ModelConfig model, KvSizing sizing, BackendMemory memory, KvExtension extension) {
         int ps = config.pageSize();
         PagedKvLayout layout = new PagedKvLayout(config.kvDtype(), sizing.numPages(), ps, model.kvHeads(),
                 model.headDim());
@@ -38,7 +44,13 @@ final class KvState implements AutoCloseable {
                 allocator.freeCached(pages, off, len);
                 evictedPages += len;
             });
-            store = new RadixPrefixStore(cache, ps);
+            RadixPrefixStore radix = new RadixPrefixStore(cache, ps);
+            KvExtension.Hooks hooks = extension == null ? null : extension.attach(config, model, pool);
+            if (hooks != null && hooks.listener() != null) {
+                cache.setListener(hooks.listener());
+            }
+            store = hooks != null && hooks.tier() != null
+                    ? new TieredPrefixStore(radix, hooks.tier(), allocator, pool) : radix;
         } else {
             this.cache = null;
             store = PrefixStore.disabled();

@@ -149,6 +149,52 @@ public final class KvPool implements AutoCloseable {
         return layers;
     }
 
+    /**
+     * Bytes of one page's image as {@link #readPage} writes it: for each layer in order, the page's
+     * K bytes then its V bytes ({@code 2 * numLayers * layout().pageBytes()}).
+     */
+    public long pageImageBytes() {
+        return 2L * numLayers * layout.pageBytes();
+    }
+
+    /**
+     * Copies page {@code page} of every layer's K and V pool into host segment {@code dst}
+     * ({@link #pageImageBytes()} bytes, layout as documented there), e.g. to keep an evicted page
+     * outside the pool. Works for host and device pools.
+     */
+    public void readPage(int page, MemorySegment dst) {
+        checkPageIo(page, dst);
+        long pb = layout.pageBytes();
+        long off = 0;
+        for (KvCacheView v : layers) {
+            memory.copyToHost(v.kCache().asSlice(page * pb, pb), dst.asSlice(off, pb), pb);
+            memory.copyToHost(v.vCache().asSlice(page * pb, pb), dst.asSlice(off + pb, pb), pb);
+            off += 2 * pb;
+        }
+    }
+
+    /** The inverse of {@link #readPage}: overwrites page {@code page} of every layer from {@code src}. */
+    public void writePage(int page, MemorySegment src) {
+        checkPageIo(page, src);
+        long pb = layout.pageBytes();
+        long off = 0;
+        for (KvCacheView v : layers) {
+            memory.copyFromHost(src.asSlice(off, pb), v.kCache().asSlice(page * pb, pb), pb);
+            memory.copyFromHost(src.asSlice(off + pb, pb), v.vCache().asSlice(page * pb, pb), pb);
+            off += 2 * pb;
+        }
+    }
+
+    private void checkPageIo(int page, MemorySegment host) {
+        checkOpen();
+        Objects.checkIndex(page, numPages());
+        Objects.requireNonNull(host, "host segment");
+        if (host.byteSize() < pageImageBytes()) {
+            throw new IllegalArgumentException("page image needs " + pageImageBytes() + " bytes, segment has "
+                    + host.byteSize());
+        }
+    }
+
     /** Invalidates this pool; frees the memory only if this pool owns it (see class doc). */
     @Override
     public void close() {

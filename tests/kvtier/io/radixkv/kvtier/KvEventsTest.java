@@ -1,0 +1,102 @@
+package io.radixkv.kvtier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.radixkv.engine.Engine;
+import io.radixkv.engine.EngineConfig;
+import io.radixkv.engine.GenerateRequest;
+import io.radixkv.model.SamplingParams;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The events of a scripted request sequence, received and decoded by a subscriber written with
+ * another ZeroMQ/msgpack stack (Python pyzmq + msgpack + cbor2 from Debian), which also recomputes
+ * every block hash with vLLM's sha256_cbor scheme on its own.
+ */
+class KvEventsTest {
+
+    private static int[] prompt(Random r, int[] prefix, int len) {
+        int[] p = new int[len];
+        System.arraycopy(prefix, 0, p, 0, Math.min(prefix.length, len));
+        for (int i = prefix.length; i < len; i++) {
+            p[i] = 1 + r.nextInt(200);
+        }
+        return p;
+    }
+
+    @Test
+    void pythonSubscriberDecodesReplaysAndVerifiesEveryHash() throws Exception {
+        int pubPort = TestSupport.freePort();
+        int replayPort = TestSupport.freePort();
+        // small pool: the scripted sequence evicts, so BlockRemoved events appear too
+        EngineConfig config = EngineConfig.builder().model("tiny").backend("cpu").pageSize(16).numPages(20)
+                .maxRunning(4).build();
+        Random r = new Random(7);
+        int[] shared = prompt(r, new int[0], 64);
+        JsonNode summary;
+        Set<Long> expectedFirst = new HashSet<>();
+        int cachedPages;
+        int tracked;
+        try (KvTierExtension kv = KvTierExtension.builder().kvEvents("tcp://*:" + pubPort)
+                .replay("tcp://*:" + replayPort).hashSeed("1234").build();
+             Engine engine = Engine.start(config, kv)) {
+            // before any subscriber: these batches are only reachable through replay
+            engine.runToCompletion(List.of(new GenerateRequest("a", prompt(r, shared, 100), SamplingParams.greedy(4))));
+            Process py = new ProcessBuilder(new ArrayList<>(List.of("/usr/bin/python3",
+                    TestSupport.root().resolve("tests/kvtier/kv_events_subscriber.py").toString(),
+                    "--pub", "tcp://127.0.0.1:" + pubPort, "--replay", "tcp://127.0.0.1:" + replayPort,
+                    "--seed", "1234", "--idle", "3"))).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(py.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                assertEquals("ready", out.readLine());
+                List<GenerateRequest> rest = new ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    rest.add(new GenerateRequest("r" + i, prompt(r, shared, 90 + 13 * i), SamplingParams.greedy(6)));
+                }
+                engine.runToCompletion(rest);
+                int[] last = prompt(r, shared, 120);
+                engine.runToCompletion(List.of(new GenerateRequest("last", last, SamplingParams.greedy(1))));
+                byte[][] chain = kv.hasher().chain(io.radixkv.cache.Namespace.DEFAULT, last, 16, 120 / 16);
+                for (byte[] h : chain) {
+                    expectedFirst.add(BlockHasher.external(h));
+                }
+                Thread.sleep(300); // the last request's retirement step publishes the final counters
+                cachedPages = engine.snapshot().cachedPages();
+                tracked = kv.trackedPages();
+                summary = new ObjectMapper().readTree(out.readLine());
+            } finally {
+                assertTrue(py.waitFor(30, TimeUnit.SECONDS), "subscriber did not exit");
+            }
+            assertEquals(0, kv.eventsDropped());
+        }
+        assertEquals("[]", summary.get("errors").toString());
+        assertEquals("[]", summary.get("mismatches").toString(), "hashes differ from the Python recomputation");
+        assertEquals(0, summary.get("unknown_parents").asInt());
+        assertEquals("AllBlocksCleared", summary.get("first_event").asText());
+        assertTrue(summary.get("replayed").asInt() >= 2, "missed batches come back through replay: " + summary);
+        assertEquals(summary.get("stored").asInt(), summary.get("verified").asInt());
+        assertTrue(summary.get("removed").asInt() > 0, "the small pool evicted: " + summary);
+        // the sequence numbers arrived gap-free from 0
+        JsonNode seqs = summary.get("seqs");
+        for (int i = 0; i < seqs.size(); i++) {
+            assertEquals(i, seqs.get(i).asInt());
+        }
+        // stored minus removed is exactly what the cache holds, including the last prompt's pages
+        Set<Long> live = new HashSet<>();
+        summary.get("live").forEach(n -> live.add(n.bigIntegerValue().longValue()));
+        assertEquals(cachedPages, live.size(), "tracked " + tracked + " " + summary);
+        assertTrue(live.containsAll(expectedFirst), "the last prompt's pages are live");
+    }
+}
