@@ -87,7 +87,7 @@ final class CudaDenseKernels implements DenseKernels {
     @Override
     public void rope(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
                      int numKvHeads, int headDim, float theta) {
-        ropeShapes(q, k, positions, numTokens, numQHeads, numKvHeads, headDim);
+        DenseChecks.ropeShapes(q, k, positions, numTokens, numQHeads, numKvHeads, headDim);
         if (!Float.isFinite(theta) || theta <= 0f) {
             throw new IllegalArgumentException("rope theta must be positive and finite, got " + theta);
         }
@@ -111,36 +111,12 @@ final class CudaDenseKernels implements DenseKernels {
     @Override
     public void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
                           int numKvHeads, int headDim, MemorySegment invFreq) {
-        ropeShapes(q, k, positions, numTokens, numQHeads, numKvHeads, headDim);
+        DenseChecks.ropeShapes(q, k, positions, numTokens, numQHeads, numKvHeads, headDim);
         Checks.requireBytes("invFreq", invFreq, 8L * (headDim / 2));
         MemorySegment qa = numQHeads > 0 && numTokens > 0 ? q : MemorySegment.NULL;
         MemorySegment ka = numKvHeads > 0 && numTokens > 0 ? k : MemorySegment.NULL;
         CudaKvCacheKernels.check("rkv_cuda_rope_table", radixkv_h.rkv_cuda_rope_table(qa, ka, positions, numTokens,
                 numQHeads, numKvHeads, headDim, invFreq, stream));
-    }
-
-    /** DenseChecks.rope without reading the (device) positions. */
-    static void ropeShapes(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
-                           int numKvHeads, int headDim) {
-        Checks.requireNonNegative("numTokens", numTokens);
-        Checks.requireNonNegative("numQHeads", numQHeads);
-        Checks.requireNonNegative("numKvHeads", numKvHeads);
-        Checks.requirePositive("headDim", headDim);
-        if (headDim % 2 != 0) {
-            throw new IllegalArgumentException("headDim must be even for rotate-half RoPE, got " + headDim);
-        }
-        long qElems = Math.multiplyExact(numTokens, (long) numQHeads * headDim);
-        long kElems = Math.multiplyExact(numTokens, (long) numKvHeads * headDim);
-        if (qElems > 0) {
-            Checks.requireElements("q", q, qElems, DType.F32);
-        }
-        if (kElems > 0) {
-            Checks.requireElements("k", k, kElems, DType.F32);
-        }
-        if (qElems > 0 && kElems > 0) {
-            DenseChecks.noOverlap("q", q, 4 * qElems, "k", k, 4 * kElems);
-        }
-        Checks.requireBytes("positions", positions, 4 * numTokens);
     }
 
     @Override

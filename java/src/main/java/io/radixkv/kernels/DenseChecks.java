@@ -50,15 +50,27 @@ final class DenseChecks {
 
     static void rope(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
                      int numKvHeads, int headDim, float theta) {
+        if (!Float.isFinite(theta) || theta <= 0f) {
+            throw new IllegalArgumentException("rope theta must be positive and finite, got " + theta);
+        }
+        ropeShapes(q, k, positions, numTokens, numQHeads, numKvHeads, headDim);
+        for (long t = 0; t < numTokens; t++) {
+            int p = positions.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, t);
+            if (p < 0) {
+                throw new IllegalArgumentException("position " + p + " (positions[" + t + "]) is negative");
+            }
+        }
+    }
+
+    /** RoPE's shape and size checks, without reading positions (they may be device memory). */
+    static void ropeShapes(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+                           int numKvHeads, int headDim) {
         Checks.requireNonNegative("numTokens", numTokens);
         Checks.requireNonNegative("numQHeads", numQHeads);
         Checks.requireNonNegative("numKvHeads", numKvHeads);
         Checks.requirePositive("headDim", headDim);
         if (headDim % 2 != 0) {
             throw new IllegalArgumentException("headDim must be even for rotate-half RoPE, got " + headDim);
-        }
-        if (!Float.isFinite(theta) || theta <= 0f) {
-            throw new IllegalArgumentException("rope theta must be positive and finite, got " + theta);
         }
         long qElems = Math.multiplyExact(numTokens, (long) numQHeads * headDim);
         long kElems = Math.multiplyExact(numTokens, (long) numKvHeads * headDim);
@@ -72,12 +84,6 @@ final class DenseChecks {
             noOverlap("q", q, 4 * qElems, "k", k, 4 * kElems);
         }
         Checks.requireBytes("positions", positions, 4 * numTokens);
-        for (long t = 0; t < numTokens; t++) {
-            int p = positions.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, t);
-            if (p < 0) {
-                throw new IllegalArgumentException("position " + p + " (positions[" + t + "]) is negative");
-            }
-        }
     }
 
     static void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
