@@ -117,15 +117,27 @@ class ServerBehaviourTest {
         JsonNode j = complete("{\"prompt\":" + prompt(700, 12) + ",\"max_tokens\":3}");
         String id = j.get("id").asText();
         java.nio.file.Path log = java.nio.file.Path.of(System.getProperty("radixkv.test.accesslog"));
-        List<String> lines = java.nio.file.Files.readAllLines(log).stream().filter(l -> l.startsWith(id + " ")).toList();
+        // the line is written when the exchange completes, which can trail the client's read of the body
+        List<String> lines = accessLines(log, l -> l.startsWith(id + " "));
         assertEquals(1, lines.size(), "one access line for " + id);
         String line = lines.get(0);
         assertTrue(line.matches(Pattern.quote(id) + " /v1/completions status=200 prompt_tokens=12 completion_tokens=3 "
                 + "cached_tokens=0 ttft_ms=[0-9.]+ duration_ms=[0-9.]+"), line);
         HttpResponse<String> bad = t.post("/v1/completions", "{\"prompt\":[1],\"n\":3}");
         assertEquals(400, bad.statusCode());
-        assertTrue(java.nio.file.Files.readAllLines(log).stream().anyMatch(l -> l.contains("status=400")),
-                "refused requests are logged too");
+        assertTrue(!accessLines(log, l -> l.contains("status=400")).isEmpty(), "refused requests are logged too");
+    }
+
+    /** The access-log lines matching {@code p}, waiting up to 5 s for at least one to be written. */
+    private static List<String> accessLines(java.nio.file.Path log, java.util.function.Predicate<String> p)
+            throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        List<String> lines = java.nio.file.Files.readAllLines(log).stream().filter(p).toList();
+        while (lines.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            lines = java.nio.file.Files.readAllLines(log).stream().filter(p).toList();
+        }
+        return lines;
     }
 
     @Test
@@ -283,6 +295,20 @@ class ServerBehaviourTest {
     void clientDisconnectCancelsAndFreesPages() throws Exception {
         String before = t.get("/metrics").body();
         long decodedBefore = t.engine.snapshot().decodeTokens();
+        // Pace the engine (5 ms a token, through the test seam on its token listener): on a quiet machine the
+        // tiny model would otherwise finish all 950 tokens before the server sees the closed connection.
+        t.server.injectTokenFault(tok -> {
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
+            return false;
+        });
+        try {
+            disconnectMidStream(before, decodedBefore);
+        } finally {
+            t.server.injectTokenFault(null);
+        }
+    }
+
+    private void disconnectMidStream(String before, long decodedBefore) throws Exception {
         HttpRequest req = HttpRequest.newBuilder(t.uri("/v1/completions")).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":" + prompt(5000, 40)
                         + ",\"max_tokens\":950,\"temperature\":0,\"stream\":true}")).build();
