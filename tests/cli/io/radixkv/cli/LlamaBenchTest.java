@@ -78,12 +78,15 @@ class LlamaBenchTest {
         assertTrue(pp > 0 && tg > 0, l.toString());
         assertTrue(l.get("prefill_tok_s").get("stddev").asDouble() >= 0);
         // Means of rates are at least the rate of the mean times (Jensen), and at most the best single one.
+        // The report's ttft/e2e statistics come from a histogram kept to 3 significant digits: allow 1e-3.
         double ttftMean = run.get("ttft_ms").get("mean").asDouble() / 1e3;
         double ttftMax = run.get("ttft_ms").get("max").asDouble() / 1e3;
         double e2eMean = run.get("e2e_ms").get("mean").asDouble() / 1e3;
-        assertTrue(pp >= 40 / ttftMean * (1 - 1e-6), pp + " vs " + 40 / ttftMean);
-        assertTrue(pp >= 40 / ttftMax * (1 - 1e-6));
-        assertTrue(tg >= 5 / (e2eMean - ttftMean) * (1 - 1e-6), tg + " vs " + 5 / (e2eMean - ttftMean));
+        assertTrue(pp >= 40 / ttftMean * (1 - 1e-3), pp + " vs " + 40 / ttftMean);
+        assertTrue(pp >= 40 / ttftMax * (1 - 1e-3));
+        // e2e - ttft subtracts two rounded means: their rounding adds up relative to the (smaller) difference
+        double tgTolerance = 1e-3 * (e2eMean + ttftMean) / (e2eMean - ttftMean);
+        assertTrue(tg >= 5 / (e2eMean - ttftMean) * (1 - tgTolerance), tg + " vs " + 5 / (e2eMean - ttftMean));
         ModelConfig tiny = ModelPresets.tiny();
         long streamed = tiny.parameterCount() - (tiny.tiedEmbeddings() ? 0 : (long) tiny.vocab() * tiny.hidden());
         assertEquals(4 * streamed, l.get("weight_bytes_per_token").asLong());
