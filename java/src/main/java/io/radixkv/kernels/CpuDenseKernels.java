@@ -67,13 +67,7 @@ public final class CpuDenseKernels implements DenseKernels {
                         float weightOffset) {
         DenseChecks.rmsnorm(x, w, y, rows, dim, eps, weightOffset);
         natives("x", x, "w", w, "y", y);
-        int st;
-        try {
-            st = (int) RMSNORM.invokeExact(x, w, y, rows, dim, eps, weightOffset);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_rmsnorm", st);
+        NativeLibrary.call("rkv_rmsnorm", () -> (int) RMSNORM.invokeExact(x, w, y, rows, dim, eps, weightOffset));
     }
 
     @Override
@@ -83,13 +77,7 @@ public final class CpuDenseKernels implements DenseKernels {
         MemorySegment qa = numQHeads > 0 && numTokens > 0 ? q : MemorySegment.NULL;
         MemorySegment ka = numKvHeads > 0 && numTokens > 0 ? k : MemorySegment.NULL;
         natives("q", qa, "k", ka, "positions", positions);
-        int st;
-        try {
-            st = (int) ROPE.invokeExact(qa, ka, positions, numTokens, numQHeads, numKvHeads, headDim, theta);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_rope", st);
+        NativeLibrary.call("rkv_rope", () -> (int) ROPE.invokeExact(qa, ka, positions, numTokens, numQHeads, numKvHeads, headDim, theta));
     }
 
     @Override
@@ -100,78 +88,42 @@ public final class CpuDenseKernels implements DenseKernels {
         MemorySegment ka = numKvHeads > 0 && numTokens > 0 ? k : MemorySegment.NULL;
         natives("q", qa, "k", ka, "positions", positions);
         DenseChecks.requireNative("invFreq", invFreq);
-        int st;
-        try {
-            st = (int) ROPE_TABLE.invokeExact(qa, ka, positions, numTokens, numQHeads, numKvHeads, headDim, invFreq);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_rope_table", st);
+        NativeLibrary.call("rkv_rope_table", () -> (int) ROPE_TABLE.invokeExact(qa, ka, positions, numTokens, numQHeads, numKvHeads, headDim, invFreq));
     }
 
     @Override
     public void geluTanhMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
         DenseChecks.siluMul(gateUp, out, rows, inter);
         natives("gateUp", gateUp, "out", out, "out", out);
-        int st;
-        try {
-            st = (int) GELU_TANH_MUL.invokeExact(gateUp, out, rows, inter);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_gelu_tanh_mul", st);
+        NativeLibrary.call("rkv_gelu_tanh_mul", () -> (int) GELU_TANH_MUL.invokeExact(gateUp, out, rows, inter));
     }
 
     @Override
     public void addBias(MemorySegment y, MemorySegment bias, long rows, int n) {
         DenseChecks.addBias(y, bias, rows, n);
         natives("y", y, "bias", bias, "bias", bias);
-        int st;
-        try {
-            st = (int) ADD_BIAS.invokeExact(y, bias, rows, n);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_add_bias", st);
+        NativeLibrary.call("rkv_add_bias", () -> (int) ADD_BIAS.invokeExact(y, bias, rows, n));
     }
 
     @Override
     public void softCap(MemorySegment x, long n, float cap) {
         DenseChecks.softCap(x, n, cap);
         natives("x", x, "x", x, "x", x);
-        int st;
-        try {
-            st = (int) SOFT_CAP.invokeExact(x, n, cap);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_soft_cap", st);
+        NativeLibrary.call("rkv_soft_cap", () -> (int) SOFT_CAP.invokeExact(x, n, cap));
     }
 
     @Override
     public void scale(MemorySegment x, long n, float s) {
         DenseChecks.scale(x, n, s);
         natives("x", x, "x", x, "x", x);
-        int st;
-        try {
-            st = (int) SCALE.invokeExact(x, n, s);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_scale", st);
+        NativeLibrary.call("rkv_scale", () -> (int) SCALE.invokeExact(x, n, s));
     }
 
     @Override
     public void siluMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
         DenseChecks.siluMul(gateUp, out, rows, inter);
         natives("gateUp", gateUp, "out", out, "out", out);
-        int st;
-        try {
-            st = (int) SILU_MUL.invokeExact(gateUp, out, rows, inter);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_silu_mul", st);
+        NativeLibrary.call("rkv_silu_mul", () -> (int) SILU_MUL.invokeExact(gateUp, out, rows, inter));
     }
 
     @Override
@@ -179,39 +131,21 @@ public final class CpuDenseKernels implements DenseKernels {
                           MemorySegment out) {
         DenseChecks.embedding(ids, n, table, dtype, vocab, dim, out);
         natives("ids", ids, "table", table, "out", out);
-        int st;
-        try {
-            st = (int) EMBEDDING.invokeExact(ids, n, table, dtype.code(), vocab, dim, out);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_embedding", st);
+        NativeLibrary.call("rkv_embedding", () -> (int) EMBEDDING.invokeExact(ids, n, table, dtype.code(), vocab, dim, out));
     }
 
     @Override
     public void addInplace(MemorySegment y, MemorySegment x, long n) {
         DenseChecks.addInplace(y, x, n);
         natives("y", y, "x", x, "x", x);
-        int st;
-        try {
-            st = (int) ADD_INPLACE.invokeExact(y, x, n);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_add_inplace", st);
+        NativeLibrary.call("rkv_add_inplace", () -> (int) ADD_INPLACE.invokeExact(y, x, n));
     }
 
     @Override
     public void argmax(MemorySegment logits, long rows, int vocab, MemorySegment out) {
         DenseChecks.argmax(logits, rows, vocab, out);
         natives("logits", logits, "out", out, "out", out);
-        int st;
-        try {
-            st = (int) ARGMAX.invokeExact(logits, rows, vocab, out);
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-        NativeLibrary.check("rkv_argmax", st);
+        NativeLibrary.call("rkv_argmax", () -> (int) ARGMAX.invokeExact(logits, rows, vocab, out));
     }
 
     /**
@@ -231,15 +165,5 @@ public final class CpuDenseKernels implements DenseKernels {
         DenseChecks.requireNative(an, a);
         DenseChecks.requireNative(bn, b);
         DenseChecks.requireNative(cn, c);
-    }
-
-    private static RuntimeException rethrow(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException("downcall failed", t);
     }
 }
