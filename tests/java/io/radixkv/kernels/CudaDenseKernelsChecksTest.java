@@ -33,6 +33,17 @@ class CudaDenseKernelsChecksTest {
         }
 
         @Override
+        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+            HostCopies.copy(src, srcOffset, dst, dstOffset, bytes);
+        }
+
+        @Override
+        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
+                             long dstPitch, long rowBytes, long rows) {
+            HostCopies.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
+        }
+
+        @Override
         public boolean isDevice() {
             return true;
         }

@@ -404,6 +404,17 @@ class BatchTablesTest {
         }
 
         @Override
+        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+            host.copy(src, srcOffset, dst, dstOffset, bytes);
+        }
+
+        @Override
+        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
+                             long dstPitch, long rowBytes, long rows) {
+            host.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
+        }
+
+        @Override
         public boolean isDevice() {
             return true;
         }

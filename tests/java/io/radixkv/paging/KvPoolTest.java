@@ -140,6 +140,17 @@ class KvPoolTest {
         }
 
         @Override
+        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+            host.copy(src, srcOffset, dst, dstOffset, bytes);
+        }
+
+        @Override
+        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
+                             long dstPitch, long rowBytes, long rows) {
+            host.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
+        }
+
+        @Override
         public boolean isDevice() {
             return false;
         }

@@ -32,4 +32,36 @@ public interface AttentionKernels {
      */
     void mergeState(MemorySegment va, MemorySegment sa, MemorySegment vb, MemorySegment sb,
                     MemorySegment vOut, MemorySegment sOut, long numTokens, int numHeads, int headDim);
+
+    /**
+     * Plans one batch for every layer of a step ({@link AttentionPlan}): {@code table} and
+     * {@code qoIndptr} (NULL for a decode batch) are host segments, validated here; the plan is
+     * valid until the next call. Backends reading host tables directly return the tables;
+     * CUDA uploads them once and decides the split-KV/tile work once.
+     *
+     * @throws IllegalArgumentException for a table that does not fit {@code layout}
+     */
+    default AttentionPlan plan(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr, int numQoHeads) {
+        return HostAttentionPlan.of(layout, table, qoIndptr, numQoHeads);
+    }
+
+    /**
+     * Runs a plan for one layer: decode or append-prefill as {@link #decode}/{@link #appendPrefill}
+     * with the plan's tables (no bidirectional regions). {@code cache} must have the plan's layout.
+     */
+    default void run(AttentionPlan plan, MemorySegment q, DType qDtype, MemorySegment out, DType outDtype,
+                     MemorySegment lse, KvCacheView cache, AttentionParams params) {
+        if (!(plan instanceof HostAttentionPlan)) {
+            throw new IllegalArgumentException("plan " + plan + " was not made by these kernels");
+        }
+        if (!cache.layout().equals(plan.layout())) {
+            throw new IllegalArgumentException("cache layout " + cache.layout() + " differs from the plan's " + plan.layout());
+        }
+        if (plan.decode()) {
+            decode(q, qDtype, out, outDtype, lse, cache, plan.table(), params);
+        } else {
+            appendPrefill(q, qDtype, out, outDtype, lse, plan.qoIndptr(), cache, plan.table(), MemorySegment.NULL,
+                    MemorySegment.NULL, params);
+        }
+    }
 }

@@ -60,6 +60,25 @@ final class CudaMemory implements BackendMemory {
     }
 
     @Override
+    public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+        HostCopies.checkRange("src", src, srcOffset, bytes);
+        HostCopies.checkRange("dst", dst, dstOffset, bytes);
+        if (bytes > 0) {
+            check("cudaMemcpy(DeviceToDevice)", cudart_h.cudaMemcpy(dst.asSlice(dstOffset), src.asSlice(srcOffset), bytes,
+                    cudart_h.cudaMemcpyDeviceToDevice()));
+        }
+    }
+
+    @Override
+    public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
+                         long dstPitch, long rowBytes, long rows) {
+        HostCopies.checkRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
+        for (long r = 0; r < rows && rowBytes > 0; r++) { // TODO(cuda helper): cudaMemcpy2DAsync on the stream
+            copy(src, srcOffset + r * srcPitch, dst, dstOffset + r * dstPitch, rowBytes);
+        }
+    }
+
+    @Override
     public boolean isDevice() {
         return true;
     }

@@ -28,6 +28,16 @@ public interface KernelBackend extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Called once per engine step, after its results were copied to the host: throws if a
+     * kernel found bad input on the device since the last call (a slot or token id out of range,
+     * which device kernels flag instead of writing). Host backends report such errors at the
+     * call, so this does nothing.
+     *
+     * @throws NativeException naming the kernel and the bad value
+     */
+    default void checkDeviceErrors() {}
+
     @Override
     void close();
 }
