@@ -45,10 +45,12 @@ final class ModelRunner implements AutoCloseable {
         this.seqs = seqs;
         this.vocab = vocab;
         long maxPages = Math.min((long) maxBatch * seqs.maxPagesPerSeq(), Integer.MAX_VALUE);
-        this.tables = new BatchTables(maxBatch, maxTokens, (int) maxPages, memory);
+        // host tables: the model validates them and uploads what its kernels read (once per step)
+        this.tables = new BatchTables(maxBatch, maxTokens, (int) maxPages);
         this.tokenIds = arena.allocate(4L * maxTokens, 64);
         this.logitRows = arena.allocate(4L * maxBatch, 64);
-        this.logits = arena.allocate(4L * maxBatch * vocab, 64);
+        // page-locked for a device backend: the step's one device-to-host copy lands here
+        this.logits = memory.allocateHost(4L * maxBatch * vocab);
     }
 
     /**
