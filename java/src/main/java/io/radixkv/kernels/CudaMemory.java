@@ -15,6 +15,7 @@ import java.util.List;
  */
 final class CudaMemory implements BackendMemory {
     private final List<MemorySegment> allocations = new ArrayList<>();
+    private final Arena hostArena = Arena.ofShared();
     private boolean closed;
 
     CudaMemory() {
@@ -43,6 +44,16 @@ final class CudaMemory implements BackendMemory {
             check("cudaMemset", cudart_h.cudaMemset(ptr, 0, Math.max(bytes, 1)));
             return ptr.reinterpret(bytes);
         }
+    }
+
+    /** Host memory for staging (plain off-heap for now; freed at close). */
+    @Override
+    public synchronized MemorySegment allocateHost(long bytes) {
+        Checks.requireNonNegative("bytes", bytes);
+        if (closed) {
+            throw new IllegalStateException("CudaMemory is closed");
+        }
+        return hostArena.allocate(Math.max(bytes, 1), 64).asSlice(0, bytes);
     }
 
     @Override
@@ -93,5 +104,6 @@ final class CudaMemory implements BackendMemory {
             cudart_h.cudaFree(p); // errors at teardown are not actionable
         }
         allocations.clear();
+        hostArena.close();
     }
 }
