@@ -3,6 +3,7 @@ package io.radixkv.engine;
 import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.model.ForwardBatch;
+import io.radixkv.model.StepOutput;
 import io.radixkv.paging.BatchTables;
 import io.radixkv.paging.KvSequences;
 import io.radixkv.sched.Sequence;
@@ -23,7 +24,7 @@ final class ModelRunner implements AutoCloseable {
     /** The model's forward pass (a seam: tests wrap it to inject failures). */
     @FunctionalInterface
     interface Forward {
-        void forward(ForwardBatch batch, List<KvCacheView> kv, MemorySegment logits);
+        void forward(ForwardBatch batch, List<KvCacheView> kv, StepOutput out);
     }
 
     private final Forward forward;
@@ -35,7 +36,9 @@ final class ModelRunner implements AutoCloseable {
     private final MemorySegment tokenIds;
     private final MemorySegment logitRows;
     private final MemorySegment logits;
+    private final MemorySegment argmax;
     private int numLogitRows;
+    private boolean fullLogits;
     private long modelNanos;
 
     ModelRunner(Forward forward, List<KvCacheView> kv, KvSequences seqs, int maxBatch, int maxTokens, int vocab,
@@ -51,6 +54,7 @@ final class ModelRunner implements AutoCloseable {
         this.logitRows = arena.allocate(4L * maxBatch, 64);
         // page-locked for a device backend: the step's one device-to-host copy lands here
         this.logits = memory.allocateHost(4L * maxBatch * vocab);
+        this.argmax = memory.allocateHost(4L * maxBatch);
     }
 
     /**
@@ -58,7 +62,7 @@ final class ModelRunner implements AutoCloseable {
      * sequences are exactly as before and the same entries can be run again). Afterwards
      * {@link #logitsRow} gives the logits of the k-th entry that needs them.
      */
-    void run(List<StepPlan.Entry> entries) {
+    void run(List<StepPlan.Entry> entries, boolean fullLogits) {
         tables.begin(seqs);
         int t = 0;
         int rows = 0;
@@ -74,11 +78,13 @@ final class ModelRunner implements AutoCloseable {
         }
         tables.finish();
         numLogitRows = rows;
+        this.fullLogits = fullLogits;
         ForwardBatch batch = new ForwardBatch(tokenIds, tables.positions(), t, tables.slotMapping(),
                 tables.qoIndptr(), tables.csr(), logitRows, rows);
         long t0 = System.nanoTime();
         try {
-            forward.forward(batch, kv, logits);
+            // every step gets the rows' argmax (greedy sampling); the logits only when asked for
+            forward.forward(batch, kv, new StepOutput(logits, argmax, fullLogits));
         } finally {
             modelNanos += System.nanoTime() - t0;
         }
@@ -97,7 +103,18 @@ final class ModelRunner implements AutoCloseable {
         return vocab;
     }
 
-    /** The logits buffer {@code [numLogitRows, vocab]} f32 of the last run. */
+    /** True when the last run produced the full logits (not only each row's argmax). */
+    boolean hasFullLogits() {
+        return fullLogits;
+    }
+
+    /** The argmax (greedy token) of the {@code row}-th logit row of the last run. */
+    int argmax(int row) {
+        Objects.checkIndex(row, numLogitRows);
+        return argmax.getAtIndex(ValueLayout.JAVA_INT, row);
+    }
+
+    /** The logits buffer {@code [numLogitRows, vocab]} f32 of the last run (valid when {@link #hasFullLogits()}). */
     MemorySegment logits() {
         return logits;
     }

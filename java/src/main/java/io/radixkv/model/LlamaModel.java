@@ -161,7 +161,15 @@ public final class LlamaModel implements AutoCloseable {
      *     table, too many rows, a cache of the wrong shape, a short segment
      */
     public void forward(ForwardBatch b, List<KvCacheView> layerCaches, MemorySegment logits) {
-        boolean decode = validate(b, layerCaches, logits);
+        forward(b, layerCaches, StepOutput.logits(logits));
+    }
+
+    /**
+     * {@link #forward(ForwardBatch, List, MemorySegment)} writing what {@code out} asks for: the
+     * full logits, the logit rows' argmax, or both (greedy batches need only the argmax).
+     */
+    public void forward(ForwardBatch b, List<KvCacheView> layerCaches, StepOutput out) {
+        boolean decode = validate(b, layerCaches, out);
         final int n = b.numTokens();
         final int h = config.hidden();
         final int qd = config.qDim();
@@ -216,12 +224,12 @@ public final class LlamaModel implements AutoCloseable {
         // Only the requested rows go through the final norm and the (vocab-wide) output projection.
         step.gatherRows(hidden, b.logitRows(), r, normed, (long) h * 4);
         dense.rmsnorm(normed, weights.finalNorm(), normed, r, h, eps, normOffset);
-        MemorySegment out = step.logitsTarget(logits, r, config.vocab());
-        dense.linear(normed, weights.lmHead(), wt, out, r, config.vocab(), h, false);
+        MemorySegment logits = step.logitsTarget(out.logits(), r, config.vocab());
+        dense.linear(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
         if (arch.finalLogitSoftCap() > 0) {
-            dense.softCap(out, (long) r * config.vocab(), arch.finalLogitSoftCap());
+            dense.softCap(logits, (long) r * config.vocab(), arch.finalLogitSoftCap());
         }
-        step.deliver(logits, r, config.vocab());
+        step.deliver(out, r, config.vocab(), dense);
         backend.checkDeviceErrors();
     }
 
@@ -249,7 +257,7 @@ public final class LlamaModel implements AutoCloseable {
     }
 
     /** Checks everything forward relies on; returns true when the step is pure decode (one token per sequence). */
-    private boolean validate(ForwardBatch b, List<KvCacheView> caches, MemorySegment logits) {
+    private boolean validate(ForwardBatch b, List<KvCacheView> caches, StepOutput out) {
         if (b == null || caches == null) {
             throw new IllegalArgumentException("batch and layer caches must not be null");
         }
@@ -354,11 +362,11 @@ public final class LlamaModel implements AutoCloseable {
                         + ")");
             }
         }
+        if (out == null) {
+            throw new IllegalArgumentException("step output must not be null");
+        }
         if (r > 0) {
-            Checks.requireBytes("logits", logits, (long) r * vocab * 4);
-            if (!logits.isNative()) {
-                throw new IllegalArgumentException("logits must be native memory");
-            }
+            out.check(r, vocab);
         }
         return decode && batch == n;
     }

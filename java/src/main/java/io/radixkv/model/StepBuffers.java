@@ -1,6 +1,7 @@
 package io.radixkv.model;
 
 import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.DenseKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -21,6 +22,7 @@ final class StepBuffers {
     private final MemorySegment positions;
     private final MemorySegment slots;
     private MemorySegment logits;
+    private MemorySegment argmax;
 
     StepBuffers(BackendMemory memory, int maxTokens) {
         this.memory = memory;
@@ -55,11 +57,30 @@ final class StepBuffers {
         return logits;
     }
 
-    /** Makes the logits visible in {@code hostLogits}: with a device, the step's one synchronizing copy. */
-    void deliver(MemorySegment hostLogits, int rows, int vocab) {
-        if (device) {
-            memory.copyToHost(logits, hostLogits, 4L * rows * vocab);
+    /**
+     * Makes what {@code out} asks for visible on the host: the argmax of each row (computed where
+     * the logits are) and, when wanted, the logits; with a device, the copies of this method are
+     * the step's one synchronization.
+     */
+    void deliver(StepOutput out, int rows, int vocab, DenseKernels dense) {
+        MemorySegment src = device ? logits : out.logits();
+        if (out.argmax() != null) {
+            MemorySegment ids = device ? argmax(rows) : out.argmax();
+            dense.argmax(src, rows, vocab, ids);
+            if (device) {
+                memory.copyToHost(ids, out.argmax(), 4L * rows);
+            }
         }
+        if (device && out.fullLogits()) {
+            memory.copyToHost(logits, out.logits(), 4L * rows * vocab);
+        }
+    }
+
+    private MemorySegment argmax(int rows) {
+        if (argmax == null || argmax.byteSize() < 4L * rows) {
+            argmax = memory.allocate(4L * Math.max(rows, 64));
+        }
+        return argmax;
     }
 
     /**
