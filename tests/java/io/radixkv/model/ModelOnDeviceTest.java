@@ -72,6 +72,36 @@ class ModelOnDeviceTest {
     }
 
     @Test
+    void aGreedyStepCopiesOnlyTheArgmaxBack() {
+        try (ModelWeights w = ModelWeights.random(TINY, DType.F32, 25);
+             CpuBackend cpu = new CpuBackend();
+             StubDeviceBackend dev = new StubDeviceBackend()) {
+            ModelWeights wd = w.copyTo(dev.memory());
+            try (PagedHarness hh = new PagedHarness(TINY, DType.F32, 32, 4, 9);
+                 PagedHarness dh = new PagedHarness(TINY, DType.F32, 32, 4, 9, dev.memory());
+                 LlamaModel host = new LlamaModel(TINY, w, cpu.dense(), cpu, 32);
+                 LlamaModel device = new LlamaModel(TINY, wd, dev.dense(), dev, 32);
+                 java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+                List<int[]> step = tokens(new Random(3), 7, 5, 9);
+                var a = hh.step(List.of(new PagedHarness.Seq(), new PagedHarness.Seq(), new PagedHarness.Seq()), step,
+                        TINY.vocab());
+                var b = dh.step(List.of(new PagedHarness.Seq(), new PagedHarness.Seq(), new PagedHarness.Seq()), step,
+                        TINY.vocab());
+                host.forward(a.batch(), hh.caches, a.logits());
+                var ids = arena.allocate(4L * 3);
+                dev.downloadedBytes = 0;
+                device.forward(b.batch(), dh.caches, new StepOutput(b.logits(), ids, false));
+                assertEquals(4L * 3, dev.downloadedBytes, "only the three argmax ids come back");
+                float[] all = a.logits().toArray(ValueLayout.JAVA_FLOAT);
+                for (int r = 0; r < 3; r++) {
+                    float[] row = Arrays.copyOfRange(all, r * TINY.vocab(), (r + 1) * TINY.vocab());
+                    assertEquals(Sampler.argmax(row), ids.getAtIndex(ValueLayout.JAVA_INT, r), "row " + r);
+                }
+            }
+        }
+    }
+
+    @Test
     void aDeviceErrorFailsTheStep() {
         try (ModelWeights w = ModelWeights.random(TINY, DType.F32, 22);
              StubDeviceBackend dev = new StubDeviceBackend()) {

@@ -31,6 +31,8 @@ public final class StubDeviceBackend implements KernelBackend {
     private final Attention attention = new Attention(cpu.attention());
     /** Operations in issue order: "plan", "run", "upload-async", "upload-sync", "download", "sync", "check-errors". */
     public final List<String> log = new ArrayList<>();
+    /** Bytes copied device → host so far. */
+    public long downloadedBytes;
     private String pendingError;
 
     /** The next {@link #checkDeviceErrors()} throws naming {@code what}. */
@@ -119,6 +121,7 @@ public final class StubDeviceBackend implements KernelBackend {
         @Override
         public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
             log.add("download");
+            downloadedBytes += bytes;
             host.copyToHost(src, dst, bytes);
         }
 
