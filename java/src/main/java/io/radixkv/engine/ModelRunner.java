@@ -8,7 +8,6 @@ import io.radixkv.paging.BatchTables;
 import io.radixkv.paging.KvSequences;
 import io.radixkv.sched.Sequence;
 import io.radixkv.sched.StepPlan;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -18,7 +17,8 @@ import java.util.Objects;
  * Turns a step's entries into one forward pass: the page-table tables (CSR, slot mapping,
  * positions, qo_indptr) from {@link BatchTables}, the input token ids, and the rows whose
  * logits are needed (the last position of every decode and of every final prefill chunk).
- * All buffers are allocated once for the engine's limits and reused. Engine thread only.
+ * All buffers are allocated once for the engine's limits, in the backend's host staging memory (page-locked
+ * for a device), and reused. Engine thread only.
  */
 final class ModelRunner implements AutoCloseable {
     /** The model's forward pass (a seam: tests wrap it to inject failures). */
@@ -32,7 +32,6 @@ final class ModelRunner implements AutoCloseable {
     private final KvSequences seqs;
     private final BatchTables tables;
     private final int vocab;
-    private final Arena arena = Arena.ofShared();
     private final MemorySegment tokenIds;
     private final MemorySegment logitRows;
     private final MemorySegment logits;
@@ -48,10 +47,11 @@ final class ModelRunner implements AutoCloseable {
         this.seqs = seqs;
         this.vocab = vocab;
         long maxPages = Math.min((long) maxBatch * seqs.maxPagesPerSeq(), Integer.MAX_VALUE);
-        // host tables: the model validates them and uploads what its kernels read (once per step)
-        this.tables = new BatchTables(maxBatch, maxTokens, (int) maxPages);
-        this.tokenIds = arena.allocate(4L * maxTokens, 64);
-        this.logitRows = arena.allocate(4L * maxBatch, 64);
+        // host tables in the backend's staging memory (page-locked for a device): the model
+        // validates them and uploads what its kernels read, asynchronously, once per step
+        this.tables = new BatchTables(maxBatch, maxTokens, (int) maxPages, memory);
+        this.tokenIds = memory.allocateHost(4L * maxTokens);
+        this.logitRows = memory.allocateHost(4L * maxBatch);
         // page-locked for a device backend: the step's one device-to-host copy lands here
         this.logits = memory.allocateHost(4L * maxBatch * vocab);
         this.argmax = memory.allocateHost(4L * maxBatch);
@@ -128,6 +128,5 @@ final class ModelRunner implements AutoCloseable {
     @Override
     public void close() {
         tables.close();
-        arena.close();
     }
 }
