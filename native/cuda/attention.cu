@@ -45,12 +45,23 @@ __device__ __forceinline__ int64_t seq_len(const int32_t* indptr, const int32_t*
   return pages == 0 ? 0 : (int64_t)ps * (pages - 1) + last[b];
 }
 
-// Element offset of (token t, kv head h) in a pool, or -1 for an invalid page id.
+// Element offset of (token t, kv head h) in a pool, or -1 for an invalid page id. Page and
+// in-page position use 32-bit division when t fits (always, in practice): 64-bit division is a
+// long software sequence on the GPU and this runs once per token.
 __device__ __forceinline__ int64_t row_offset(const int32_t* indices, int32_t first, int64_t t, int ps, int nkv,
                                               int kvh, int hd, int64_t num_pages) {
-  int64_t page = indices[first + t / ps];
+  int64_t pi, pos;
+  if (t <= 0x7fffffff) {
+    const uint32_t t32 = (uint32_t)t, q = t32 / (uint32_t)ps;
+    pi = q;
+    pos = t32 - q * (uint32_t)ps;
+  } else {
+    pi = t / ps;
+    pos = t % ps;
+  }
+  int64_t page = indices[first + pi];
   if (page < 0 || page >= num_pages) return -1;
-  return ((page * ps + t % ps) * nkv + kvh) * (int64_t)hd;
+  return ((page * ps + pos) * nkv + kvh) * (int64_t)hd;
 }
 
 struct Params {
@@ -76,6 +87,9 @@ struct Params {
 // grid (num_kv_heads, batch, nsplit); each block handles one KV chunk of one (sequence, kv
 // head) for all its query heads, 8 at a time; warps take interleaved tokens and are merged at
 // the end. With nsplit > 1 the normalized partial results and LSEs go to the workspace.
+// Memory-level parallelism: a warp issues the page-id and K/V loads of kUnroll tokens before
+// folding any of them (the fold order, hence the result, is that of one token at a time), and
+// token -> page arithmetic is 32-bit; the planner sizes nsplit to the kernel's occupancy.
 template <int VEC>
 __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, float* part_o, float* part_s) {
   const int kvh = blockIdx.x, b = blockIdx.y, z = blockIdx.z;
@@ -107,30 +121,46 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
                        : 0.f;
       }
     }
-    for (int64_t t = t0 + warp; t < t1; t += kWarps) {
-      int64_t off = row_offset(p.indices, first, t, p.ps, p.nkv, kvh, p.hd, p.num_pages);
-      if (off < 0) continue;
-      float kv[VEC], vv[VEC];
+    // Each warp takes tokens t0 + warp, + kWarps, + 2 kWarps, ... (as one token per step would)
+    // but loads kUnroll of them (page ids, then K and V rows) before using any, so several
+    // tokens' memory latency overlaps; they are then folded in the same order, so results do
+    // not depend on kUnroll.
+    constexpr int kUnroll = VEC <= 4 ? 4 : 2;
+    for (int64_t tb = t0 + warp; tb < t1; tb += (int64_t)kWarps * kUnroll) {
+      int64_t off[kUnroll];
 #pragma unroll
-      for (int i = 0; i < VEC; i++) {
-        int d = i * 32 + lane;
-        kv[i] = d < p.hd ? rkv::load_as_float(p.k, off + d, p.cache_dtype) : 0.f;
-        vv[i] = d < p.hd ? rkv::load_as_float(p.v, off + d, p.cache_dtype) : 0.f;
+      for (int u = 0; u < kUnroll; u++) {
+        const int64_t t = tb + (int64_t)u * kWarps;
+        off[u] = t < t1 ? row_offset(p.indices, first, t, p.ps, p.nkv, kvh, p.hd, p.num_pages) : -1;
+      }
+      float kv[kUnroll][VEC], vv[kUnroll][VEC];
+#pragma unroll
+      for (int u = 0; u < kUnroll; u++) {
+#pragma unroll
+        for (int i = 0; i < VEC; i++) {
+          int d = i * 32 + lane;
+          kv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.k, off[u] + d, p.cache_dtype) : 0.f;
+          vv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.v, off[u] + d, p.cache_dtype) : 0.f;
+        }
       }
 #pragma unroll
-      for (int g = 0; g < kDecodeGroup; g++) {
-        if (g >= gn) break;
-        float s = 0.f;
+      for (int u = 0; u < kUnroll; u++) {
+        if (off[u] < 0) continue;  // past the chunk, or an invalid page id (skipped, as before)
 #pragma unroll
-        for (int i = 0; i < VEC; i++) s = fmaf(qv[g][i], kv[i], s);
-        float x = rkv::logit_base2(warp_sum(s), p.cap);
-        float m_new = fmaxf(m[g], x);
-        float sc = rkv::softmax_rescale(m[g], m_new);
-        float pr = exp2f(x - m_new);
-        l[g] = l[g] * sc + pr;
+        for (int g = 0; g < kDecodeGroup; g++) {
+          if (g >= gn) break;
+          float s = 0.f;
 #pragma unroll
-        for (int i = 0; i < VEC; i++) o[g][i] = fmaf(pr, vv[i], o[g][i] * sc);
-        m[g] = m_new;
+          for (int i = 0; i < VEC; i++) s = fmaf(qv[g][i], kv[u][i], s);
+          float x = rkv::logit_base2(warp_sum(s), p.cap);
+          float m_new = fmaxf(m[g], x);
+          float sc = rkv::softmax_rescale(m[g], m_new);
+          float pr = exp2f(x - m_new);
+          l[g] = l[g] * sc + pr;
+#pragma unroll
+          for (int i = 0; i < VEC; i++) o[g][i] = fmaf(pr, vv[u][i], o[g][i] * sc);
+          m[g] = m_new;
+        }
       }
     }
 #pragma unroll
@@ -397,6 +427,30 @@ int sm_count() {
   return count;
 }
 
+// Decode blocks the GPU holds at once (occupancy of decode_kernel<VEC> x SMs): the planner's
+// split target. Cached per VEC (the process uses one device).
+int decode_resident_blocks(int hd) {
+  static int cache[4] = {0, 0, 0, 0};
+  const int v = vec_for(hd);
+  const int idx = v == 1 ? 0 : v == 2 ? 1 : v == 4 ? 2 : 3;
+  if (cache[idx] == 0) {
+    int per_sm = 0;
+    cudaError_t e;
+    switch (v) {
+      case 1: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<1>, kThreads, 0); break;
+      case 2: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<2>, kThreads, 0); break;
+      case 4: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<4>, kThreads, 0); break;
+      default: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<8>, kThreads, 0); break;
+    }
+    if (e != cudaSuccess || per_sm <= 0) {
+      cudaGetLastError();  // clear it: planning falls back to 2 blocks per SM
+      per_sm = 2;
+    }
+    cache[idx] = per_sm * sm_count();
+  }
+  return cache[idx];
+}
+
 }  // namespace
 
 // The plan: what rkv_cuda_attn_plan_batch decided and the buffers it owns (grown, never shrunk).
@@ -577,7 +631,7 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
   plan->nsplit = 1;
   plan->num_items = 0;
   if (plan->decode) {
-    plan->nsplit = rkv_attn_plan::decode_splits(batch_size, num_kv_heads, sm_count(), max_len);
+    plan->nsplit = rkv_attn_plan::decode_splits(batch_size, num_kv_heads, decode_resident_blocks(head_dim), max_len);
     const int64_t floats = rkv_attn_plan::decode_partial_floats(batch_size, num_qo_heads, head_dim, plan->nsplit);
     if (int e = grow_device(&plan->partial, &plan->partial_cap, (size_t)floats, s, "decode partial outputs")) return e;
   } else {

@@ -22,13 +22,14 @@ struct PrefillItem {
   int32_t b, kvh, r0, pad;
 };
 
-// Split-KV chunks per (sequence, kv head) for a decode batch: enough blocks to fill the GPU
-// about twice (2 * sm_count) when batch x kv heads is small, never more than kMaxSplits and
-// never so many that a chunk of the longest sequence gets fewer than kMinChunkTokens tokens.
-inline int decode_splits(int64_t batch, int32_t num_kv_heads, int32_t sm_count, int64_t max_kv_len) {
+// Split-KV chunks per (sequence, kv head) for a decode batch: enough blocks for one full wave
+// of the GPU (resident_blocks = blocks per SM at the kernel's occupancy x SMs) when
+// batch x kv heads is smaller, never more than kMaxSplits and never so many that a chunk of the
+// longest sequence gets fewer than kMinChunkTokens tokens.
+inline int decode_splits(int64_t batch, int32_t num_kv_heads, int32_t resident_blocks, int64_t max_kv_len) {
   const int64_t blocks = batch * (int64_t)num_kv_heads;
   if (blocks <= 0) return 1;
-  const int64_t target = 2 * (int64_t)(sm_count > 0 ? sm_count : 1);
+  const int64_t target = resident_blocks > 0 ? resident_blocks : 1;
   int64_t n = (target + blocks - 1) / blocks;
   const int64_t by_len = (max_kv_len + kMinChunkTokens - 1) / kMinChunkTokens;
   if (n > by_len) n = by_len;

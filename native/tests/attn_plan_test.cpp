@@ -24,21 +24,24 @@ int failures = 0;
 using namespace rkv_attn_plan;
 
 void decode_split_counts() {
-  // one sequence, 8 kv heads on 132 SMs: 264 / 8 = 33 -> capped at kMaxSplits, long context
-  EXPECT(decode_splits(1, 8, 132, 1 << 20) == kMaxSplits, "got %d", decode_splits(1, 8, 132, 1 << 20));
+  // resident capacity 1056 blocks (8 per SM on 132 SMs)
+  // one sequence, 8 kv heads: 1056 / 8 = 132 -> capped at kMaxSplits, long context
+  EXPECT(decode_splits(1, 8, 1056, 1 << 20) == kMaxSplits, "got %d", decode_splits(1, 8, 1056, 1 << 20));
   // enough blocks already: no split
-  EXPECT(decode_splits(64, 8, 132, 1 << 20) == 1, "got %d", decode_splits(64, 8, 132, 1 << 20));
-  // ceil(264 / 40) = 7
-  EXPECT(decode_splits(5, 8, 132, 1 << 20) == 7, "got %d", decode_splits(5, 8, 132, 1 << 20));
+  EXPECT(decode_splits(512, 8, 1056, 1 << 20) == 1, "got %d", decode_splits(512, 8, 1056, 1 << 20));
+  // ceil(1056 / 256) = 5 (the benchmark's batch of 32 x 8 kv heads)
+  EXPECT(decode_splits(32, 8, 1056, 8192) == 5, "got %d", decode_splits(32, 8, 1056, 8192));
+  // ceil(1056 / 40) = 27
+  EXPECT(decode_splits(5, 8, 1056, 1 << 20) == 27, "got %d", decode_splits(5, 8, 1056, 1 << 20));
   // short sequences: every chunk keeps >= kMinChunkTokens tokens
-  EXPECT(decode_splits(1, 8, 132, 100) == 2, "got %d", decode_splits(1, 8, 132, 100));
-  EXPECT(decode_splits(1, 8, 132, kMinChunkTokens) == 1, "got %d", decode_splits(1, 8, 132, kMinChunkTokens));
-  EXPECT(decode_splits(1, 8, 132, 0) == 1, "empty batch rows: got %d", decode_splits(1, 8, 132, 0));
-  EXPECT(decode_splits(0, 8, 132, 0) == 1, "batch 0: got %d", decode_splits(0, 8, 132, 0));
-  EXPECT(decode_splits(1, 1, 0, 1 << 20) == 2, "no SM count: got %d", decode_splits(1, 1, 0, 1 << 20));
+  EXPECT(decode_splits(1, 8, 1056, 100) == 2, "got %d", decode_splits(1, 8, 1056, 100));
+  EXPECT(decode_splits(1, 8, 1056, kMinChunkTokens) == 1, "got %d", decode_splits(1, 8, 1056, kMinChunkTokens));
+  EXPECT(decode_splits(1, 8, 1056, 0) == 1, "empty batch rows: got %d", decode_splits(1, 8, 1056, 0));
+  EXPECT(decode_splits(0, 8, 1056, 0) == 1, "batch 0: got %d", decode_splits(0, 8, 1056, 0));
+  EXPECT(decode_splits(1, 1, 0, 1 << 20) == 1, "no occupancy figure: got %d", decode_splits(1, 1, 0, 1 << 20));
   for (int64_t len = 1; len < 5000; len += 37)
     for (int b = 1; b < 20; b += 3) {
-      const int n = decode_splits(b, 4, 108, len);
+      const int n = decode_splits(b, 4, 864, len);
       EXPECT(n >= 1 && n <= kMaxSplits, "b=%d len=%lld n=%d", b, (long long)len, n);
       EXPECT(n == 1 || (len + n - 1) / n >= kMinChunkTokens / 2, "b=%d len=%lld n=%d: chunks too short", b,
              (long long)len, n);
