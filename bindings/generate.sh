@@ -35,6 +35,12 @@ grep 'radixkv.h$' "$tmp/all.txt" | grep -v -- '--include-typedef' > "$tmp/radixk
   --include-function cudaMemcpy \
   --include-function cudaMemcpyAsync \
   --include-function cudaMemset \
+  --include-function cudaMemsetAsync \
+  --include-function cudaMemcpy2DAsync \
+  --include-function cudaMallocHost \
+  --include-function cudaFreeHost \
+  --include-function cudaStreamCreateWithFlags \
+  --include-function cudaEventCreateWithFlags \
   --include-function cudaStreamCreate \
   --include-function cudaStreamDestroy \
   --include-function cudaStreamSynchronize \
@@ -56,6 +62,8 @@ grep 'radixkv.h$' "$tmp/all.txt" | grep -v -- '--include-typedef' > "$tmp/radixk
   --include-constant cudaMemcpyDeviceToHost \
   --include-constant cudaMemcpyDeviceToDevice \
   --include-constant cudaMemcpyDefault \
+  --include-constant cudaStreamNonBlocking \
+  --include-constant cudaEventDisableTiming \
   "$CUDA_INCLUDE/cuda_runtime_api.h"
 
 echo "bindings regenerated under $out"

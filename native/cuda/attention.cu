@@ -8,12 +8,17 @@
 // Contract: page tables and tensors are device pointers; the CSR is validated on the host by
 // the Java layer (CudaAttentionKernels) before the call. As a memory-safety guard the kernels
 // skip page ids outside [0, num_pages) instead of reading out of bounds.
+//
+// Plan/run (FlashInfer's split): rkv_cuda_attn_plan_batch decides the decode split count and the
+// prefill work items on the host (attn_plan.h) once per engine step and owns the buffers they
+// need; the _run entry points only check arguments and launch.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cmath>
-#include <vector>
+#include <cstdio>
+#include <new>
 
+#include "attn_plan.h"
 #include "rkv_cuda_common.cuh"
 #include "rkv_dtype.h"
 #include "rkv_mask.h"
@@ -40,12 +45,23 @@ __device__ __forceinline__ int64_t seq_len(const int32_t* indptr, const int32_t*
   return pages == 0 ? 0 : (int64_t)ps * (pages - 1) + last[b];
 }
 
-// Element offset of (token t, kv head h) in a pool, or -1 for an invalid page id.
+// Element offset of (token t, kv head h) in a pool, or -1 for an invalid page id. Page and
+// in-page position use 32-bit division when t fits (always, in practice): 64-bit division is a
+// long software sequence on the GPU and this runs once per token.
 __device__ __forceinline__ int64_t row_offset(const int32_t* indices, int32_t first, int64_t t, int ps, int nkv,
                                               int kvh, int hd, int64_t num_pages) {
-  int64_t page = indices[first + t / ps];
+  int64_t pi, pos;
+  if (t <= 0x7fffffff) {
+    const uint32_t t32 = (uint32_t)t, q = t32 / (uint32_t)ps;
+    pi = q;
+    pos = t32 - q * (uint32_t)ps;
+  } else {
+    pi = t / ps;
+    pos = t % ps;
+  }
+  int64_t page = indices[first + pi];
   if (page < 0 || page >= num_pages) return -1;
-  return ((page * ps + t % ps) * nkv + kvh) * (int64_t)hd;
+  return ((page * ps + pos) * nkv + kvh) * (int64_t)hd;
 }
 
 struct Params {
@@ -71,6 +87,9 @@ struct Params {
 // grid (num_kv_heads, batch, nsplit); each block handles one KV chunk of one (sequence, kv
 // head) for all its query heads, 8 at a time; warps take interleaved tokens and are merged at
 // the end. With nsplit > 1 the normalized partial results and LSEs go to the workspace.
+// Memory-level parallelism: a warp issues the page-id and K/V loads of kUnroll tokens before
+// folding any of them (the fold order, hence the result, is that of one token at a time), and
+// token -> page arithmetic is 32-bit; the planner sizes nsplit to the kernel's occupancy.
 template <int VEC>
 __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, float* part_o, float* part_s) {
   const int kvh = blockIdx.x, b = blockIdx.y, z = blockIdx.z;
@@ -102,30 +121,46 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
                        : 0.f;
       }
     }
-    for (int64_t t = t0 + warp; t < t1; t += kWarps) {
-      int64_t off = row_offset(p.indices, first, t, p.ps, p.nkv, kvh, p.hd, p.num_pages);
-      if (off < 0) continue;
-      float kv[VEC], vv[VEC];
+    // Each warp takes tokens t0 + warp, + kWarps, + 2 kWarps, ... (as one token per step would)
+    // but loads kUnroll of them (page ids, then K and V rows) before using any, so several
+    // tokens' memory latency overlaps; they are then folded in the same order, so results do
+    // not depend on kUnroll.
+    constexpr int kUnroll = VEC <= 4 ? 4 : 2;
+    for (int64_t tb = t0 + warp; tb < t1; tb += (int64_t)kWarps * kUnroll) {
+      int64_t off[kUnroll];
 #pragma unroll
-      for (int i = 0; i < VEC; i++) {
-        int d = i * 32 + lane;
-        kv[i] = d < p.hd ? rkv::load_as_float(p.k, off + d, p.cache_dtype) : 0.f;
-        vv[i] = d < p.hd ? rkv::load_as_float(p.v, off + d, p.cache_dtype) : 0.f;
+      for (int u = 0; u < kUnroll; u++) {
+        const int64_t t = tb + (int64_t)u * kWarps;
+        off[u] = t < t1 ? row_offset(p.indices, first, t, p.ps, p.nkv, kvh, p.hd, p.num_pages) : -1;
+      }
+      float kv[kUnroll][VEC], vv[kUnroll][VEC];
+#pragma unroll
+      for (int u = 0; u < kUnroll; u++) {
+#pragma unroll
+        for (int i = 0; i < VEC; i++) {
+          int d = i * 32 + lane;
+          kv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.k, off[u] + d, p.cache_dtype) : 0.f;
+          vv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.v, off[u] + d, p.cache_dtype) : 0.f;
+        }
       }
 #pragma unroll
-      for (int g = 0; g < kDecodeGroup; g++) {
-        if (g >= gn) break;
-        float s = 0.f;
+      for (int u = 0; u < kUnroll; u++) {
+        if (off[u] < 0) continue;  // past the chunk, or an invalid page id (skipped, as before)
 #pragma unroll
-        for (int i = 0; i < VEC; i++) s = fmaf(qv[g][i], kv[i], s);
-        float x = rkv::logit_base2(warp_sum(s), p.cap);
-        float m_new = fmaxf(m[g], x);
-        float sc = rkv::softmax_rescale(m[g], m_new);
-        float pr = exp2f(x - m_new);
-        l[g] = l[g] * sc + pr;
+        for (int g = 0; g < kDecodeGroup; g++) {
+          if (g >= gn) break;
+          float s = 0.f;
 #pragma unroll
-        for (int i = 0; i < VEC; i++) o[g][i] = fmaf(pr, vv[i], o[g][i] * sc);
-        m[g] = m_new;
+          for (int i = 0; i < VEC; i++) s = fmaf(qv[g][i], kv[u][i], s);
+          float x = rkv::logit_base2(warp_sum(s), p.cap);
+          float m_new = fmaxf(m[g], x);
+          float sc = rkv::softmax_rescale(m[g], m_new);
+          float pr = exp2f(x - m_new);
+          l[g] = l[g] * sc + pr;
+#pragma unroll
+          for (int i = 0; i < VEC; i++) o[g][i] = fmaf(pr, vv[u][i], o[g][i] * sc);
+          m[g] = m_new;
+        }
       }
     }
 #pragma unroll
@@ -190,9 +225,8 @@ __global__ void __launch_bounds__(kThreads) decode_merge_kernel(Params p, int ns
 
 // ---------------------------------------------------------------- append prefill
 
-struct PrefillItem {
-  int32_t b, kvh, r0, pad;
-};
+using rkv_attn_plan::PrefillItem;
+static_assert(kPrefillRows == rkv_attn_plan::kPrefillRows, "prefill rows per block must match the planner");
 
 // One block per item: kPrefillRows consecutive rows r of the flattened (query token i, head g)
 // list of one (sequence, kv head), r = i * G + g. Every K/V tile is converted once into shared
@@ -384,58 +418,312 @@ int vec_for(int hd) { return hd <= 32 ? 1 : hd <= 64 ? 2 : hd <= 128 ? 4 : 8; }
 int sm_count() {
   static int count = 0;
   if (count == 0) {
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      count = 80;
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess)
+      count = n;
+    else
+      return 80;
   }
   return count;
 }
 
+// Decode blocks the GPU holds at once (occupancy of decode_kernel<VEC> x SMs): the planner's
+// split target. Cached per VEC (the process uses one device).
+int decode_resident_blocks(int hd) {
+  static int cache[4] = {0, 0, 0, 0};
+  const int v = vec_for(hd);
+  const int idx = v == 1 ? 0 : v == 2 ? 1 : v == 4 ? 2 : 3;
+  if (cache[idx] == 0) {
+    int per_sm = 0;
+    cudaError_t e;
+    switch (v) {
+      case 1: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<1>, kThreads, 0); break;
+      case 2: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<2>, kThreads, 0); break;
+      case 4: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<4>, kThreads, 0); break;
+      default: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<8>, kThreads, 0); break;
+    }
+    if (e != cudaSuccess || per_sm <= 0) {
+      cudaGetLastError();  // clear it: planning falls back to 2 blocks per SM
+      per_sm = 2;
+    }
+    cache[idx] = per_sm * sm_count();
+  }
+  return cache[idx];
+}
+
 }  // namespace
 
-extern "C" {
+// The plan: what rkv_cuda_attn_plan_batch decided and the buffers it owns (grown, never shrunk).
+struct rkv_cuda_attn_plan {
+  bool planned = false, decode = false;
+  int32_t batch = 0, page_size = 0, nqo = 0, nkv = 0, hd = 0;
+  int nsplit = 1;                // decode
+  int64_t num_items = 0;         // prefill
+  float* partial = nullptr;      // decode partial outputs + LSEs (device)
+  size_t partial_cap = 0;        // floats
+  PrefillItem* items = nullptr;  // prefill work items (device)
+  size_t items_cap = 0;
+  PrefillItem* staging = nullptr;  // pinned host copy of the items
+  size_t staging_cap = 0;
+  cudaEvent_t uploaded = nullptr;  // recorded after the last items upload
+  bool upload_pending = false;
+  cudaStream_t stream = nullptr;   // the stream of the last plan (buffers are ordered on it)
+};
 
-RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                      const void* k_cache, const void* v_cache, int32_t cache_dtype, int64_t num_pages,
-                                      int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                      const int32_t* kv_indptr, const int32_t* kv_indices,
-                                      const int32_t* kv_last_page_len, int32_t batch_size, float sm_scale,
-                                      float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
-  Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
-                         num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
-                         logits_soft_cap, k_scale, v_scale, window_left);
-  int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale);
-  if (rc != RKV_OK || batch_size == 0) return rc;
-  cudaStream_t stream = rkv_cuda::current_stream();
-  // Split-KV: enough blocks to fill the GPU about twice when batch x kv heads is small. Chunk
-  // boundaries are computed on the device from each sequence's length (no host sync).
-  const int64_t blocks = (int64_t)batch_size * num_kv_heads;
-  int nsplit = (int)std::min<int64_t>(32, std::max<int64_t>(1, (2 * sm_count() + blocks - 1) / blocks));
-  float* part_o = nullptr;
-  float* part_s = nullptr;
-  if (nsplit > 1) {
-    const int64_t rows = (int64_t)batch_size * num_qo_heads;
-    RKV_CUDA_TRY(cudaMallocAsync(&part_o, (size_t)(rows * nsplit * (head_dim + 1)) * sizeof(float), stream));
-    part_s = part_o + rows * nsplit * head_dim;
-  }
-  dim3 grid(num_kv_heads, batch_size, nsplit);
-  switch (vec_for(head_dim)) {
+namespace {
+
+// Grows a stream-ordered device buffer to at least `need` elements (1.5x steps); the old one is
+// freed in stream order after the work already queued on `s`.
+template <typename T>
+int grow_device(T** buf, size_t* cap, size_t need, cudaStream_t s, const char* what) {
+  if (*cap >= need) return RKV_OK;
+  size_t n = need + need / 2;
+  void* p = nullptr;
+  cudaError_t e = cudaMallocAsync(&p, n * sizeof(T), s);
+  if (e != cudaSuccess)
+    return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_cuda_attn_plan_batch: %s (%zu bytes): %s", what, n * sizeof(T),
+                          cudaGetErrorString(e));
+  if (*buf) RKV_CUDA_TRY(cudaFreeAsync(*buf, s));
+  *buf = static_cast<T*>(p);
+  *cap = n;
+  return RKV_OK;
+}
+
+int check_run(const rkv_cuda_attn_plan* plan, bool decode, const Params& p, int32_t batch) {
+  RKV_CUDA_CHECK_ARG(plan != nullptr && plan->planned, "attention run: the plan is NULL or was never planned");
+  RKV_CUDA_CHECK_ARG(plan->decode == decode, "attention run: a %s plan cannot run %s attention",
+                     plan->decode ? "decode" : "prefill", decode ? "decode" : "append-prefill");
+  RKV_CUDA_CHECK_ARG(plan->batch == batch && plan->page_size == p.ps && plan->nqo == p.nqo && plan->nkv == p.nkv &&
+                         plan->hd == p.hd,
+                     "attention run: batch %d, page_size %d, heads %d/%d, head_dim %d differ from the plan's "
+                     "(%d, %d, %d/%d, %d)",
+                     batch, p.ps, p.nqo, p.nkv, p.hd, plan->batch, plan->page_size, plan->nqo, plan->nkv, plan->hd);
+  return RKV_OK;
+}
+
+int launch_decode(const rkv_cuda_attn_plan* plan, const Params& p, int32_t batch, cudaStream_t stream) {
+  const int nsplit = plan->nsplit;
+  float* part_o = nsplit > 1 ? plan->partial : nullptr;
+  float* part_s = nsplit > 1 ? plan->partial + (int64_t)batch * p.nqo * nsplit * p.hd : nullptr;
+  dim3 grid(p.nkv, batch, nsplit);
+  switch (vec_for(p.hd)) {
     case 1: decode_kernel<1><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
     case 2: decode_kernel<2><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
     case 4: decode_kernel<4><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
     default: decode_kernel<8><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
   }
   cudaError_t launch = cudaGetLastError();
-  if (nsplit > 1) {
-    if (launch == cudaSuccess) {
-      decode_merge_kernel<<<(unsigned)((int64_t)batch_size * num_qo_heads), kThreads, 0, stream>>>(p, nsplit, part_o,
-                                                                                                  part_s);
-      launch = cudaGetLastError();
-    }
-    cudaFreeAsync(part_o, stream);
+  if (launch == cudaSuccess && nsplit > 1) {
+    decode_merge_kernel<<<(unsigned)((int64_t)batch * p.nqo), kThreads, 0, stream>>>(p, nsplit, part_o, part_s);
+    launch = cudaGetLastError();
   }
   if (launch != cudaSuccess)
     return rkv::set_error(RKV_ERR_CUDA, "decode attention launch: %s", cudaGetErrorString(launch));
+  return RKV_OK;
+}
+
+int launch_prefill(const rkv_cuda_attn_plan* plan, const Params& p, const int32_t* qo_indptr,
+                   const int32_t* bidir_indptr, const int32_t* bidir_regions, cudaStream_t stream) {
+  if (plan->num_items == 0) return RKV_OK;
+  const unsigned grid = (unsigned)plan->num_items;
+  const PrefillItem* items = plan->items;
+  switch (vec_for(p.hd)) {
+    case 1: prefill_kernel<1><<<grid, kThreads, 0, stream>>>(p, items, qo_indptr, bidir_indptr, bidir_regions); break;
+    case 2: prefill_kernel<2><<<grid, kThreads, 0, stream>>>(p, items, qo_indptr, bidir_indptr, bidir_regions); break;
+    case 4: prefill_kernel<4><<<grid, kThreads, 0, stream>>>(p, items, qo_indptr, bidir_indptr, bidir_regions); break;
+    default: prefill_kernel<8><<<grid, kThreads, 0, stream>>>(p, items, qo_indptr, bidir_indptr, bidir_regions); break;
+  }
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return rkv::set_error(RKV_ERR_CUDA, "prefill attention launch: %s", cudaGetErrorString(e));
+  return RKV_OK;
+}
+
+// Host copies of device tables for the one-shot forms (which synchronize by contract).
+struct HostTables {
+  int32_t* qo = nullptr;
+  int32_t* indptr = nullptr;
+  int32_t* last = nullptr;
+  ~HostTables() {
+    if (qo) cudaFreeHost(qo);
+  }
+  int fetch(const int32_t* d_qo, const int32_t* d_indptr, const int32_t* d_last, int32_t batch, cudaStream_t s) {
+    const size_t n = (size_t)batch + 1;
+    RKV_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&qo), 3 * n * sizeof(int32_t)));
+    indptr = qo + n;
+    last = indptr + n;
+    if (d_qo) RKV_CUDA_TRY(cudaMemcpyAsync(qo, d_qo, n * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    RKV_CUDA_TRY(cudaMemcpyAsync(indptr, d_indptr, n * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    RKV_CUDA_TRY(cudaMemcpyAsync(last, d_last, (n - 1) * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+    RKV_CUDA_TRY(cudaStreamSynchronize(s));
+    return RKV_OK;
+  }
+};
+
+// A temporary plan destroyed at scope exit, after the stream has finished with it.
+struct TempPlan {
+  rkv_cuda_attn_plan* plan = nullptr;
+  ~TempPlan() { rkv_cuda_attn_plan_destroy(plan); }
+};
+
+}  // namespace
+
+extern "C" {
+
+RKV_API int rkv_cuda_attn_plan_create(rkv_cuda_attn_plan** out) {
+  RKV_CUDA_CHECK_ARG(out != nullptr, "rkv_cuda_attn_plan_create: out must not be NULL");
+  *out = nullptr;
+  rkv_cuda_attn_plan* p = new (std::nothrow) rkv_cuda_attn_plan();
+  if (!p) return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_cuda_attn_plan_create: out of host memory");
+  cudaError_t e = cudaEventCreateWithFlags(&p->uploaded, cudaEventDisableTiming);
+  if (e != cudaSuccess) {
+    delete p;
+    return rkv::set_error(RKV_ERR_CUDA, "rkv_cuda_attn_plan_create: cudaEventCreateWithFlags: %s", cudaGetErrorString(e));
+  }
+  *out = p;
+  return RKV_OK;
+}
+
+RKV_API int rkv_cuda_attn_plan_destroy(rkv_cuda_attn_plan* plan) {
+  if (!plan) return RKV_OK;
+  cudaError_t first = cudaSuccess;
+  auto note = [&first](cudaError_t e) {
+    if (first == cudaSuccess) first = e;
+  };
+  if (plan->upload_pending) note(cudaEventSynchronize(plan->uploaded));
+  if (plan->partial) note(cudaFreeAsync(plan->partial, plan->stream));
+  if (plan->items) note(cudaFreeAsync(plan->items, plan->stream));
+  if (plan->staging) note(cudaFreeHost(plan->staging));
+  if (plan->uploaded) note(cudaEventDestroy(plan->uploaded));
+  delete plan;
+  if (first != cudaSuccess)
+    return rkv::set_error(RKV_ERR_CUDA, "rkv_cuda_attn_plan_destroy: %s", cudaGetErrorString(first));
+  return RKV_OK;
+}
+
+RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo_indptr_host,
+                               const int32_t* kv_indptr_host, const int32_t* kv_last_page_len_host,
+                               int32_t batch_size, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads,
+                               int32_t head_dim, void* stream) {
+  RKV_CUDA_CHECK_ARG(plan != nullptr, "rkv_cuda_attn_plan_batch: plan must not be NULL");
+  plan->planned = false;  // a failed plan cannot be run
+  RKV_CUDA_CHECK_ARG(batch_size >= 0, "rkv_cuda_attn_plan_batch: batch_size must be >= 0, got %d", batch_size);
+  RKV_CUDA_CHECK_ARG(num_qo_heads > 0 && num_kv_heads > 0 && num_qo_heads % num_kv_heads == 0,
+                     "rkv_cuda_attn_plan_batch: num_qo_heads (%d) must be a positive multiple of num_kv_heads (%d)",
+                     num_qo_heads, num_kv_heads);
+  RKV_CUDA_CHECK_ARG(head_dim > 0 && head_dim <= kMaxHeadDim, "rkv_cuda_attn_plan_batch: head_dim must be in 1..%d, got %d",
+                     kMaxHeadDim, head_dim);
+  RKV_CUDA_CHECK_ARG(page_size > 0, "rkv_cuda_attn_plan_batch: page_size must be positive, got %d", page_size);
+  RKV_CUDA_CHECK_ARG(kv_indptr_host && kv_last_page_len_host,
+                     "rkv_cuda_attn_plan_batch: kv_indptr_host and kv_last_page_len_host must not be NULL");
+  char msg[160];
+  int64_t max_len = 0;
+  if (!rkv_attn_plan::kv_lengths(kv_indptr_host, kv_last_page_len_host, batch_size, page_size, &max_len, msg,
+                                 sizeof msg))
+    return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_attn_plan_batch: %s", msg);
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  plan->stream = s;
+  plan->decode = qo_indptr_host == nullptr;
+  plan->batch = batch_size;
+  plan->page_size = page_size;
+  plan->nqo = num_qo_heads;
+  plan->nkv = num_kv_heads;
+  plan->hd = head_dim;
+  plan->nsplit = 1;
+  plan->num_items = 0;
+  if (plan->decode) {
+    plan->nsplit = rkv_attn_plan::decode_splits(batch_size, num_kv_heads, decode_resident_blocks(head_dim), max_len);
+    const int64_t floats = rkv_attn_plan::decode_partial_floats(batch_size, num_qo_heads, head_dim, plan->nsplit);
+    if (int e = grow_device(&plan->partial, &plan->partial_cap, (size_t)floats, s, "decode partial outputs")) return e;
+  } else {
+    const int32_t group = num_qo_heads / num_kv_heads;
+    const int64_t n = rkv_attn_plan::prefill_item_count(qo_indptr_host, batch_size, group, num_kv_heads, msg, sizeof msg);
+    if (n < 0) return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_attn_plan_batch: %s", msg);
+    RKV_CUDA_CHECK_ARG(n <= INT32_MAX, "rkv_cuda_attn_plan_batch: %lld prefill work items exceed the grid", (long long)n);
+    if (n > 0) {
+      // the pinned staging may still feed the previous plan's upload
+      if (plan->upload_pending) {
+        RKV_CUDA_TRY(cudaEventSynchronize(plan->uploaded));
+        plan->upload_pending = false;
+      }
+      if (plan->staging_cap < (size_t)n) {
+        if (plan->staging) RKV_CUDA_TRY(cudaFreeHost(plan->staging));
+        plan->staging = nullptr;
+        plan->staging_cap = 0;
+        const size_t cap = (size_t)n + (size_t)n / 2;
+        RKV_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&plan->staging), cap * sizeof(PrefillItem)));
+        plan->staging_cap = cap;
+      }
+      if (int e = grow_device(&plan->items, &plan->items_cap, (size_t)n, s, "prefill work items")) return e;
+      rkv_attn_plan::fill_prefill_items(qo_indptr_host, batch_size, group, num_kv_heads, plan->staging);
+      RKV_CUDA_TRY(cudaMemcpyAsync(plan->items, plan->staging, (size_t)n * sizeof(PrefillItem),
+                                   cudaMemcpyHostToDevice, s));
+      RKV_CUDA_TRY(cudaEventRecord(plan->uploaded, s));
+      plan->upload_pending = true;
+    }
+    plan->num_items = n;
+  }
+  plan->planned = true;
+  return RKV_OK;
+}
+
+RKV_API int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan* plan, const void* q, int32_t q_dtype, void* out,
+                                          int32_t out_dtype, float* lse, const void* k_cache, const void* v_cache,
+                                          int32_t cache_dtype, int64_t num_pages, int32_t page_size,
+                                          int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                          const int32_t* kv_indptr, const int32_t* kv_indices,
+                                          const int32_t* kv_last_page_len, int32_t batch_size, float sm_scale,
+                                          float logits_soft_cap, float k_scale, float v_scale, int32_t window_left,
+                                          void* stream) {
+  Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
+                         num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
+                         logits_soft_cap, k_scale, v_scale, window_left);
+  if (int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale)) return rc;
+  if (int rc = check_run(plan, true, p, batch_size)) return rc;
+  if (batch_size == 0) return RKV_OK;
+  return launch_decode(plan, p, batch_size, static_cast<cudaStream_t>(stream));
+}
+
+RKV_API int rkv_cuda_append_prefill_attention_run(
+    const rkv_cuda_attn_plan* plan, const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+    const int32_t* qo_indptr, const void* k_cache, const void* v_cache, int32_t cache_dtype, int64_t num_pages,
+    int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t* kv_indptr,
+    const int32_t* kv_indices, const int32_t* kv_last_page_len, int32_t batch_size, const int32_t* bidir_indptr,
+    const int32_t* bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+    int32_t window_left, void* stream) {
+  Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
+                         num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
+                         logits_soft_cap, k_scale, v_scale, window_left);
+  if (int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale)) return rc;
+  if (int rc = check_run(plan, false, p, batch_size)) return rc;
+  if (batch_size == 0) return RKV_OK;
+  RKV_CUDA_CHECK_ARG(qo_indptr != nullptr, "qo_indptr must not be NULL");
+  RKV_CUDA_CHECK_ARG(!(bidir_indptr == nullptr && bidir_regions != nullptr),
+                     "bidir_regions is set but bidir_indptr is NULL");
+  return launch_prefill(plan, p, qo_indptr, bidir_indptr, bidir_regions, static_cast<cudaStream_t>(stream));
+}
+
+RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                      const void* k_cache, const void* v_cache, int32_t cache_dtype, int64_t num_pages,
+                                      int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                      const int32_t* kv_indptr, const int32_t* kv_indices,
+                                      const int32_t* kv_last_page_len, int32_t batch_size, float sm_scale,
+                                      float logits_soft_cap, float k_scale, float v_scale, int32_t window_left,
+                                      void* stream) {
+  Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
+                         num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
+                         logits_soft_cap, k_scale, v_scale, window_left);
+  int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale);
+  if (rc != RKV_OK || batch_size == 0) return rc;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  HostTables h;
+  if (int e = h.fetch(nullptr, kv_indptr, kv_last_page_len, batch_size, s)) return e;
+  TempPlan t;
+  if (int e = rkv_cuda_attn_plan_create(&t.plan)) return e;
+  if (int e = rkv_cuda_attn_plan_batch(t.plan, nullptr, h.indptr, h.last, batch_size, page_size, num_qo_heads, num_kv_heads,
+                                 head_dim, stream))
+    return e;
+  if (int e = launch_decode(t.plan, p, batch_size, s)) return e;
+  RKV_CUDA_TRY(cudaStreamSynchronize(s));
   return RKV_OK;
 }
 
@@ -447,7 +735,7 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
                                               const int32_t* kv_last_page_len, int32_t batch_size,
                                               const int32_t* bidir_indptr, const int32_t* bidir_regions,
                                               float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                              int32_t window_left) {
+                                              int32_t window_left, void* stream) {
   Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
                          num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
                          logits_soft_cap, k_scale, v_scale, window_left);
@@ -456,45 +744,22 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
   RKV_CUDA_CHECK_ARG(qo_indptr != nullptr, "qo_indptr must not be NULL");
   RKV_CUDA_CHECK_ARG(!(bidir_indptr == nullptr && bidir_regions != nullptr),
                      "bidir_regions is set but bidir_indptr is NULL");
-  cudaStream_t stream = rkv_cuda::current_stream();
-  // Work items need the query counts: copy qo_indptr to the host (batch+1 ints).
-  std::vector<int32_t> qo(batch_size + 1);
-  RKV_CUDA_TRY(cudaMemcpyAsync(qo.data(), qo_indptr, qo.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream));
-  RKV_CUDA_TRY(cudaStreamSynchronize(stream));
-  const int G = num_qo_heads / num_kv_heads;
-  std::vector<PrefillItem> items;
-  for (int b = 0; b < batch_size; b++) {
-    int32_t ql = qo[b + 1] - qo[b];
-    RKV_CUDA_CHECK_ARG(ql >= 0, "qo_indptr is not monotone at %d", b + 1);
-    const int64_t rows = (int64_t)ql * G;
-    for (int h = 0; h < num_kv_heads; h++)
-      for (int64_t r0 = 0; r0 < rows; r0 += kPrefillRows) items.push_back({b, h, (int32_t)r0, 0});
-  }
-  if (items.empty()) return RKV_OK;
-  PrefillItem* d_items = nullptr;
-  RKV_CUDA_TRY(cudaMallocAsync(&d_items, items.size() * sizeof(PrefillItem), stream));
-  cudaError_t e = cudaMemcpyAsync(d_items, items.data(), items.size() * sizeof(PrefillItem), cudaMemcpyHostToDevice,
-                                  stream);
-  if (e == cudaSuccess) {
-    const unsigned grid = (unsigned)items.size();
-    switch (vec_for(head_dim)) {
-      case 1: prefill_kernel<1><<<grid, kThreads, 0, stream>>>(p, d_items, qo_indptr, bidir_indptr, bidir_regions); break;
-      case 2: prefill_kernel<2><<<grid, kThreads, 0, stream>>>(p, d_items, qo_indptr, bidir_indptr, bidir_regions); break;
-      case 4: prefill_kernel<4><<<grid, kThreads, 0, stream>>>(p, d_items, qo_indptr, bidir_indptr, bidir_regions); break;
-      default: prefill_kernel<8><<<grid, kThreads, 0, stream>>>(p, d_items, qo_indptr, bidir_indptr, bidir_regions); break;
-    }
-    e = cudaGetLastError();
-  }
-  // the host vector must outlive the async copy
-  cudaError_t sync = cudaStreamSynchronize(stream);
-  cudaFreeAsync(d_items, stream);
-  if (e != cudaSuccess) return rkv::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(e));
-  if (sync != cudaSuccess) return rkv::set_error(RKV_ERR_CUDA, "prefill attention: %s", cudaGetErrorString(sync));
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  HostTables h;
+  if (int e = h.fetch(qo_indptr, kv_indptr, kv_last_page_len, batch_size, s)) return e;
+  TempPlan t;
+  if (int e = rkv_cuda_attn_plan_create(&t.plan)) return e;
+  if (int e = rkv_cuda_attn_plan_batch(t.plan, h.qo, h.indptr, h.last, batch_size, page_size, num_qo_heads, num_kv_heads,
+                                 head_dim, stream))
+    return e;
+  if (int e = launch_prefill(t.plan, p, qo_indptr, bidir_indptr, bidir_regions, s)) return e;
+  RKV_CUDA_TRY(cudaStreamSynchronize(s));
   return RKV_OK;
 }
 
 RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b, float* v_out,
-                                 float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim) {
+                                 float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim,
+                                 void* stream) {
   RKV_CUDA_CHECK_ARG(num_tokens >= 0, "num_tokens must be >= 0");
   RKV_CUDA_CHECK_ARG(num_heads > 0 && head_dim > 0, "num_heads (%d) and head_dim (%d) must be positive", num_heads,
                      head_dim);
@@ -503,7 +768,7 @@ RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float
   const int64_t rows = num_tokens * num_heads;
   const int warps_per_block = 8;
   const int64_t blocks = (rows + warps_per_block - 1) / warps_per_block;
-  merge_state_kernel<<<(unsigned)blocks, warps_per_block * 32, 0, rkv_cuda::current_stream()>>>(
+  merge_state_kernel<<<(unsigned)blocks, warps_per_block * 32, 0, static_cast<cudaStream_t>(stream)>>>(
       v_a, s_a, v_b, s_b, v_out, s_out, rows, head_dim);
   RKV_CUDA_CHECK_LAUNCH();
   return RKV_OK;

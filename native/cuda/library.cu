@@ -1,13 +1,11 @@
 // libradixkv_cuda library-wide entry points (the error slot itself is rkv_error.cpp).
 #include "rkv_cuda_common.cuh"
 
-namespace rkv_cuda {
-cudaStream_t current_stream() { return 0; }
-}  // namespace rkv_cuda
-
 extern "C" {
 
 RKV_API const char* rkv_cuda_last_error(void) { return rkv::last_error(); }
+
+RKV_API int32_t rkv_cuda_abi_version(void) { return RKV_ABI_VERSION; }
 
 RKV_API int rkv_cuda_device_count(void) {
   int n = 0;

@@ -10,8 +10,21 @@
 #include "rkv_common.h"
 
 namespace rkv_cuda {
-// Stream all rkv_cuda_* kernels are launched on (the legacy default stream unless set).
-cudaStream_t current_stream();
+
+#ifdef __CUDACC__
+// Records a device-side input error into a caller's error record (radixkv.h: code, row, value,
+// bound); the first writer wins. rec may be NULL (errors are then only skipped).
+__device__ inline void record_error(int64_t* rec, int64_t code, int64_t row, int64_t value, int64_t bound) {
+  if (rec == nullptr) return;
+  static_assert(sizeof(int64_t) == sizeof(unsigned long long), "record width");
+  if (atomicCAS(reinterpret_cast<unsigned long long*>(rec), 0ull, (unsigned long long)code) == 0ull) {
+    rec[1] = row;
+    rec[2] = value;
+    rec[3] = bound;
+  }
+}
+#endif
+
 }  // namespace rkv_cuda
 
 #define RKV_CUDA_CHECK_ARG(cond, ...) RKV_CHECK(cond, __VA_ARGS__)

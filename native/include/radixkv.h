@@ -63,7 +63,7 @@ extern "C" {
 #define RKV_DTYPE_FP8_E4M3 3
 #define RKV_DTYPE_FP8_E5M2 4
 
-#define RKV_ABI_VERSION 2
+#define RKV_ABI_VERSION 3
 
 /* ---- library ---- */
 
@@ -204,30 +204,95 @@ RKV_API int rkv_soft_cap(float* x, int64_t n, float cap);
 /* x[i] *= s. */
 RKV_API int rkv_scale(float* x, int64_t n, float s);
 
-/* ---- CUDA (libradixkv_cuda only; every tensor and table pointer is a device pointer) ---- */
+/* ---- CUDA (libradixkv_cuda only; every tensor and table pointer is a device pointer) ----
+ *
+ * Streams: every rkv_cuda_* kernel entry point takes a trailing `stream` (a cudaStream_t,
+ * NULL = the legacy default stream), launches on it and returns without synchronizing,
+ * except the one-shot attention conveniences (rkv_cuda_decode_attention,
+ * rkv_cuda_append_prefill_attention), which plan on a temporary plan and synchronize.
+ *
+ * Device error record: values that live in device memory (slots, token ids, page ids) are
+ * checked on the device. A kernel that meets a bad one skips that row (never writes out of
+ * bounds) and records the first error into a caller-owned device array of
+ * RKV_CUDA_ERROR_RECORD_SLOTS int64, all zero meaning "no error":
+ *   [0] code (RKV_CUDA_DEVERR_*), [1] row (token or pair index), [2] the bad value, [3] its bound.
+ * The first writer wins (atomicCAS on [0]); nothing waits for it: the host reads the record once
+ * per step, after synchronizing, and zeroes it. A NULL record skips bad rows silently. */
+#define RKV_CUDA_ERROR_RECORD_SLOTS 4
+#define RKV_CUDA_DEVERR_NONE 0
+#define RKV_CUDA_DEVERR_BAD_SLOT 1  /* reshape_and_cache: slot >= num_pages * page_size */
+#define RKV_CUDA_DEVERR_BAD_TOKEN 2 /* embedding: id outside [0, vocab) */
+#define RKV_CUDA_DEVERR_BAD_PAGE 3  /* copy_blocks: page id outside [0, num_pages) */
 
 /* The CUDA library's own thread-local error message (rkv_last_error covers libradixkv only). */
 RKV_API const char* rkv_cuda_last_error(void);
+/* RKV_ABI_VERSION libradixkv_cuda was built with. */
+RKV_API int32_t rkv_cuda_abi_version(void);
 /* Number of CUDA devices, or a negative code with rkv_cuda_last_error() saying why (no driver, ...). */
 RKV_API int rkv_cuda_device_count(void);
-/* The FP8, scatter and page-copy twins take a trailing `stream` (a cudaStream_t, NULL = the
- * legacy default stream) and launch on it. rkv_cuda_reshape_and_cache then waits on that
- * stream for its 8-byte device-side slot-check flag; rkv_cuda_copy_blocks waits for its
- * host-staged pointer/mapping copy; the FP8 kernels do not synchronize. */
 RKV_API int rkv_cuda_fp8_quantize(const float* src, uint8_t* dst, int64_t n, int32_t fp8_dtype, float scale,
                                   void* stream);
 RKV_API int rkv_cuda_fp8_dequantize(const uint8_t* src, float* dst, int64_t n, int32_t fp8_dtype, float scale,
                                     void* stream);
+/* Slots >= num_pages * page_size are recorded (RKV_CUDA_DEVERR_BAD_SLOT) and their token skipped. */
 RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src_dtype,
                                        const int64_t* slot_mapping, int64_t num_tokens,
                                        int32_t num_kv_heads, int32_t head_dim,
                                        void* k_cache, void* v_cache, int32_t cache_dtype,
                                        int64_t num_pages, int32_t page_size,
-                                       float k_scale, float v_scale, void* stream);
-/* k_caches/v_caches: host arrays of device pointers; block_mapping: host array. */
-RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, int32_t num_layers,
+                                       float k_scale, float v_scale, int64_t* error_record, void* stream);
+/* caches: device array of 2 * num_layers device pointers (K0, V0, K1, V1, ...); block_mapping:
+ * device array of 2 * num_pairs page ids (src, dst), which the caller validated on its host copy
+ * (rkv_copy_blocks' rules); a pair with an id outside [0, num_pages) is recorded
+ * (RKV_CUDA_DEVERR_BAD_PAGE) and skipped. */
+RKV_API int rkv_cuda_copy_blocks(void* const* caches, int32_t num_layers,
                                  const int64_t* block_mapping, int64_t num_pairs,
-                                 int64_t page_bytes, int64_t num_pages, void* stream);
+                                 int64_t page_bytes, int64_t num_pages, int64_t* error_record, void* stream);
+
+/* Attention plan/run (FlashInfer's split): a plan is made once per engine step from the HOST
+ * copies of the batch's tables and run by every layer with the DEVICE copies.
+ * rkv_cuda_attn_plan_batch decides the decode split-KV count (or the append-prefill work items) on
+ * the host, grows (never shrinks, never per call) the plan's device partial-output and
+ * work-item buffers, and uploads the work items from the plan's own pinned buffer with one
+ * cudaMemcpyAsync on `stream` (an event recorded after that copy guards the pinned buffer: the
+ * next rkv_cuda_attn_plan_batch waits for it before overwriting). qo_indptr_host NULL = decode.
+ * The runs must be enqueued on the plan's stream (or one ordered after it), after this call and
+ * before the next rkv_cuda_attn_plan_batch on the same plan; they do no host work beyond argument
+ * checks and require batch_size, page_size and the head counts/dim to equal the plan's. */
+typedef struct rkv_cuda_attn_plan rkv_cuda_attn_plan;
+RKV_API int rkv_cuda_attn_plan_create(rkv_cuda_attn_plan** out);
+/* Waits for the plan's last upload, then frees its buffers (stream-ordered on its last stream). NULL is a no-op. */
+RKV_API int rkv_cuda_attn_plan_destroy(rkv_cuda_attn_plan* plan);
+RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo_indptr_host,
+                               const int32_t* kv_indptr_host, const int32_t* kv_last_page_len_host,
+                               int32_t batch_size, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads,
+                               int32_t head_dim, void* stream);
+/* rkv_decode_attention with a decode plan; tables are device arrays. */
+RKV_API int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan* plan,
+                                          const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                          const void* k_cache, const void* v_cache, int32_t cache_dtype,
+                                          int64_t num_pages, int32_t page_size,
+                                          int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                          const int32_t* kv_indptr, const int32_t* kv_indices,
+                                          const int32_t* kv_last_page_len, int32_t batch_size,
+                                          float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                          int32_t window_left, void* stream);
+/* rkv_append_prefill_attention with a prefill plan; qo_indptr and the tables are device arrays
+ * (qo_indptr equal to the host copy the plan was made from). */
+RKV_API int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan* plan,
+                                                  const void* q, int32_t q_dtype, void* out, int32_t out_dtype,
+                                                  float* lse, const int32_t* qo_indptr,
+                                                  const void* k_cache, const void* v_cache, int32_t cache_dtype,
+                                                  int64_t num_pages, int32_t page_size,
+                                                  int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                                  const int32_t* kv_indptr, const int32_t* kv_indices,
+                                                  const int32_t* kv_last_page_len, int32_t batch_size,
+                                                  const int32_t* bidir_indptr, const int32_t* bidir_regions,
+                                                  float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                                  int32_t window_left, void* stream);
+/* One-shot conveniences (tests, benchmarks): copy kv_indptr / kv_last_page_len (and qo_indptr)
+ * back to the host, plan a temporary plan, run it, synchronize `stream` and destroy the plan.
+ * An engine step uses rkv_cuda_attn_plan_batch + the _run functions instead. */
 RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                       const void* k_cache, const void* v_cache, int32_t cache_dtype,
                                       int64_t num_pages, int32_t page_size,
@@ -235,7 +300,7 @@ RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out,
                                       const int32_t* kv_indptr, const int32_t* kv_indices,
                                       const int32_t* kv_last_page_len, int32_t batch_size,
                                       float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                      int32_t window_left);
+                                      int32_t window_left, void* stream);
 RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                               const int32_t* qo_indptr,
                                               const void* k_cache, const void* v_cache, int32_t cache_dtype,
@@ -245,9 +310,10 @@ RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, vo
                                               const int32_t* kv_last_page_len, int32_t batch_size,
                                               const int32_t* bidir_indptr, const int32_t* bidir_regions,
                                               float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                              int32_t window_left);
+                                              int32_t window_left, void* stream);
 RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
-                                 float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim);
+                                 float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim,
+                                 void* stream);
 
 /* ---- CUDA dense ops of the model (device pointers; `stream` is a cudaStream_t, NULL = the
  * legacy default stream; kernels are launched asynchronously on it, nothing synchronizes) ---- */
@@ -263,7 +329,7 @@ RKV_API int rkv_cuda_linear(const float* x, const void* w, int32_t w_dtype, floa
 /* The CPU dense ops' twins (same shapes and rules as rkv_rmsnorm ... rkv_argmax above, with
  * the arithmetic of rkv_dense_elem.h shared with the CPU). Checks on device-resident values
  * (positions, ids) are not made here: the caller checks its host copies, and ids are also
- * checked on the device (rkv_cuda_embedding's bad_token). */
+ * checked on the device (rkv_cuda_embedding's error record). */
 RKV_API int rkv_cuda_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,
                              float w_offset, void* stream);
 /* inv_freq: a device array of head_dim / 2 doubles. */
@@ -276,11 +342,10 @@ RKV_API int rkv_cuda_add_bias(float* y, const float* bias, int64_t rows, int32_t
 RKV_API int rkv_cuda_add_inplace(float* y, const float* x, int64_t n, void* stream);
 RKV_API int rkv_cuda_soft_cap(float* x, int64_t n, float cap, void* stream);
 RKV_API int rkv_cuda_scale(float* x, int64_t n, float s, void* stream);
-/* bad_token (device int64, may be NULL): must hold 0 (or a previous step's value) before the
- * call; a token whose id is outside [0, vocab) gets a zero row and *bad_token becomes
- * the smallest 1 + index of such tokens (0 stays "none"), so the host reads one value per step. */
+/* A token whose id is outside [0, vocab) gets a zero row and is recorded in error_record
+ * (RKV_CUDA_DEVERR_BAD_TOKEN, see above; may be NULL). */
 RKV_API int rkv_cuda_embedding(const int32_t* ids, int64_t n, const void* table, int32_t dtype,
-                               int32_t vocab, int32_t dim, float* out, int64_t* bad_token, void* stream);
+                               int32_t vocab, int32_t dim, float* out, int64_t* error_record, void* stream);
 RKV_API int rkv_cuda_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out, void* stream);
 
 #ifdef __cplusplus

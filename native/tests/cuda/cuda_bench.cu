@@ -91,12 +91,17 @@ int main() {
   CK(cudaMemset(v, 0, pool_bytes));
   CK(cudaDeviceSynchronize());
   int st = RKV_OK;
+  // as an engine step does: plan once from the host tables, then time the runs (every layer)
+  rkv_cuda_attn_plan* plan = nullptr;
+  RK(rkv_cuda_attn_plan_create(&plan));
+  RK(rkv_cuda_attn_plan_batch(plan, nullptr, indptr.data(), last.data(), batch, page, qoh, kvh, hd, nullptr));
   ms = time_ms(nullptr, 10, [&] {
-    int r = rkv_cuda_decode_attention(q, RKV_DTYPE_BF16, out, RKV_DTYPE_BF16, nullptr, k, v, RKV_DTYPE_BF16,
-                                      num_pages, page, qoh, kvh, hd, d_indptr, d_indices, d_last, batch,
-                                      0.08838834764f, 0.f, 1.f, 1.f, -1);
+    int r = rkv_cuda_decode_attention_run(plan, q, RKV_DTYPE_BF16, out, RKV_DTYPE_BF16, nullptr, k, v, RKV_DTYPE_BF16,
+                                          num_pages, page, qoh, kvh, hd, d_indptr, d_indices, d_last, batch,
+                                          0.08838834764f, 0.f, 1.f, 1.f, -1, nullptr);
     if (r != RKV_OK) st = r;
   });
+  RK(rkv_cuda_attn_plan_destroy(plan));
   RK(st);
   const double decode_gbs = 2.0 * pool_bytes / (ms * 1e6);
   std::printf("bench decode_attention_bf16 %.1f GB/s %.2f\n", decode_gbs, decode_gbs / copy_gbs);

@@ -79,9 +79,26 @@ static void test_linear() {
       void* dw = wd == RKV_DTYPE_F32 ? (void*)to_dev(w) : (void*)to_dev(wb);
       float* dy = to_dev(y0);
       OK(rkv_cuda_linear(dx, dw, wd, dy, m, n, k, acc, g_stream));
-      // both sides round x to bf16 for bf16 weights (m >= 8); f32 differs only in sum order
-      expect_close(wd == RKV_DTYPE_F32 ? "linear f32" : "linear bf16", to_host(dy, m * n), want,
-                   wd == RKV_DTYPE_F32 ? 1e-4f : 1e-3f, 1e-3f);
+      const std::vector<float> got = to_host(dy, m * n);
+      if (wd == RKV_DTYPE_F32) {
+        expect_close("linear f32", got, want, 1e-4f, 1e-3f);  // only the summation order differs
+      } else {
+        // cuBLAS rounds x to bf16 (RNE), the CPU may not: the difference is bounded by the
+        // rounding of x, |x - bf16(x)| <= 2^-8 |x|, summed over k (plus f32 summation noise)
+        int bad = 0;
+        for (int64_t i = 0; i < m && bad < 3; i++)
+          for (int64_t j = 0; j < n && bad < 3; j++) {
+            double bound = 0;
+            for (int64_t kk = 0; kk < k; kk++) bound += std::fabs(x[i * k + kk]) * std::fabs(w[j * k + kk]);
+            bound = bound * (1.0 / 256) + 1e-6 + 1e-5 * std::fabs(want[i * n + j]);
+            const double d = std::fabs((double)got[i * n + j] - want[i * n + j]);
+            if (!(d <= bound)) {
+              EXPECT(false, "linear bf16 acc=%d [%lld, %lld]: GPU %.9g vs CPU %.9g, |diff| %.3g > bound %.3g", acc,
+                     (long long)i, (long long)j, got[i * n + j], want[i * n + j], d, bound);
+              bad++;
+            }
+          }
+      }
       cudaFree(dx);
       cudaFree(dw);
       cudaFree(dy);
@@ -168,15 +185,20 @@ static void test_embedding_argmax() {
   float* dt = to_dev(table);
   int32_t* di = to_dev(ids);
   float* dout = to_dev(want);
-  std::vector<int64_t> zero = {0};
+  std::vector<int64_t> zero(RKV_CUDA_ERROR_RECORD_SLOTS, 0);
   int64_t* dflag = to_dev(zero);
   OK(rkv_cuda_embedding(di, n, dt, RKV_DTYPE_F32, vocab, dim, dout, dflag, g_stream));
   expect_close("embedding", to_host(dout, want.size()), want, 0.f, 0.f);
-  EXPECT(to_host(dflag, 1)[0] == 0, "valid ids flagged");
-  std::vector<int32_t> bad = {1, 1000, 2, -4};
+  EXPECT(to_host(dflag, 1)[0] == RKV_CUDA_DEVERR_NONE, "valid ids flagged");
+  std::vector<int32_t> bad = {1, 1000, 2, 7};
   int32_t* dbad = to_dev(bad);
   OK(rkv_cuda_embedding(dbad, 4, dt, RKV_DTYPE_F32, vocab, dim, dout, dflag, g_stream));
-  EXPECT(to_host(dflag, 1)[0] == 2, "bad token flag %lld, want 2 (index 1)", (long long)to_host(dflag, 1)[0]);
+  const std::vector<int64_t> rec = to_host(dflag, RKV_CUDA_ERROR_RECORD_SLOTS);
+  EXPECT(rec[0] == RKV_CUDA_DEVERR_BAD_TOKEN && rec[1] == 1 && rec[2] == 1000 && rec[3] == vocab,
+         "error record {%lld, %lld, %lld, %lld}, want {%d, 1, 1000, %d}", (long long)rec[0], (long long)rec[1],
+         (long long)rec[2], (long long)rec[3], RKV_CUDA_DEVERR_BAD_TOKEN, vocab);
+  const std::vector<float> rows_out = to_host(dout, 4 * dim);
+  for (int32_t d = 0; d < dim; d++) EXPECT(rows_out[dim + d] == 0.f, "bad token row not zeroed at %d", d);
 
   const int64_t rows = 4;
   const int32_t v = 50257;

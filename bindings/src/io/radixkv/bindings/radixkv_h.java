@@ -77,14 +77,59 @@ public class radixkv_h extends radixkv_h$shared {
     public static int RKV_DTYPE_FP8_E5M2() {
         return RKV_DTYPE_FP8_E5M2;
     }
-    private static final int RKV_ABI_VERSION = (int)2L;
+    private static final int RKV_ABI_VERSION = (int)3L;
     /**
      * {@snippet lang=c :
-     * #define RKV_ABI_VERSION 2
+     * #define RKV_ABI_VERSION 3
      * }
      */
     public static int RKV_ABI_VERSION() {
         return RKV_ABI_VERSION;
+    }
+    private static final int RKV_CUDA_ERROR_RECORD_SLOTS = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_CUDA_ERROR_RECORD_SLOTS 4
+     * }
+     */
+    public static int RKV_CUDA_ERROR_RECORD_SLOTS() {
+        return RKV_CUDA_ERROR_RECORD_SLOTS;
+    }
+    private static final int RKV_CUDA_DEVERR_NONE = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_CUDA_DEVERR_NONE 0
+     * }
+     */
+    public static int RKV_CUDA_DEVERR_NONE() {
+        return RKV_CUDA_DEVERR_NONE;
+    }
+    private static final int RKV_CUDA_DEVERR_BAD_SLOT = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_CUDA_DEVERR_BAD_SLOT 1
+     * }
+     */
+    public static int RKV_CUDA_DEVERR_BAD_SLOT() {
+        return RKV_CUDA_DEVERR_BAD_SLOT;
+    }
+    private static final int RKV_CUDA_DEVERR_BAD_TOKEN = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_CUDA_DEVERR_BAD_TOKEN 2
+     * }
+     */
+    public static int RKV_CUDA_DEVERR_BAD_TOKEN() {
+        return RKV_CUDA_DEVERR_BAD_TOKEN;
+    }
+    private static final int RKV_CUDA_DEVERR_BAD_PAGE = (int)3L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_CUDA_DEVERR_BAD_PAGE 3
+     * }
+     */
+    public static int RKV_CUDA_DEVERR_BAD_PAGE() {
+        return RKV_CUDA_DEVERR_BAD_PAGE;
     }
 
     private static class rkv_last_error {
@@ -2018,6 +2063,64 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
+    private static class rkv_cuda_abi_version {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT    );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_abi_version");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t rkv_cuda_abi_version()
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_abi_version$descriptor() {
+        return rkv_cuda_abi_version.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t rkv_cuda_abi_version()
+     * }
+     */
+    public static MethodHandle rkv_cuda_abi_version$handle() {
+        return rkv_cuda_abi_version.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t rkv_cuda_abi_version()
+     * }
+     */
+    public static MemorySegment rkv_cuda_abi_version$address() {
+        return rkv_cuda_abi_version.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t rkv_cuda_abi_version()
+     * }
+     */
+    public static int rkv_cuda_abi_version() {
+        var mh$ = rkv_cuda_abi_version.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_abi_version");
+            }
+            return (int)mh$.invokeExact();
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rkv_cuda_device_count {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT    );
@@ -2223,6 +2326,7 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_INT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
+            radixkv_h.C_POINTER,
             radixkv_h.C_POINTER
         );
 
@@ -2234,7 +2338,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, int64_t *error_record, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_reshape_and_cache$descriptor() {
@@ -2244,7 +2348,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, int64_t *error_record, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_reshape_and_cache$handle() {
@@ -2254,7 +2358,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, int64_t *error_record, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_reshape_and_cache$address() {
@@ -2263,16 +2367,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, void *stream)
+     * int rkv_cuda_reshape_and_cache(const void *k, const void *v, int32_t src_dtype, const int64_t *slot_mapping, int64_t num_tokens, int32_t num_kv_heads, int32_t head_dim, void *k_cache, void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, float k_scale, float v_scale, int64_t *error_record, void *stream)
      * }
      */
-    public static int rkv_cuda_reshape_and_cache(MemorySegment k, MemorySegment v, int src_dtype, MemorySegment slot_mapping, long num_tokens, int num_kv_heads, int head_dim, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, float k_scale, float v_scale, MemorySegment stream) {
+    public static int rkv_cuda_reshape_and_cache(MemorySegment k, MemorySegment v, int src_dtype, MemorySegment slot_mapping, long num_tokens, int num_kv_heads, int head_dim, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, float k_scale, float v_scale, MemorySegment error_record, MemorySegment stream) {
         var mh$ = rkv_cuda_reshape_and_cache.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_reshape_and_cache", k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale, stream);
+                traceDowncall("rkv_cuda_reshape_and_cache", k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale, error_record, stream);
             }
-            return (int)mh$.invokeExact(k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale, stream);
+            return (int)mh$.invokeExact(k, v, src_dtype, slot_mapping, num_tokens, num_kv_heads, head_dim, k_cache, v_cache, cache_dtype, num_pages, page_size, k_scale, v_scale, error_record, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2284,12 +2388,12 @@ public class radixkv_h extends radixkv_h$shared {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_LONG,
             radixkv_h.C_LONG,
+            radixkv_h.C_POINTER,
             radixkv_h.C_POINTER
         );
 
@@ -2301,7 +2405,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
+     * int rkv_cuda_copy_blocks(void *const *caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_copy_blocks$descriptor() {
@@ -2311,7 +2415,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
+     * int rkv_cuda_copy_blocks(void *const *caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_copy_blocks$handle() {
@@ -2321,7 +2425,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
+     * int rkv_cuda_copy_blocks(void *const *caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_copy_blocks$address() {
@@ -2330,16 +2434,374 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, void *stream)
+     * int rkv_cuda_copy_blocks(void *const *caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
      * }
      */
-    public static int rkv_cuda_copy_blocks(MemorySegment k_caches, MemorySegment v_caches, int num_layers, MemorySegment block_mapping, long num_pairs, long page_bytes, long num_pages, MemorySegment stream) {
+    public static int rkv_cuda_copy_blocks(MemorySegment caches, int num_layers, MemorySegment block_mapping, long num_pairs, long page_bytes, long num_pages, MemorySegment error_record, MemorySegment stream) {
         var mh$ = rkv_cuda_copy_blocks.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_copy_blocks", k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, stream);
+                traceDowncall("rkv_cuda_copy_blocks", caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, error_record, stream);
             }
-            return (int)mh$.invokeExact(k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, stream);
+            return (int)mh$.invokeExact(caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, error_record, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_attn_plan_create {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_attn_plan_create");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_create(rkv_cuda_attn_plan **out)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_attn_plan_create$descriptor() {
+        return rkv_cuda_attn_plan_create.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_create(rkv_cuda_attn_plan **out)
+     * }
+     */
+    public static MethodHandle rkv_cuda_attn_plan_create$handle() {
+        return rkv_cuda_attn_plan_create.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_create(rkv_cuda_attn_plan **out)
+     * }
+     */
+    public static MemorySegment rkv_cuda_attn_plan_create$address() {
+        return rkv_cuda_attn_plan_create.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_create(rkv_cuda_attn_plan **out)
+     * }
+     */
+    public static int rkv_cuda_attn_plan_create(MemorySegment out) {
+        var mh$ = rkv_cuda_attn_plan_create.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_attn_plan_create", out);
+            }
+            return (int)mh$.invokeExact(out);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_attn_plan_destroy {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_attn_plan_destroy");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_destroy(rkv_cuda_attn_plan *plan)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_attn_plan_destroy$descriptor() {
+        return rkv_cuda_attn_plan_destroy.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_destroy(rkv_cuda_attn_plan *plan)
+     * }
+     */
+    public static MethodHandle rkv_cuda_attn_plan_destroy$handle() {
+        return rkv_cuda_attn_plan_destroy.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_destroy(rkv_cuda_attn_plan *plan)
+     * }
+     */
+    public static MemorySegment rkv_cuda_attn_plan_destroy$address() {
+        return rkv_cuda_attn_plan_destroy.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_destroy(rkv_cuda_attn_plan *plan)
+     * }
+     */
+    public static int rkv_cuda_attn_plan_destroy(MemorySegment plan) {
+        var mh$ = rkv_cuda_attn_plan_destroy.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_attn_plan_destroy", plan);
+            }
+            return (int)mh$.invokeExact(plan);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_attn_plan_batch {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_attn_plan_batch");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan *plan, const int32_t *qo_indptr_host, const int32_t *kv_indptr_host, const int32_t *kv_last_page_len_host, int32_t batch_size, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_attn_plan_batch$descriptor() {
+        return rkv_cuda_attn_plan_batch.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan *plan, const int32_t *qo_indptr_host, const int32_t *kv_indptr_host, const int32_t *kv_last_page_len_host, int32_t batch_size, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_attn_plan_batch$handle() {
+        return rkv_cuda_attn_plan_batch.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan *plan, const int32_t *qo_indptr_host, const int32_t *kv_indptr_host, const int32_t *kv_last_page_len_host, int32_t batch_size, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_attn_plan_batch$address() {
+        return rkv_cuda_attn_plan_batch.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan *plan, const int32_t *qo_indptr_host, const int32_t *kv_indptr_host, const int32_t *kv_last_page_len_host, int32_t batch_size, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, void *stream)
+     * }
+     */
+    public static int rkv_cuda_attn_plan_batch(MemorySegment plan, MemorySegment qo_indptr_host, MemorySegment kv_indptr_host, MemorySegment kv_last_page_len_host, int batch_size, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment stream) {
+        var mh$ = rkv_cuda_attn_plan_batch.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_attn_plan_batch", plan, qo_indptr_host, kv_indptr_host, kv_last_page_len_host, batch_size, page_size, num_qo_heads, num_kv_heads, head_dim, stream);
+            }
+            return (int)mh$.invokeExact(plan, qo_indptr_host, kv_indptr_host, kv_last_page_len_host, batch_size, page_size, num_qo_heads, num_kv_heads, head_dim, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_decode_attention_run {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_decode_attention_run");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_decode_attention_run$descriptor() {
+        return rkv_cuda_decode_attention_run.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_decode_attention_run$handle() {
+        return rkv_cuda_decode_attention_run.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_decode_attention_run$address() {
+        return rkv_cuda_decode_attention_run.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * }
+     */
+    public static int rkv_cuda_decode_attention_run(MemorySegment plan, MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left, MemorySegment stream) {
+        var mh$ = rkv_cuda_decode_attention_run.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_decode_attention_run", plan, q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+            }
+            return (int)mh$.invokeExact(plan, q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_cuda_append_prefill_attention_run {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_append_prefill_attention_run");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_append_prefill_attention_run$descriptor() {
+        return rkv_cuda_append_prefill_attention_run.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * }
+     */
+    public static MethodHandle rkv_cuda_append_prefill_attention_run$handle() {
+        return rkv_cuda_append_prefill_attention_run.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * }
+     */
+    public static MemorySegment rkv_cuda_append_prefill_attention_run$address() {
+        return rkv_cuda_append_prefill_attention_run.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * }
+     */
+    public static int rkv_cuda_append_prefill_attention_run(MemorySegment plan, MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left, MemorySegment stream) {
+        var mh$ = rkv_cuda_append_prefill_attention_run.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_append_prefill_attention_run", plan, q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+            }
+            return (int)mh$.invokeExact(plan, q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2371,7 +2833,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_INT
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_decode_attention");
@@ -2382,7 +2845,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_decode_attention$descriptor() {
@@ -2392,7 +2855,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_decode_attention$handle() {
@@ -2402,7 +2865,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_decode_attention$address() {
@@ -2411,16 +2874,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
      * }
      */
-    public static int rkv_cuda_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
+    public static int rkv_cuda_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left, MemorySegment stream) {
         var mh$ = rkv_cuda_decode_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+                traceDowncall("rkv_cuda_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2455,7 +2918,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
             radixkv_h.C_FLOAT,
-            radixkv_h.C_INT
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_append_prefill_attention");
@@ -2466,7 +2930,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_append_prefill_attention$descriptor() {
@@ -2476,7 +2940,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_append_prefill_attention$handle() {
@@ -2486,7 +2950,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_append_prefill_attention$address() {
@@ -2495,16 +2959,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
      * }
      */
-    public static int rkv_cuda_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
+    public static int rkv_cuda_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left, MemorySegment stream) {
         var mh$ = rkv_cuda_append_prefill_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+                traceDowncall("rkv_cuda_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -2523,7 +2987,8 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
             radixkv_h.C_INT,
-            radixkv_h.C_INT
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_merge_state");
@@ -2534,7 +2999,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_merge_state(const float *v_a, const float *s_a, const float *v_b, const float *s_b, float *v_out, float *s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim)
+     * int rkv_cuda_merge_state(const float *v_a, const float *s_a, const float *v_b, const float *s_b, float *v_out, float *s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_merge_state$descriptor() {
@@ -2544,7 +3009,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_merge_state(const float *v_a, const float *s_a, const float *v_b, const float *s_b, float *v_out, float *s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim)
+     * int rkv_cuda_merge_state(const float *v_a, const float *s_a, const float *v_b, const float *s_b, float *v_out, float *s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_merge_state$handle() {
@@ -2554,7 +3019,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_merge_state(const float *v_a, const float *s_a, const float *v_b, const float *s_b, float *v_out, float *s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim)
+     * int rkv_cuda_merge_state(const float *v_a, const float *s_a, const float *v_b, const float *s_b, float *v_out, float *s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_merge_state$address() {
@@ -2563,16 +3028,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_merge_state(const float *v_a, const float *s_a, const float *v_b, const float *s_b, float *v_out, float *s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim)
+     * int rkv_cuda_merge_state(const float *v_a, const float *s_a, const float *v_b, const float *s_b, float *v_out, float *s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim, void *stream)
      * }
      */
-    public static int rkv_cuda_merge_state(MemorySegment v_a, MemorySegment s_a, MemorySegment v_b, MemorySegment s_b, MemorySegment v_out, MemorySegment s_out, long num_tokens, int num_heads, int head_dim) {
+    public static int rkv_cuda_merge_state(MemorySegment v_a, MemorySegment s_a, MemorySegment v_b, MemorySegment s_b, MemorySegment v_out, MemorySegment s_out, long num_tokens, int num_heads, int head_dim, MemorySegment stream) {
         var mh$ = rkv_cuda_merge_state.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_merge_state", v_a, s_a, v_b, s_b, v_out, s_out, num_tokens, num_heads, head_dim);
+                traceDowncall("rkv_cuda_merge_state", v_a, s_a, v_b, s_b, v_out, s_out, num_tokens, num_heads, head_dim, stream);
             }
-            return (int)mh$.invokeExact(v_a, s_a, v_b, s_b, v_out, s_out, num_tokens, num_heads, head_dim);
+            return (int)mh$.invokeExact(v_a, s_a, v_b, s_b, v_out, s_out, num_tokens, num_heads, head_dim, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -3244,7 +3709,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *bad_token, void *stream)
+     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *error_record, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_embedding$descriptor() {
@@ -3254,7 +3719,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *bad_token, void *stream)
+     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *error_record, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_embedding$handle() {
@@ -3264,7 +3729,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *bad_token, void *stream)
+     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *error_record, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_embedding$address() {
@@ -3273,16 +3738,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *bad_token, void *stream)
+     * int rkv_cuda_embedding(const int32_t *ids, int64_t n, const void *table, int32_t dtype, int32_t vocab, int32_t dim, float *out, int64_t *error_record, void *stream)
      * }
      */
-    public static int rkv_cuda_embedding(MemorySegment ids, long n, MemorySegment table, int dtype, int vocab, int dim, MemorySegment out, MemorySegment bad_token, MemorySegment stream) {
+    public static int rkv_cuda_embedding(MemorySegment ids, long n, MemorySegment table, int dtype, int vocab, int dim, MemorySegment out, MemorySegment error_record, MemorySegment stream) {
         var mh$ = rkv_cuda_embedding.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_embedding", ids, n, table, dtype, vocab, dim, out, bad_token, stream);
+                traceDowncall("rkv_cuda_embedding", ids, n, table, dtype, vocab, dim, out, error_record, stream);
             }
-            return (int)mh$.invokeExact(ids, n, table, dtype, vocab, dim, out, bad_token, stream);
+            return (int)mh$.invokeExact(ids, n, table, dtype, vocab, dim, out, error_record, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

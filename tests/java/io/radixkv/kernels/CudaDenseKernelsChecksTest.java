@@ -51,7 +51,7 @@ class CudaDenseKernelsChecksTest {
         @Override
         public void close() {}
     };
-    private final CudaDenseKernels k = new CudaDenseKernels(stubDevice, MemorySegment.NULL);
+    private final CudaDenseKernels k = new CudaDenseKernels(stubDevice, MemorySegment.NULL, stubDevice.allocate(32));
 
     @AfterEach
     void close() {
@@ -70,8 +70,16 @@ class CudaDenseKernelsChecksTest {
     @Test
     void needsDeviceMemory() {
         try (HostMemory host = new HostMemory()) {
-            assertThrows(IllegalArgumentException.class, () -> new CudaDenseKernels(host, MemorySegment.NULL));
+            assertThrows(IllegalArgumentException.class,
+                    () -> new CudaDenseKernels(host, MemorySegment.NULL, MemorySegment.NULL));
         }
+    }
+
+    @Test
+    void f16WeightsAreRefusedWithTheReason() {
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> k.linear(f32(6), arena.allocate(24, 64), DType.F16, f32(8), 2, 4, 3, false));
+        assertTrue(e.getMessage().contains("f16"), e.getMessage());
     }
 
     @Test

@@ -23,6 +23,24 @@ public class cudart_h extends cudart_h$shared {
     static final SymbolLookup SYMBOL_LOOKUP = SymbolLookup.loaderLookup()
             .or(Linker.nativeLinker().defaultLookup());
 
+    private static final int cudaStreamNonBlocking = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define cudaStreamNonBlocking 1
+     * }
+     */
+    public static int cudaStreamNonBlocking() {
+        return cudaStreamNonBlocking;
+    }
+    private static final int cudaEventDisableTiming = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define cudaEventDisableTiming 2
+     * }
+     */
+    public static int cudaEventDisableTiming() {
+        return cudaEventDisableTiming;
+    }
     private static final int cudaSuccess = (int)0L;
     /**
      * {@snippet lang=c :
@@ -406,6 +424,67 @@ public class cudart_h extends cudart_h$shared {
         }
     }
 
+    private static class cudaStreamCreateWithFlags {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaStreamCreateWithFlags");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+     * }
+     */
+    public static FunctionDescriptor cudaStreamCreateWithFlags$descriptor() {
+        return cudaStreamCreateWithFlags.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+     * }
+     */
+    public static MethodHandle cudaStreamCreateWithFlags$handle() {
+        return cudaStreamCreateWithFlags.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+     * }
+     */
+    public static MemorySegment cudaStreamCreateWithFlags$address() {
+        return cudaStreamCreateWithFlags.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+     * }
+     */
+    public static int cudaStreamCreateWithFlags(MemorySegment pStream, int flags) {
+        var mh$ = cudaStreamCreateWithFlags.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaStreamCreateWithFlags", pStream, flags);
+            }
+            return (int)mh$.invokeExact(pStream, flags);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class cudaStreamDestroy {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             cudart_h.C_INT,
@@ -579,6 +658,67 @@ public class cudart_h extends cudart_h$shared {
                 traceDowncall("cudaEventCreate", event);
             }
             return (int)mh$.invokeExact(event);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaEventCreateWithFlags {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaEventCreateWithFlags");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+     * }
+     */
+    public static FunctionDescriptor cudaEventCreateWithFlags$descriptor() {
+        return cudaEventCreateWithFlags.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+     * }
+     */
+    public static MethodHandle cudaEventCreateWithFlags$handle() {
+        return cudaEventCreateWithFlags.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+     * }
+     */
+    public static MemorySegment cudaEventCreateWithFlags$address() {
+        return cudaEventCreateWithFlags.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+     * }
+     */
+    public static int cudaEventCreateWithFlags(MemorySegment event, int flags) {
+        var mh$ = cudaEventCreateWithFlags.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaEventCreateWithFlags", event, flags);
+            }
+            return (int)mh$.invokeExact(event, flags);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -890,6 +1030,67 @@ public class cudart_h extends cudart_h$shared {
         }
     }
 
+    private static class cudaMallocHost {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaMallocHost");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMallocHost(void **ptr, size_t size)
+     * }
+     */
+    public static FunctionDescriptor cudaMallocHost$descriptor() {
+        return cudaMallocHost.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMallocHost(void **ptr, size_t size)
+     * }
+     */
+    public static MethodHandle cudaMallocHost$handle() {
+        return cudaMallocHost.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMallocHost(void **ptr, size_t size)
+     * }
+     */
+    public static MemorySegment cudaMallocHost$address() {
+        return cudaMallocHost.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMallocHost(void **ptr, size_t size)
+     * }
+     */
+    public static int cudaMallocHost(MemorySegment ptr, long size) {
+        var mh$ = cudaMallocHost.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaMallocHost", ptr, size);
+            }
+            return (int)mh$.invokeExact(ptr, size);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class cudaFree {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             cudart_h.C_INT,
@@ -943,6 +1144,66 @@ public class cudart_h extends cudart_h$shared {
                 traceDowncall("cudaFree", devPtr);
             }
             return (int)mh$.invokeExact(devPtr);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaFreeHost {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaFreeHost");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaFreeHost(void *ptr)
+     * }
+     */
+    public static FunctionDescriptor cudaFreeHost$descriptor() {
+        return cudaFreeHost.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaFreeHost(void *ptr)
+     * }
+     */
+    public static MethodHandle cudaFreeHost$handle() {
+        return cudaFreeHost.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaFreeHost(void *ptr)
+     * }
+     */
+    public static MemorySegment cudaFreeHost$address() {
+        return cudaFreeHost.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaFreeHost(void *ptr)
+     * }
+     */
+    public static int cudaFreeHost(MemorySegment ptr) {
+        var mh$ = cudaFreeHost.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaFreeHost", ptr);
+            }
+            return (int)mh$.invokeExact(ptr);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1077,6 +1338,73 @@ public class cudart_h extends cudart_h$shared {
         }
     }
 
+    private static class cudaMemcpy2DAsync {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_LONG,
+            cudart_h.C_POINTER,
+            cudart_h.C_LONG,
+            cudart_h.C_LONG,
+            cudart_h.C_LONG,
+            cudart_h.C_INT,
+            cudart_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaMemcpy2DAsync");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+     * }
+     */
+    public static FunctionDescriptor cudaMemcpy2DAsync$descriptor() {
+        return cudaMemcpy2DAsync.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+     * }
+     */
+    public static MethodHandle cudaMemcpy2DAsync$handle() {
+        return cudaMemcpy2DAsync.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+     * }
+     */
+    public static MemorySegment cudaMemcpy2DAsync$address() {
+        return cudaMemcpy2DAsync.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+     * }
+     */
+    public static int cudaMemcpy2DAsync(MemorySegment dst, long dpitch, MemorySegment src, long spitch, long width, long height, int kind, MemorySegment stream) {
+        var mh$ = cudaMemcpy2DAsync.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaMemcpy2DAsync", dst, dpitch, src, spitch, width, height, kind, stream);
+            }
+            return (int)mh$.invokeExact(dst, dpitch, src, spitch, width, height, kind, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class cudaMemset {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             cudart_h.C_INT,
@@ -1132,6 +1460,69 @@ public class cudart_h extends cudart_h$shared {
                 traceDowncall("cudaMemset", devPtr, value, count);
             }
             return (int)mh$.invokeExact(devPtr, value, count);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaMemsetAsync {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_INT,
+            cudart_h.C_LONG,
+            cudart_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaMemsetAsync");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+     * }
+     */
+    public static FunctionDescriptor cudaMemsetAsync$descriptor() {
+        return cudaMemsetAsync.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+     * }
+     */
+    public static MethodHandle cudaMemsetAsync$handle() {
+        return cudaMemsetAsync.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+     * }
+     */
+    public static MemorySegment cudaMemsetAsync$address() {
+        return cudaMemsetAsync.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+     * }
+     */
+    public static int cudaMemsetAsync(MemorySegment devPtr, int value, long count, MemorySegment stream) {
+        var mh$ = cudaMemsetAsync.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaMemsetAsync", devPtr, value, count, stream);
+            }
+            return (int)mh$.invokeExact(devPtr, value, count, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

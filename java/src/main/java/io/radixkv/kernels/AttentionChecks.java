@@ -34,42 +34,71 @@ final class AttentionChecks {
 
     static Shape decode(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
                         KvCacheView cache, PageTableCsr table, AttentionParams params) {
-        int group = common(qDtype, outDtype, cache, table, params);
-        long[] lens = lengths(table, cache.layout());
-        int batch = table.batchSize();
-        int[] qo = new int[batch + 1];
-        for (int b = 0; b <= batch; b++) {
-            qo[b] = b;
-        }
-        rows(q, qDtype, out, outDtype, lse, batch, params.numQoHeads(), cache.layout().headDim());
-        return new Shape(lens, qo, null, null, group);
+        requireArguments(qDtype, outDtype, cache, table, params);
+        Shape shape = tables(cache.layout(), table, MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL,
+                params.numQoHeads());
+        rows(q, qDtype, out, outDtype, lse, shape.batch(), params.numQoHeads(), cache.layout().headDim());
+        return shape;
     }
 
     static Shape prefill(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
                          MemorySegment qoIndptr, KvCacheView cache, PageTableCsr table,
                          MemorySegment bidirIndptr, MemorySegment bidirRegions, AttentionParams params) {
-        int group = common(qDtype, outDtype, cache, table, params);
-        long[] lens = lengths(table, cache.layout());
+        requireArguments(qDtype, outDtype, cache, table, params);
+        if (isNull(qoIndptr)) {
+            throw new IllegalArgumentException("qoIndptr must not be NULL for append prefill");
+        }
+        Shape shape = tables(cache.layout(), table, qoIndptr, bidirIndptr, bidirRegions, params.numQoHeads());
+        rows(q, qDtype, out, outDtype, lse, shape.totalQ(), params.numQoHeads(), cache.layout().headDim());
+        return shape;
+    }
+
+    /**
+     * The host tables of one batch against a pool layout: heads, head_dim, the CSR page table,
+     * qo_indptr (NULL: a decode batch, one row per sequence) and the bidirectional regions (both
+     * NULL: none). Reads every table entry once.
+     */
+    static Shape tables(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr, MemorySegment bidirIndptr,
+                        MemorySegment bidirRegions, int numQoHeads) {
+        if (layout == null || table == null) {
+            throw new IllegalArgumentException("layout and table must not be null");
+        }
+        Checks.requirePositive("numQoHeads", numQoHeads);
+        if (numQoHeads % layout.numKvHeads() != 0) {
+            throw new IllegalArgumentException("numQoHeads " + numQoHeads
+                    + " is not a multiple of numKvHeads " + layout.numKvHeads());
+        }
+        if (layout.headDim() > MAX_HEAD_DIM) {
+            throw new IllegalArgumentException("headDim " + layout.headDim() + " exceeds " + MAX_HEAD_DIM);
+        }
+        table.validate(layout);
+        int group = numQoHeads / layout.numKvHeads();
+        long[] lens = lengths(table, layout);
         int batch = table.batchSize();
-        Checks.requireBytes("qoIndptr", qoIndptr, 4L * (batch + 1));
         int[] qo = new int[batch + 1];
-        qo[0] = Checks.intAt(qoIndptr, 0);
-        if (qo[0] != 0) {
-            throw new IllegalArgumentException("qo_indptr[0] must be 0, got " + qo[0]);
-        }
-        for (int b = 0; b < batch; b++) {
-            qo[b + 1] = Checks.intAt(qoIndptr, b + 1);
-            int qLen = qo[b + 1] - qo[b];
-            if (qLen < 0) {
-                throw new IllegalArgumentException("qo_indptr is not monotone at " + (b + 1) + ": " + qo[b + 1]
-                        + " < " + qo[b]);
+        if (isNull(qoIndptr)) {
+            for (int b = 0; b <= batch; b++) {
+                qo[b] = b;
             }
-            if (qLen > lens[b]) {
-                throw new IllegalArgumentException("sequence " + b + " has q_len " + qLen + " > kv_len " + lens[b]
-                        + " (the new tokens must already be in the cache)");
+        } else {
+            Checks.requireBytes("qoIndptr", qoIndptr, 4L * (batch + 1));
+            qo[0] = Checks.intAt(qoIndptr, 0);
+            if (qo[0] != 0) {
+                throw new IllegalArgumentException("qo_indptr[0] must be 0, got " + qo[0]);
+            }
+            for (int b = 0; b < batch; b++) {
+                qo[b + 1] = Checks.intAt(qoIndptr, b + 1);
+                int qLen = qo[b + 1] - qo[b];
+                if (qLen < 0) {
+                    throw new IllegalArgumentException("qo_indptr is not monotone at " + (b + 1) + ": " + qo[b + 1]
+                            + " < " + qo[b]);
+                }
+                if (qLen > lens[b]) {
+                    throw new IllegalArgumentException("sequence " + b + " has q_len " + qLen + " > kv_len " + lens[b]
+                            + " (the new tokens must already be in the cache)");
+                }
             }
         }
-        rows(q, qDtype, out, outDtype, lse, qo[batch], params.numQoHeads(), cache.layout().headDim());
         boolean noIndptr = isNull(bidirIndptr);
         boolean noRegions = isNull(bidirRegions);
         if (noIndptr != noRegions) {
@@ -77,6 +106,9 @@ final class AttentionChecks {
         }
         if (noIndptr) {
             return new Shape(lens, qo, null, null, group);
+        }
+        if (isNull(qoIndptr)) {
+            throw new IllegalArgumentException("bidirectional regions need an append-prefill batch (qoIndptr)");
         }
         Checks.requireBytes("bidirIndptr", bidirIndptr, 4L * (batch + 1));
         int[] bi = new int[batch + 1];
@@ -128,23 +160,14 @@ final class AttentionChecks {
         return s == null || s.equals(MemorySegment.NULL);
     }
 
-    private static int common(DType qDtype, DType outDtype, KvCacheView cache, PageTableCsr table,
-                              AttentionParams params) {
+    /** Non-null arguments and the q/out dtypes. */
+    static void requireArguments(DType qDtype, DType outDtype, KvCacheView cache, PageTableCsr table,
+                                 AttentionParams params) {
         if (cache == null || table == null || params == null) {
             throw new IllegalArgumentException("cache, table and params must not be null");
         }
         Checks.requireDtype("qDtype", qDtype, DType.F32, DType.F16, DType.BF16);
         Checks.requireDtype("outDtype", outDtype, DType.F32, DType.F16, DType.BF16);
-        PagedKvLayout layout = cache.layout();
-        if (params.numQoHeads() % layout.numKvHeads() != 0) {
-            throw new IllegalArgumentException("numQoHeads " + params.numQoHeads()
-                    + " is not a multiple of numKvHeads " + layout.numKvHeads());
-        }
-        if (layout.headDim() > MAX_HEAD_DIM) {
-            throw new IllegalArgumentException("headDim " + layout.headDim() + " exceeds " + MAX_HEAD_DIM);
-        }
-        table.validate(layout);
-        return params.numQoHeads() / layout.numKvHeads();
     }
 
     private static long[] lengths(PageTableCsr table, PagedKvLayout layout) {
@@ -155,7 +178,8 @@ final class AttentionChecks {
         return lens;
     }
 
-    private static void rows(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
+    /** Sizes of q, out ({@code rows x numQoHeads x headDim}) and the optional lse. */
+    static void rows(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
                              long rows, int numQoHeads, int headDim) {
         long elems = Math.multiplyExact(Math.multiplyExact(rows, (long) numQoHeads), (long) headDim);
         Checks.requireElements("q", q, elems, qDtype);

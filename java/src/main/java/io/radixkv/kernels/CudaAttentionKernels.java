@@ -1,57 +1,137 @@
 package io.radixkv.kernels;
 
 import io.radixkv.bindings.radixkv_h;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
- * Paged attention through libradixkv_cuda. Tensors (q, out, lse, K/V pools, merge inputs) are
- * device memory of the backend; the page table, qo_indptr and bidirectional regions are host
- * segments (as for every backend): they are validated here on the host with
- * {@link AttentionChecks} and then uploaded to a reusable device scratch buffer, so a bad
- * table never reaches the GPU. Kernels run on the library's stream (the legacy default
- * stream); the upload of the next call is ordered after the previous kernels on that stream.
+ * Paged attention through libradixkv_cuda, with FlashInfer's plan/run split. Tensors (q, out,
+ * lse, K/V pools, merge inputs) are device memory of the backend; page tables, qo_indptr and
+ * bidirectional regions are host segments, validated here on the host ({@link AttentionChecks},
+ * {@link PageTableCsr#validate}) so a bad table never reaches the GPU.
+ *
+ * <p>{@link #plan} (once per engine step) validates the tables, copies them into pinned staging
+ * and enqueues ONE asynchronous upload on the backend's stream, then lets the native planner
+ * decide the split-KV count / prefill work items from the host copies; {@link #run} (every
+ * layer) only checks shapes and launches. Everything is ordered on the backend's one stream, so
+ * the upload precedes the runs and a later plan's upload follows them. A plan is valid until the
+ * next {@link #plan}; a stale plan is refused.
+ *
+ * <p>{@link #decode} / {@link #appendPrefill} (host tables per call) plan and run in one go on a
+ * second, private plan, so they never invalidate the step's plan.
  */
 final class CudaAttentionKernels implements AttentionKernels {
-    private BackendMemory device;
-    private MemorySegment scratch;
-
     /**
-     * Kernels whose table uploads go to their own device memory, created on first use (so that
-     * constructing this object never touches CUDA: {@code CudaBackend} builds it before probing).
+     * The native side (libradixkv_cuda's plan, run and merge entry points): an interface so
+     * tests can stand in for the device and observe what reaches it.
      */
-    CudaAttentionKernels() {}
+    interface Device {
+        MemorySegment createPlan();
 
-    /** @param device device memory (e.g. the CUDA backend's) used for the uploaded page tables */
-    CudaAttentionKernels(BackendMemory device) {
-        if (device == null || !device.isDevice()) {
-            throw new IllegalArgumentException("CudaAttentionKernels needs device memory");
-        }
-        this.device = device;
+        void destroyPlan(MemorySegment plan);
+
+        /** rkv_cuda_attn_plan_batch from host tables (qoIndptr NULL: decode). */
+        void plan(MemorySegment plan, MemorySegment qoIndptr, MemorySegment kvIndptr, MemorySegment kvLastPageLen,
+                  int batch, PagedKvLayout layout, int numQoHeads, MemorySegment stream);
+
+        void decode(CudaAttentionPlan plan, Launch launch, MemorySegment stream);
+
+        void prefill(CudaAttentionPlan plan, Launch launch, MemorySegment stream);
+
+        void merge(MemorySegment va, MemorySegment sa, MemorySegment vb, MemorySegment sb, MemorySegment vOut,
+                   MemorySegment sOut, long numTokens, int numHeads, int headDim, MemorySegment stream);
     }
 
-    private BackendMemory device() {
-        if (device == null) {
-            if (NativeLibrary.loadCuda().isEmpty()) {
-                throw new UnsupportedOperationException("libradixkv_cuda is not available: "
-                        + NativeLibrary.cudaUnavailableReason());
-            }
-            device = new CudaMemory();
+    /** One layer's tensors and parameters. */
+    record Launch(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
+                  KvCacheView cache, AttentionParams params) {}
+
+    /** A native plan with its staging: one for the step's plans, one for the per-call forms. */
+    private final class Slot {
+        private final CudaStaging staging;
+        private MemorySegment nativePlan;
+        private long latest = -1;
+
+        Slot(CudaStaging staging) {
+            this.staging = staging;
         }
-        return device;
+    }
+
+    private final MemorySegment stream;
+    private final Device device;
+    private final Slot step;
+    private final Slot call;
+    private long generations;
+
+    /**
+     * @param memory the backend's device memory (allocations of the staging buffers)
+     * @param stream the backend's cudaStream_t every upload and launch is ordered on
+     * @param stepStaging staging of {@link #plan}
+     * @param callStaging staging of {@link #decode} / {@link #appendPrefill}
+     */
+    CudaAttentionKernels(BackendMemory memory, MemorySegment stream, Device device, CudaStaging stepStaging,
+                         CudaStaging callStaging) {
+        if (memory == null || !memory.isDevice()) {
+            throw new IllegalArgumentException("CudaAttentionKernels needs device memory");
+        }
+        this.stream = stream;
+        this.device = device;
+        this.step = new Slot(stepStaging);
+        this.call = new Slot(callStaging);
+    }
+
+    /** The kernels of a CUDA backend: libradixkv_cuda on {@code memory}'s stream. */
+    static CudaAttentionKernels of(CudaMemory memory) {
+        CudaAttentionKernels k = new CudaAttentionKernels(memory, memory.stream(), new NativeDevice(),
+                CudaStaging.of(memory), CudaStaging.of(memory));
+        memory.onClose(k::close);
+        return k;
+    }
+
+    @Override
+    public synchronized AttentionPlan plan(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr,
+                                           int numQoHeads) {
+        MemorySegment qo = qoIndptr == null ? MemorySegment.NULL : qoIndptr;
+        AttentionChecks.Shape shape = AttentionChecks.tables(layout, table, qo, MemorySegment.NULL, MemorySegment.NULL,
+                numQoHeads);
+        return stage(step, layout, table, qo, numQoHeads, shape, MemorySegment.NULL, MemorySegment.NULL);
+    }
+
+    @Override
+    public synchronized void run(AttentionPlan plan, MemorySegment q, DType qDtype, MemorySegment out, DType outDtype,
+                                 MemorySegment lse, KvCacheView cache, AttentionParams params) {
+        if (!(plan instanceof CudaAttentionPlan p) || p.owner() != this) {
+            throw new IllegalArgumentException("plan " + plan + " was not made by these kernels");
+        }
+        if (p.generation() != step.latest) {
+            throw new IllegalArgumentException("stale plan: " + p + " was superseded by a later plan() (generation "
+                    + step.latest + "); plan once per step, then run every layer");
+        }
+        if (cache == null || params == null) {
+            throw new IllegalArgumentException("cache and params must not be null");
+        }
+        if (!cache.layout().equals(p.layout())) {
+            throw new IllegalArgumentException("cache layout " + cache.layout() + " differs from the plan's "
+                    + p.layout());
+        }
+        if (params.numQoHeads() != p.numQoHeads()) {
+            throw new IllegalArgumentException("params.numQoHeads " + params.numQoHeads() + " differs from the plan's "
+                    + p.numQoHeads());
+        }
+        Checks.requireDtype("qDtype", qDtype, DType.F32, DType.F16, DType.BF16);
+        Checks.requireDtype("outDtype", outDtype, DType.F32, DType.F16, DType.BF16);
+        AttentionChecks.rows(q, qDtype, out, outDtype, lse, p.totalQ(), p.numQoHeads(), p.layout().headDim());
+        launch(p, new Launch(q, qDtype, out, outDtype, nullable(lse), cache, params));
     }
 
     @Override
     public synchronized void decode(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype,
                                     MemorySegment lse, KvCacheView cache, PageTableCsr table, AttentionParams params) {
-        AttentionChecks.decode(q, qDtype, out, outDtype, lse, cache, table, params);
-        Uploaded t = upload(table, null, null, null, 0);
-        PagedKvLayout l = cache.layout();
-        check("rkv_cuda_decode_attention", radixkv_h.rkv_cuda_decode_attention(
-                q, qDtype.code(), out, outDtype.code(), nullable(lse),
-                cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                params.numQoHeads(), l.numKvHeads(), l.headDim(),
-                t.indptr, t.indices, t.last, table.batchSize(),
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
+        AttentionChecks.Shape shape = AttentionChecks.decode(q, qDtype, out, outDtype, lse, cache, table, params);
+        CudaAttentionPlan p = stage(call, cache.layout(), table, MemorySegment.NULL, params.numQoHeads(), shape,
+                MemorySegment.NULL, MemorySegment.NULL);
+        launch(p, new Launch(q, qDtype, out, outDtype, nullable(lse), cache, params));
     }
 
     @Override
@@ -61,76 +141,154 @@ final class CudaAttentionKernels implements AttentionKernels {
                                            AttentionParams params) {
         AttentionChecks.Shape shape = AttentionChecks.prefill(q, qDtype, out, outDtype, lse, qoIndptr, cache, table,
                 bidirIndptr, bidirRegions, params);
-        int regions = shape.bidirRegions() == null ? 0 : shape.bidirRegions().length;
-        Uploaded t = upload(table, qoIndptr, shape.bidirIndptr() == null ? null : bidirIndptr,
-                shape.bidirRegions() == null ? null : bidirRegions, regions);
-        PagedKvLayout l = cache.layout();
-        check("rkv_cuda_append_prefill_attention", radixkv_h.rkv_cuda_append_prefill_attention(
-                q, qDtype.code(), out, outDtype.code(), nullable(lse), t.qoIndptr,
-                cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                params.numQoHeads(), l.numKvHeads(), l.headDim(),
-                t.indptr, t.indices, t.last, table.batchSize(), t.bidirIndptr, t.bidirRegions,
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
+        CudaAttentionPlan p = stage(call, cache.layout(), table, qoIndptr, params.numQoHeads(), shape,
+                shape.bidirIndptr() == null ? MemorySegment.NULL : bidirIndptr,
+                shape.bidirRegions() == null ? MemorySegment.NULL : bidirRegions);
+        launch(p, new Launch(q, qDtype, out, outDtype, nullable(lse), cache, params));
     }
 
     @Override
     public void mergeState(MemorySegment va, MemorySegment sa, MemorySegment vb, MemorySegment sb,
                            MemorySegment vOut, MemorySegment sOut, long numTokens, int numHeads, int headDim) {
         AttentionChecks.merge(va, sa, vb, sb, vOut, sOut, numTokens, numHeads, headDim);
-        check("rkv_cuda_merge_state",
-                radixkv_h.rkv_cuda_merge_state(va, sa, vb, sb, vOut, sOut, numTokens, numHeads, headDim));
+        device.merge(va, sa, vb, sb, vOut, sOut, numTokens, numHeads, headDim, stream);
     }
 
-    /** Device addresses of the uploaded host arrays (NULL where absent). */
-    private record Uploaded(MemorySegment indptr, MemorySegment indices, MemorySegment last, MemorySegment qoIndptr,
-                            MemorySegment bidirIndptr, MemorySegment bidirRegions) {}
-
-    private Uploaded upload(PageTableCsr table, MemorySegment qoIndptr, MemorySegment bidirIndptr,
-                            MemorySegment bidirRegions, int regionInts) {
-        int batch = table.batchSize();
-        long indptrBytes = 4L * (batch + 1);
-        long indicesBytes = 4L * table.nnz();
-        long lastBytes = 4L * batch;
-        long qoBytes = qoIndptr == null ? 0 : indptrBytes;
-        long biBytes = bidirIndptr == null ? 0 : indptrBytes;
-        long brBytes = bidirRegions == null ? 0 : 4L * regionInts;
-        long[] sizes = {indptrBytes, indicesBytes, lastBytes, qoBytes, biBytes, brBytes};
-        MemorySegment[] src = {table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), qoIndptr, bidirIndptr,
-                bidirRegions};
-        long total = 0;
-        for (long s : sizes) {
-            total += align(s);
-        }
-        if (scratch == null || scratch.byteSize() < total) {
-            // grows geometrically; earlier buffers are released with the backend's memory
-            scratch = device().allocate(Math.max(total, scratch == null ? 4096 : 2 * scratch.byteSize()));
-        }
-        MemorySegment[] dst = new MemorySegment[sizes.length];
-        long offset = 0;
-        for (int i = 0; i < sizes.length; i++) {
-            if (src[i] == null || sizes[i] == 0) {
-                dst[i] = src[i] == null ? MemorySegment.NULL : scratch.asSlice(offset, 0);
-                continue;
+    /** Destroys the native plans (the backend's memory calls this at close, after its stream finished). */
+    synchronized void close() {
+        for (Slot s : new Slot[] {step, call}) {
+            if (s.nativePlan != null) {
+                device.destroyPlan(s.nativePlan);
+                s.nativePlan = null;
             }
-            dst[i] = scratch.asSlice(offset, sizes[i]);
-            device().copyFromHost(src[i], dst[i], sizes[i]);
-            offset += align(sizes[i]);
+            s.latest = -1;
         }
-        return new Uploaded(dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]);
+    }
+
+    private void launch(CudaAttentionPlan p, Launch l) {
+        if (p.decode()) {
+            device.decode(p, l, stream);
+        } else {
+            device.prefill(p, l, stream);
+        }
+    }
+
+    /**
+     * Copies the validated tables into the slot's pinned staging (after the previous upload read
+     * it), enqueues one upload and plans natively. The slot's previous plan is stale from here on,
+     * even if this fails.
+     */
+    private CudaAttentionPlan stage(Slot slot, PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr,
+                                    int numQoHeads, AttentionChecks.Shape shape, MemorySegment bidirIndptr,
+                                    MemorySegment bidirRegions) {
+        slot.latest = -1;
+        int batch = table.batchSize();
+        boolean prefill = !AttentionChecks.isNull(qoIndptr);
+        long[] bytes = {
+            4L * (batch + 1), 4L * table.nnz(), 4L * batch,
+            prefill ? 4L * (batch + 1) : 0,
+            AttentionChecks.isNull(bidirIndptr) ? 0 : 4L * (batch + 1),
+            AttentionChecks.isNull(bidirRegions) ? 0 : 4L * shape.bidirRegions().length,
+        };
+        MemorySegment[] src = {table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), qoIndptr, bidirIndptr,
+            bidirRegions};
+        long[] offsets = new long[bytes.length];
+        long total = 0;
+        for (int i = 0; i < bytes.length; i++) {
+            offsets[i] = total;
+            total += align(bytes[i]);
+        }
+        MemorySegment host = slot.staging.host(total);
+        for (int i = 0; i < bytes.length; i++) {
+            if (bytes[i] > 0) {
+                MemorySegment.copy(src[i], 0, host, offsets[i], bytes[i]);
+            }
+        }
+        MemorySegment dev = slot.staging.upload(total);
+        MemorySegment[] d = new MemorySegment[bytes.length];
+        for (int i = 0; i < bytes.length; i++) {
+            boolean absent = i >= 3 && AttentionChecks.isNull(src[i]);
+            d[i] = absent ? MemorySegment.NULL : dev.asSlice(offsets[i], bytes[i]);
+        }
+        if (slot.nativePlan == null) {
+            slot.nativePlan = device.createPlan();
+        }
+        device.plan(slot.nativePlan, prefill ? host.asSlice(offsets[3], bytes[3]) : MemorySegment.NULL,
+                host.asSlice(offsets[0], bytes[0]), host.asSlice(offsets[2], bytes[2]), batch, layout, numQoHeads,
+                stream);
+        long generation = ++generations;
+        slot.latest = generation;
+        return new CudaAttentionPlan(this, generation, layout, table, prefill ? qoIndptr : MemorySegment.NULL,
+                numQoHeads, shape.totalQ(), new CudaAttentionPlan.DeviceTables(d[0], d[1], d[2], d[3], d[4], d[5]),
+                slot.nativePlan);
     }
 
     private static long align(long bytes) {
-        return (bytes + 255) & ~255L;
+        return (bytes + 63) & ~63L;
     }
 
     private static MemorySegment nullable(MemorySegment s) {
         return AttentionChecks.isNull(s) ? MemorySegment.NULL : s;
     }
 
-    private static void check(String function, int status) {
-        if (status < 0) {
-            String msg = radixkv_h.rkv_cuda_last_error().reinterpret(Long.MAX_VALUE).getString(0);
-            throw new NativeException(function, status, msg);
+    /** libradixkv_cuda. */
+    static final class NativeDevice implements Device {
+        @Override
+        public MemorySegment createPlan() {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment cell = arena.allocate(ValueLayout.ADDRESS);
+                CudaKvCacheKernels.check("rkv_cuda_attn_plan_create", radixkv_h.rkv_cuda_attn_plan_create(cell));
+                return cell.get(ValueLayout.ADDRESS, 0);
+            }
+        }
+
+        @Override
+        public void destroyPlan(MemorySegment plan) {
+            CudaKvCacheKernels.check("rkv_cuda_attn_plan_destroy", radixkv_h.rkv_cuda_attn_plan_destroy(plan));
+        }
+
+        @Override
+        public void plan(MemorySegment plan, MemorySegment qoIndptr, MemorySegment kvIndptr,
+                         MemorySegment kvLastPageLen, int batch, PagedKvLayout l, int numQoHeads,
+                         MemorySegment stream) {
+            CudaKvCacheKernels.check("rkv_cuda_attn_plan_batch", radixkv_h.rkv_cuda_attn_plan_batch(plan, qoIndptr,
+                    kvIndptr, kvLastPageLen, batch, l.pageSize(), numQoHeads, l.numKvHeads(), l.headDim(), stream));
+        }
+
+        @Override
+        public void decode(CudaAttentionPlan p, Launch x, MemorySegment stream) {
+            PagedKvLayout l = p.layout();
+            KvCacheView c = x.cache();
+            AttentionParams a = x.params();
+            CudaAttentionPlan.DeviceTables t = p.device();
+            CudaKvCacheKernels.check("rkv_cuda_decode_attention_run", radixkv_h.rkv_cuda_decode_attention_run(
+                    p.nativePlan(), x.q(), x.qDtype().code(), x.out(), x.outDtype().code(), x.lse(),
+                    c.kCache(), c.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
+                    a.numQoHeads(), l.numKvHeads(), l.headDim(), t.kvIndptr(), t.kvIndices(), t.kvLastPageLen(),
+                    p.table().batchSize(), a.smScale(), a.logitsSoftCap(), c.kScale(), c.vScale(), a.windowLeft(),
+                    stream));
+        }
+
+        @Override
+        public void prefill(CudaAttentionPlan p, Launch x, MemorySegment stream) {
+            PagedKvLayout l = p.layout();
+            KvCacheView c = x.cache();
+            AttentionParams a = x.params();
+            CudaAttentionPlan.DeviceTables t = p.device();
+            CudaKvCacheKernels.check("rkv_cuda_append_prefill_attention_run",
+                    radixkv_h.rkv_cuda_append_prefill_attention_run(p.nativePlan(), x.q(), x.qDtype().code(), x.out(),
+                            x.outDtype().code(), x.lse(), t.qoIndptr(), c.kCache(), c.vCache(),
+                            l.cacheDtype().code(), l.numPages(), l.pageSize(), a.numQoHeads(), l.numKvHeads(),
+                            l.headDim(), t.kvIndptr(), t.kvIndices(), t.kvLastPageLen(), p.table().batchSize(),
+                            t.bidirIndptr(), t.bidirRegions(), a.smScale(), a.logitsSoftCap(), c.kScale(),
+                            c.vScale(), a.windowLeft(), stream));
+        }
+
+        @Override
+        public void merge(MemorySegment va, MemorySegment sa, MemorySegment vb, MemorySegment sb, MemorySegment vOut,
+                          MemorySegment sOut, long numTokens, int numHeads, int headDim, MemorySegment stream) {
+            CudaKvCacheKernels.check("rkv_cuda_merge_state",
+                    radixkv_h.rkv_cuda_merge_state(va, sa, vb, sb, vOut, sOut, numTokens, numHeads, headDim, stream));
         }
     }
 }

@@ -14,11 +14,39 @@ public final class CudaBackend extends BackendBase {
     private static final CachedProbe PROBE = new CachedProbe(CudaBackend::computeProbe);
 
     private final CudaDenseKernels dense;
+    private final CudaDeviceErrors errors;
 
     public CudaBackend() {
-        super("cuda", probedMemory(), new CudaKvCacheKernels(), new CudaAttentionKernels());
-        // the legacy default stream, as the KV-cache and attention kernels use for now
-        dense = new CudaDenseKernels(memory(), MemorySegment.NULL);
+        this(probedMemory());
+    }
+
+    private CudaBackend(CudaMemory memory) {
+        this(memory, new CudaDeviceErrors(memory));
+    }
+
+    private CudaBackend(CudaMemory memory, CudaDeviceErrors errors) {
+        super("cuda", memory, new CudaKvCacheKernels(memory.stream(), errors, CudaStaging.of(memory)),
+                CudaAttentionKernels.of(memory));
+        this.errors = errors;
+        this.dense = new CudaDenseKernels(memory, memory.stream(), errors.record());
+    }
+
+    /**
+     * The backend's one CUDA stream (a cudaStream_t): every kernel and copy of this backend is
+     * ordered on it; {@code memory().synchronize()} waits for it.
+     */
+    public MemorySegment stream() {
+        return ((CudaMemory) memory()).stream();
+    }
+
+    /**
+     * Reads the device error record (one small copy that waits for the stream), resets it and
+     * throws when a kernel met a bad slot, token id or page id since the last call: those
+     * kernels skip the bad row and record it instead of failing the launch.
+     */
+    @Override
+    public void checkDeviceErrors() {
+        errors.check();
     }
 
     /** Device memory, made only once the probe says a device can be used. */

@@ -1,7 +1,6 @@
 package io.radixkv.kernels;
 
 import io.radixkv.bindings.radixkv_h;
-import io.radixkv.bindings.cuda.cudart_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -12,35 +11,35 @@ import java.util.Map;
  * {@link DenseKernels} of libradixkv_cuda over device segments (from {@link CudaMemory}): GEMMs
  * through cuBLAS (loaded at run time), the other ops as CUDA kernels sharing their per-element
  * arithmetic with the CPU ({@code native/src/rkv_dense_elem.h}). Every call is launched on
- * {@link #stream()} and returns without synchronizing, except {@link #embedding}.
+ * {@link #stream()} and returns without synchronizing.
  *
  * <p>The Java checks are the CPU class's for everything that lives in a segment's size
  * ({@link DenseChecks}); values inside device segments cannot be read from Java, so:
- * token ids are checked on the device ({@code rkv_cuda_embedding}'s bad-token flag, read back
- * once per call: the engine embeds once per step) and a bad id is the same
- * IllegalArgumentException naming the id and its index, with the output rows left
- * unspecified (activations only, nothing persistent); positions and inv_freq tables are not
+ * token ids are checked on the device ({@code rkv_cuda_embedding} zeroes the row of a bad id
+ * and records it in the backend's device error record, which
+ * {@link KernelBackend#checkDeviceErrors()} reads once per step and reports as a
+ * NativeException naming the id and its index; nothing waits here); positions and inv_freq tables are not
  * re-checked here (the model builds both on the host, where they are checked; a negative
  * position would rotate backwards but can never address memory out of bounds).
  */
 final class CudaDenseKernels implements DenseKernels {
     private final BackendMemory memory;
     private final MemorySegment stream;
-    private final MemorySegment badToken;  // device int64
+    private final MemorySegment errorRecord;  // device, radixkv.h's error record
     private final Map<Long, MemorySegment> ropeTables = new HashMap<>();  // device inv_freq per (theta, headDim)
 
     /**
-     * @param memory device memory for the kernels' own flag
-     * @param stream a cudaStream_t, or {@link MemorySegment#NULL} for the legacy default stream
-     *               (the one the KV-cache and attention kernels use for now)
+     * @param memory device memory (RoPE tables)
+     * @param stream the backend's cudaStream_t
+     * @param errorRecord the backend's device error record ({@link CudaDeviceErrors#record()})
      */
-    CudaDenseKernels(BackendMemory memory, MemorySegment stream) {
+    CudaDenseKernels(BackendMemory memory, MemorySegment stream, MemorySegment errorRecord) {
         if (!memory.isDevice()) {
             throw new IllegalArgumentException("CudaDenseKernels needs device memory");
         }
         this.memory = memory;
         this.stream = stream;
-        this.badToken = memory.allocate(8);
+        this.errorRecord = errorRecord;
     }
 
     /** RKV_OK when cuBLAS loads, else the loader's reason ("libcublas not found (tried ...)"). */
@@ -62,6 +61,12 @@ final class CudaDenseKernels implements DenseKernels {
     public void linear(MemorySegment x, MemorySegment w, DType wDtype, MemorySegment y, long m, long n, long k,
                        boolean accumulate) {
         DenseChecks.linear(x, w, wDtype, y, m, n, k);
+        if (wDtype == DType.F16) {
+            // cuBLAS multiplies f16 weights only with f16 activations: rounding x to f16 would
+            // overflow past 65504, unlike the CPU's widening of f16 weights to f32
+            throw new UnsupportedOperationException("CUDA linear takes f32 or bf16 weights, not f16: load f16 "
+                    + "checkpoints as bf16 or f32 for the CUDA backend");
+        }
         if ((m | n | k) > Integer.MAX_VALUE) {
             throw new IllegalArgumentException("cuBLAS dims are int32: m=" + m + " n=" + n + " k=" + k);
         }
@@ -163,24 +168,8 @@ final class CudaDenseKernels implements DenseKernels {
         if (n == 0) {
             return;
         }
-        CudaMemory.check("cudaMemset(bad_token)", cudart_h.cudaMemset(badToken, 0, 8));
         CudaKvCacheKernels.check("rkv_cuda_embedding", radixkv_h.rkv_cuda_embedding(ids, n, table, dtype.code(), vocab,
-                dim, out, badToken, stream));
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment host = arena.allocate(ValueLayout.JAVA_LONG);
-            // the step's one read-back of the ids' validity (cudaMemcpy waits for the kernel)
-            CudaMemory.check("cudaMemcpy(bad_token)", cudart_h.cudaMemcpy(host, badToken, 8,
-                    cudart_h.cudaMemcpyDeviceToHost()));
-            long bad = host.get(ValueLayout.JAVA_LONG, 0);
-            if (bad != 0) {
-                long index = bad - 1;
-                MemorySegment id = arena.allocate(ValueLayout.JAVA_INT);
-                CudaMemory.check("cudaMemcpy(ids)", cudart_h.cudaMemcpy(id, ids.asSlice(4 * index, 4), 4,
-                        cudart_h.cudaMemcpyDeviceToHost()));
-                throw new IllegalArgumentException("token id " + id.get(ValueLayout.JAVA_INT, 0) + " (ids[" + index
-                        + "]) is outside the vocabulary [0, " + vocab + ")");
-            }
-        }
+                dim, out, errorRecord, stream));
     }
 
     @Override

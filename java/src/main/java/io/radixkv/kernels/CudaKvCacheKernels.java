@@ -1,24 +1,36 @@
 package io.radixkv.kernels;
 
 import io.radixkv.bindings.radixkv_h;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 /**
  * {@link KvCacheKernels} of libradixkv_cuda. Tensors and caches are device segments (from
- * {@link CudaMemory}).
+ * {@link CudaMemory}); every kernel is launched on the backend's stream and nothing here waits
+ * for the device.
  *
- * <p>{@link #reshapeAndCache}'s slot mapping is device-resident and is validated on the
- * device by rkv_cuda_reshape_and_cache itself (a check kernel sets a flag, the scatter kernel
- * writes nothing when it is set, the host reads the 8-byte flag back), so it is never copied
- * back here: a bad slot is an IllegalArgumentException naming it and the pools stay
- * unchanged. {@link #copyBlocks}'s block mapping is a <b>host</b> segment (the scheduler
- * builds it on the host; rkv_cuda_copy_blocks takes a host array), as are the per-layer
- * pointer arrays built here.
+ * <p>{@link #reshapeAndCache}'s slot mapping is device-resident, so it cannot be checked here
+ * without a copy back: the kernel checks it on the device, skips a token whose slot is out of
+ * range (its K/V are not written, nothing out of bounds is) and records the first such slot in
+ * the backend's device error record, which {@link KernelBackend#checkDeviceErrors()} reads once
+ * per step and reports as a NativeException naming the token and the slot. Everything else
+ * (shapes, dtypes, scales) is checked here before the call.
+ *
+ * <p>{@link #copyBlocks}'s block mapping is a <b>host</b> segment, fully validated here (ids in
+ * range, distinct destinations, no destination that is a source); it and the per-layer pool
+ * addresses are then copied into pinned staging and uploaded asynchronously in one copy.
  */
 final class CudaKvCacheKernels implements KvCacheKernels {
-    private static final int INVALID_ARGUMENT = radixkv_h.RKV_ERR_INVALID_ARGUMENT();
+    private final MemorySegment stream;
+    private final CudaDeviceErrors errors;
+    private final CudaStaging staging;
+
+    CudaKvCacheKernels(MemorySegment stream, CudaDeviceErrors errors, CudaStaging staging) {
+        this.stream = stream;
+        this.errors = errors;
+        this.staging = staging;
+    }
 
     static String lastError() {
         return radixkv_h.rkv_cuda_last_error().reinterpret(Long.MAX_VALUE).getString(0);
@@ -38,28 +50,22 @@ final class CudaKvCacheKernels implements KvCacheKernels {
             return;
         }
         PagedKvLayout l = cache.layout();
-        int st = radixkv_h.rkv_cuda_reshape_and_cache(k, v, srcDtype.code(), slotMapping, numTokens, l.numKvHeads(),
-                l.headDim(), cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                cache.kScale(), cache.vScale(), MemorySegment.NULL);
-        if (st == INVALID_ARGUMENT) {
-            // every other argument was checked above: this is the device-side slot check
-            throw new IllegalArgumentException(lastError());
-        }
-        check("rkv_cuda_reshape_and_cache", st);
+        check("rkv_cuda_reshape_and_cache", radixkv_h.rkv_cuda_reshape_and_cache(k, v, srcDtype.code(), slotMapping,
+                numTokens, l.numKvHeads(), l.headDim(), cache.kCache(), cache.vCache(), l.cacheDtype().code(),
+                l.numPages(), l.pageSize(), cache.kScale(), cache.vScale(), errors.record(), stream));
     }
 
     @Override
     public void fp8Quantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
         KvCacheChecks.fp8("fp8Quantize", src, 4, dst, 1, n, fp8Dtype, scale);
-        check("rkv_cuda_fp8_quantize", radixkv_h.rkv_cuda_fp8_quantize(src, dst, n, fp8Dtype.code(), scale,
-                MemorySegment.NULL));
+        check("rkv_cuda_fp8_quantize", radixkv_h.rkv_cuda_fp8_quantize(src, dst, n, fp8Dtype.code(), scale, stream));
     }
 
     @Override
     public void fp8Dequantize(MemorySegment src, MemorySegment dst, long n, DType fp8Dtype, float scale) {
         KvCacheChecks.fp8("fp8Dequantize", src, 1, dst, 4, n, fp8Dtype, scale);
         check("rkv_cuda_fp8_dequantize", radixkv_h.rkv_cuda_fp8_dequantize(src, dst, n, fp8Dtype.code(), scale,
-                MemorySegment.NULL));
+                stream));
     }
 
     /**
@@ -80,17 +86,24 @@ final class CudaKvCacheKernels implements KvCacheKernels {
     }
 
     @Override
-    public void copyBlocks(List<KvCacheView> layers, MemorySegment blockMapping, long numPairs) {
+    public synchronized void copyBlocks(List<KvCacheView> layers, MemorySegment blockMapping, long numPairs) {
         PagedKvLayout layout = KvCacheChecks.layers(layers);
         KvCacheChecks.blockMapping(blockMapping, numPairs, layout);
         if (numPairs == 0) {
             return;
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment ks = KvCacheView.poolAddresses(arena, layers, true);
-            MemorySegment vs = KvCacheView.poolAddresses(arena, layers, false);
-            check("rkv_cuda_copy_blocks", radixkv_h.rkv_cuda_copy_blocks(ks, vs, layers.size(), blockMapping, numPairs,
-                    layout.pageBytes(), layout.numPages(), MemorySegment.NULL));
+        // pool addresses K0 V0 K1 V1 ... then the mapping, in one pinned buffer and one upload
+        long ptrBytes = 16L * layers.size();
+        long mapOffset = (ptrBytes + 63) & ~63L;
+        long mapBytes = 16L * numPairs;
+        MemorySegment host = staging.host(mapOffset + mapBytes);
+        for (int i = 0; i < layers.size(); i++) {
+            host.setAtIndex(ValueLayout.ADDRESS, 2L * i, layers.get(i).kCache());
+            host.setAtIndex(ValueLayout.ADDRESS, 2L * i + 1, layers.get(i).vCache());
         }
+        MemorySegment.copy(blockMapping, 0, host, mapOffset, mapBytes);
+        MemorySegment dev = staging.upload(mapOffset + mapBytes);
+        check("rkv_cuda_copy_blocks", radixkv_h.rkv_cuda_copy_blocks(dev, layers.size(), dev.asSlice(mapOffset, mapBytes),
+                numPairs, layout.pageBytes(), layout.numPages(), errors.record(), stream));
     }
 }

@@ -8,18 +8,32 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Device memory owned by Java through the CUDA runtime bindings (cudaMalloc / cudaFree /
- * cudaMemcpy / cudaMemset). Allocations are returned as zero-length-free segments whose
- * address is a device pointer and whose size is the allocation's size (so size checks work);
- * they must never be dereferenced from Java. {@link #close()} frees everything.
+ * Device memory and the one CUDA stream of a CUDA backend, owned by Java through the CUDA
+ * runtime bindings. Device allocations are segments whose address is a device pointer and whose
+ * size is the allocation's size (so size checks work); they must never be dereferenced from
+ * Java. Pinned host memory ({@link #allocateHost}) is ordinary readable memory.
+ *
+ * <p>Every copy is enqueued on {@link #stream()} (a non-blocking stream: it does not
+ * synchronize with the legacy default stream), the stream every kernel of the backend is
+ * launched on, so copies and kernels run in the order they were issued. {@link #copyFromHost}
+ * and {@link #copyToHost} wait for the stream; {@link #copyFromHostAsync}, {@link #copy} and
+ * {@link #copyRows} do not. {@link #close()} runs the registered close actions, waits for the
+ * stream, frees everything and destroys the stream.
  */
 final class CudaMemory implements BackendMemory {
     private final List<MemorySegment> allocations = new ArrayList<>();
-    private final Arena hostArena = Arena.ofShared();
+    private final List<MemorySegment> hostAllocations = new ArrayList<>();
+    private final List<Runnable> onClose = new ArrayList<>();
+    private final MemorySegment stream;
     private boolean closed;
 
     CudaMemory() {
         NativeLibrary.loadCudart();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cell = arena.allocate(ValueLayout.ADDRESS);
+            check("cudaStreamCreateWithFlags", cudart_h.cudaStreamCreateWithFlags(cell, cudart_h.cudaStreamNonBlocking()));
+            stream = cell.get(ValueLayout.ADDRESS, 0);
+        }
     }
 
     static void check(String what, int err) {
@@ -29,45 +43,79 @@ final class CudaMemory implements BackendMemory {
         }
     }
 
-    @Override
-    public synchronized MemorySegment allocate(long bytes) {
-        Checks.requireNonNegative("bytes", bytes);
+    /** The backend's cudaStream_t: every kernel and copy of the backend is ordered on it. */
+    MemorySegment stream() {
+        return stream;
+    }
+
+    /** Runs {@code action} at {@link #close()}, after the stream finished and before memory is freed (LIFO). */
+    synchronized void onClose(Runnable action) {
+        onClose.add(action);
+    }
+
+    private void open() {
         if (closed) {
             throw new IllegalStateException("CudaMemory is closed");
         }
+    }
+
+    @Override
+    public synchronized MemorySegment allocate(long bytes) {
+        Checks.requireNonNegative("bytes", bytes);
+        open();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment cell = arena.allocate(ValueLayout.ADDRESS);
             // cudaMalloc aligns to at least 256 bytes; a 1-byte minimum keeps the pointer non-NULL
             check("cudaMalloc(" + bytes + ")", cudart_h.cudaMalloc(cell, Math.max(bytes, 1)));
             MemorySegment ptr = cell.get(ValueLayout.ADDRESS, 0);
             allocations.add(ptr);
-            check("cudaMemset", cudart_h.cudaMemset(ptr, 0, Math.max(bytes, 1)));
+            // zeroed in stream order: kernels issued later on the stream see zeros
+            check("cudaMemsetAsync", cudart_h.cudaMemsetAsync(ptr, 0, Math.max(bytes, 1), stream));
             return ptr.reinterpret(bytes);
         }
     }
 
-    /** Host memory for staging (plain off-heap for now; freed at close). */
+    /** Page-locked (pinned) host memory: {@link #copyFromHostAsync} from it is truly asynchronous. */
     @Override
     public synchronized MemorySegment allocateHost(long bytes) {
         Checks.requireNonNegative("bytes", bytes);
-        if (closed) {
-            throw new IllegalStateException("CudaMemory is closed");
+        open();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cell = arena.allocate(ValueLayout.ADDRESS);
+            check("cudaMallocHost(" + bytes + ")", cudart_h.cudaMallocHost(cell, Math.max(bytes, 1)));
+            MemorySegment ptr = cell.get(ValueLayout.ADDRESS, 0);
+            hostAllocations.add(ptr);
+            MemorySegment seg = ptr.reinterpret(bytes);
+            seg.fill((byte) 0);
+            return seg;
         }
-        return hostArena.allocate(Math.max(bytes, 1), 64).asSlice(0, bytes);
     }
 
     @Override
     public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
+        copyFromHostAsync(src, dst, bytes);
+        synchronize();
+    }
+
+    @Override
+    public void copyFromHostAsync(MemorySegment src, MemorySegment dst, long bytes) {
         Checks.requireBytes("src", src, bytes);
         Checks.requireBytes("dst", dst, bytes);
-        check("cudaMemcpy(HostToDevice)", cudart_h.cudaMemcpy(dst, src, bytes, cudart_h.cudaMemcpyHostToDevice()));
+        if (bytes > 0) {
+            check("cudaMemcpyAsync(HostToDevice)", cudart_h.cudaMemcpyAsync(dst, src, bytes,
+                    cudart_h.cudaMemcpyHostToDevice(), stream));
+        }
     }
 
     @Override
     public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
         Checks.requireBytes("src", src, bytes);
         Checks.requireBytes("dst", dst, bytes);
-        check("cudaMemcpy(DeviceToHost)", cudart_h.cudaMemcpy(dst, src, bytes, cudart_h.cudaMemcpyDeviceToHost()));
+        if (bytes > 0) {
+            check("cudaMemcpyAsync(DeviceToHost)", cudart_h.cudaMemcpyAsync(dst, src, bytes,
+                    cudart_h.cudaMemcpyDeviceToHost(), stream));
+        }
+        synchronize();
     }
 
     @Override
@@ -75,8 +123,8 @@ final class CudaMemory implements BackendMemory {
         HostCopies.checkRange("src", src, srcOffset, bytes);
         HostCopies.checkRange("dst", dst, dstOffset, bytes);
         if (bytes > 0) {
-            check("cudaMemcpy(DeviceToDevice)", cudart_h.cudaMemcpy(dst.asSlice(dstOffset), src.asSlice(srcOffset), bytes,
-                    cudart_h.cudaMemcpyDeviceToDevice()));
+            check("cudaMemcpyAsync(DeviceToDevice)", cudart_h.cudaMemcpyAsync(dst.asSlice(dstOffset),
+                    src.asSlice(srcOffset), bytes, cudart_h.cudaMemcpyDeviceToDevice(), stream));
         }
     }
 
@@ -84,9 +132,37 @@ final class CudaMemory implements BackendMemory {
     public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
                          long dstPitch, long rowBytes, long rows) {
         HostCopies.checkRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
-        for (long r = 0; r < rows && rowBytes > 0; r++) { // TODO(cuda helper): cudaMemcpy2DAsync on the stream
-            copy(src, srcOffset + r * srcPitch, dst, dstOffset + r * dstPitch, rowBytes);
+        if (rows > 0 && rowBytes > 0) {
+            check("cudaMemcpy2DAsync(DeviceToDevice)", cudart_h.cudaMemcpy2DAsync(dst.asSlice(dstOffset), dstPitch,
+                    src.asSlice(srcOffset), srcPitch, rowBytes, rows, cudart_h.cudaMemcpyDeviceToDevice(), stream));
         }
+    }
+
+    @Override
+    public void synchronize() {
+        check("cudaStreamSynchronize", cudart_h.cudaStreamSynchronize(stream));
+    }
+
+    /** A cudaEvent_t without timing, destroyed at {@link #close()}: an upload fence ({@link #record}, {@link #await}). */
+    synchronized MemorySegment newEvent() {
+        open();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cell = arena.allocate(ValueLayout.ADDRESS);
+            check("cudaEventCreateWithFlags", cudart_h.cudaEventCreateWithFlags(cell, cudart_h.cudaEventDisableTiming()));
+            MemorySegment event = cell.get(ValueLayout.ADDRESS, 0);
+            onClose(() -> cudart_h.cudaEventDestroy(event));
+            return event;
+        }
+    }
+
+    /** Records {@code event} on the stream: it completes once everything issued before it has. */
+    void record(MemorySegment event) {
+        check("cudaEventRecord", cudart_h.cudaEventRecord(event, stream));
+    }
+
+    /** Waits on the host until {@code event} (and so everything issued before its record) completed. */
+    void await(MemorySegment event) {
+        check("cudaEventSynchronize", cudart_h.cudaEventSynchronize(event));
     }
 
     @Override
@@ -100,10 +176,24 @@ final class CudaMemory implements BackendMemory {
             return;
         }
         closed = true;
+        // errors at teardown are not actionable: free what can be freed
+        cudart_h.cudaStreamSynchronize(stream);
+        for (int i = onClose.size() - 1; i >= 0; i--) {
+            try {
+                onClose.get(i).run();
+            } catch (RuntimeException e) {
+                // keep releasing the rest
+            }
+        }
+        onClose.clear();
         for (MemorySegment p : allocations) {
-            cudart_h.cudaFree(p); // errors at teardown are not actionable
+            cudart_h.cudaFree(p);
         }
         allocations.clear();
-        hostArena.close();
+        for (MemorySegment p : hostAllocations) {
+            cudart_h.cudaFreeHost(p);
+        }
+        hostAllocations.clear();
+        cudart_h.cudaStreamDestroy(stream);
     }
 }

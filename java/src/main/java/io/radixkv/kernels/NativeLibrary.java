@@ -65,6 +65,11 @@ public final class NativeLibrary {
             try {
                 Path p = locate("libradixkv_cuda.so");
                 load(p);
+                int abi = radixkv_h.rkv_cuda_abi_version();
+                if (abi != radixkv_h.RKV_ABI_VERSION()) {
+                    throw new UnsatisfiedLinkError("libradixkv_cuda at " + p + " has ABI version " + abi
+                            + " but the Java bindings expect " + radixkv_h.RKV_ABI_VERSION() + "; rebuild");
+                }
                 cudaLibraryPath = Optional.of(p);
                 cudaUnavailableReason = "";
             } catch (UnsatisfiedLinkError e) {

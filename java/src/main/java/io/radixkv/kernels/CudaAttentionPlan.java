@@ -1,0 +1,29 @@
+package io.radixkv.kernels;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A plan of {@link CudaAttentionKernels}: the host tables it was made from, their device
+ * copies (one upload per plan) and the native plan (split-KV count or prefill work items).
+ * Valid until the next plan of the same kernels.
+ *
+ * @param owner the kernels that made it
+ * @param generation the owner's plan counter when it was made (a later plan makes it stale)
+ * @param totalQ query rows: the batch size for decode, {@code qo_indptr[batch]} for prefill
+ * @param device device copies of the tables (NULL where absent)
+ * @param nativePlan the rkv_cuda_attn_plan* the runs launch with
+ */
+record CudaAttentionPlan(CudaAttentionKernels owner, long generation, PagedKvLayout layout, PageTableCsr table,
+                         MemorySegment qoIndptr, int numQoHeads, int totalQ, DeviceTables device,
+                         MemorySegment nativePlan) implements AttentionPlan {
+
+    /** Device addresses of the uploaded tables; NULL for absent ones (qo_indptr of decode, bidirectional regions). */
+    record DeviceTables(MemorySegment kvIndptr, MemorySegment kvIndices, MemorySegment kvLastPageLen,
+                        MemorySegment qoIndptr, MemorySegment bidirIndptr, MemorySegment bidirRegions) {}
+
+    @Override
+    public String toString() {
+        return "CudaAttentionPlan[" + (decode() ? "decode" : "prefill") + ", batch " + table.batchSize() + ", rows "
+                + totalQ + ", generation " + generation + "]";
+    }
+}
