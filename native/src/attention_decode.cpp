@@ -29,7 +29,7 @@ struct WindowPlan {
 
 // The tables' lengths of one step, the split plans made for it (one per window_left seen) and
 // the partial-result scratch, reused by every layer.
-struct rkv_attn_plan {
+struct rkv_decode_plan {
   int32_t batch = -1;
   int64_t num_pages = 0;
   int32_t page_size = 0;
@@ -148,16 +148,16 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
                         part_s);
 }
 
-RKV_API int rkv_attn_plan_create(rkv_attn_plan** out) {
+RKV_API int rkv_decode_plan_create(rkv_decode_plan** out) {
   RKV_CHECK_PTR(out);
-  *out = new (std::nothrow) rkv_attn_plan();
-  if (!*out) return set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_attn_plan_create: out of memory");
+  *out = new (std::nothrow) rkv_decode_plan();
+  if (!*out) return set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_decode_plan_create: out of memory");
   return RKV_OK;
 }
 
-RKV_API void rkv_attn_plan_destroy(rkv_attn_plan* plan) { delete plan; }
+RKV_API void rkv_decode_plan_destroy(rkv_decode_plan* plan) { delete plan; }
 
-RKV_API int rkv_attn_plan_decode(rkv_attn_plan* plan, const int32_t* kv_indptr, const int32_t* kv_indices,
+RKV_API int rkv_decode_plan_tables(rkv_decode_plan* plan, const int32_t* kv_indptr, const int32_t* kv_indices,
                                  const int32_t* kv_last_page_len, int32_t batch_size, int64_t num_pages,
                                  int32_t page_size) {
   RKV_CHECK_PTR(plan);
@@ -171,11 +171,11 @@ RKV_API int rkv_attn_plan_decode(rkv_attn_plan* plan, const int32_t* kv_indptr, 
   return RKV_OK;
 }
 
-RKV_API int64_t rkv_attn_plan_splits(const rkv_attn_plan* plan) {
+RKV_API int64_t rkv_decode_plan_splits(const rkv_decode_plan* plan) {
   return plan ? (int64_t)plan->windows.size() : -1;
 }
 
-RKV_API int rkv_decode_attention_run(rkv_attn_plan* plan, const void* q, int32_t q_dtype, void* out,
+RKV_API int rkv_decode_attention_run(rkv_decode_plan* plan, const void* q, int32_t q_dtype, void* out,
                                      int32_t out_dtype, float* lse, const void* k_cache, const void* v_cache,
                                      int32_t cache_dtype, int64_t num_pages, int32_t page_size,
                                      int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
@@ -183,7 +183,7 @@ RKV_API int rkv_decode_attention_run(rkv_attn_plan* plan, const void* q, int32_t
                                      const int32_t* kv_last_page_len, int32_t batch_size, float sm_scale,
                                      float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
   RKV_CHECK_PTR(plan);
-  RKV_CHECK(plan->batch >= 0, "rkv_decode_attention_run: the plan holds no valid batch (rkv_attn_plan_decode first)");
+  RKV_CHECK(plan->batch >= 0, "rkv_decode_attention_run: the plan holds no valid batch (rkv_decode_plan_tables first)");
   RKV_CHECK(plan->batch == batch_size && plan->num_pages == num_pages && plan->page_size == page_size,
             "rkv_decode_attention_run: batch %d, %lld pages of %d differ from the plan's batch %d, %lld pages of %d",
             batch_size, (long long)num_pages, page_size, plan->batch, (long long)plan->num_pages, plan->page_size);

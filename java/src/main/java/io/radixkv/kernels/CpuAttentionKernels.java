@@ -12,7 +12,7 @@ import java.lang.foreign.ValueLayout;
  * reports with a {@link NativeException} should anything still slip through.
  *
  * <p>A decode {@link #plan} (once per engine step) validates the page table in Java and natively
- * once, keeping the sequence lengths in a native rkv_attn_plan; every layer's {@link #run} then
+ * once, keeping the sequence lengths in a native rkv_decode_plan; every layer's {@link #run} then
  * reuses them, and the split-KV work is decided once per distinct sliding window (not per
  * layer). Append-prefill plans are the validated host tables ({@link HostAttentionPlan}).
  */
@@ -33,7 +33,7 @@ final class CpuAttentionKernels implements AttentionKernels {
         AttentionChecks.tables(layout, table, MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL, numQoHeads);
         generation++; // the previous plan is stale from here on, even if this one fails
         MemorySegment p = nativePlan();
-        NativeLibrary.check("rkv_attn_plan_decode", radixkv_h.rkv_attn_plan_decode(p, table.kvIndptr(),
+        NativeLibrary.check("rkv_decode_plan_tables", radixkv_h.rkv_decode_plan_tables(p, table.kvIndptr(),
                 table.kvIndices(), table.kvLastPageLen(), table.batchSize(), layout.numPages(), layout.pageSize()));
         return new CpuDecodePlan(this, generation, layout, table, numQoHeads);
     }
@@ -78,7 +78,7 @@ final class CpuAttentionKernels implements AttentionKernels {
 
     /** Split-KV plans the current decode plan has made so far (one per distinct window run): tests. */
     synchronized long splitPlans() {
-        return nativePlan == null ? 0 : radixkv_h.rkv_attn_plan_splits(nativePlan);
+        return nativePlan == null ? 0 : radixkv_h.rkv_decode_plan_splits(nativePlan);
     }
 
     /** The native plan, created on first use and destroyed when these kernels become unreachable. */
@@ -86,9 +86,9 @@ final class CpuAttentionKernels implements AttentionKernels {
         if (nativePlan == null) {
             try (Arena a = Arena.ofConfined()) {
                 MemorySegment cell = a.allocate(ValueLayout.ADDRESS);
-                NativeLibrary.check("rkv_attn_plan_create", radixkv_h.rkv_attn_plan_create(cell));
+                NativeLibrary.check("rkv_decode_plan_create", radixkv_h.rkv_decode_plan_create(cell));
                 nativePlan = cell.get(ValueLayout.ADDRESS, 0).reinterpret(0, Arena.ofAuto(),
-                        radixkv_h::rkv_attn_plan_destroy);
+                        radixkv_h::rkv_decode_plan_destroy);
             }
         }
         return nativePlan;
