@@ -101,21 +101,20 @@ __global__ void __launch_bounds__(rkv_gemv::kBlockThreads, 2)
     }
   };
 
-  int64_t v = t;
-  for (; v + (int64_t)(U - 1) * threads < nv; v += (int64_t)U * threads) {
+  // U vectors per lane in flight. In a lane's last round the loads past the row re-read its
+  // last vector (cached; not consumed) instead of branching, so rows of few vectors per lane
+  // (small k, split rows) still issue all their loads before the FMAs.
+  for (int64_t v = t; v < nv; v += (int64_t)U * threads) {
     R raw[U][NR];
 #pragma unroll
+    for (int u = 0; u < U; u++) {
+      const int64_t vu = v + (int64_t)u * threads < nv ? v + (int64_t)u * threads : nv - 1;
+#pragma unroll
+      for (int c = 0; c < NR; c++) raw[u][c] = __ldg(wr[c] + vu);
+    }
+#pragma unroll
     for (int u = 0; u < U; u++)
-#pragma unroll
-      for (int c = 0; c < NR; c++) raw[u][c] = __ldg(wr[c] + v + (int64_t)u * threads);
-#pragma unroll
-    for (int u = 0; u < U; u++) consume(raw[u], v + (int64_t)u * threads);
-  }
-  for (; v < nv; v += threads) {
-    R raw[NR];
-#pragma unroll
-    for (int c = 0; c < NR; c++) raw[c] = __ldg(wr[c] + v);
-    consume(raw, v);
+      if (v + (int64_t)u * threads < nv) consume(raw[u], v + (int64_t)u * threads);
   }
 
   // lanes: shuffle-down tree (lane 0 ends with the warp's sum)

@@ -117,7 +117,8 @@ static void check_gemv(int32_t wd, const Case& c) {
 }
 
 // m = kGemvMaxRows + 1: cuBLAS. With bf16 weights it rounds x to bf16, so it must agree with the
-// rounded-x reference and (with these random inputs) visibly differ from the unrounded one.
+// rounded-x reference, and its distance to the unrounded-x result (~2^-9 relative per term)
+// must dwarf its distance to the rounded one (f32 noise): the dispatch really went to cuBLAS.
 static void check_cublas_above_threshold(int32_t wd) {
   EXPECT(rkv_cuda_blas_available() == RKV_OK, "cuBLAS: %s", rkv_cuda_last_error());
   const int64_t m = rkv_gemv::kGemvMaxRows + 1, n = 300, k = 1024;
@@ -129,7 +130,8 @@ static void check_cublas_above_threshold(int32_t wd) {
   float* dy = to_dev(std::vector<float>(m * n, 0.f));
   EXPECT(rkv_cuda_linear(dx, dw, wd, dy, m, n, k, 0, g_stream) == RKV_OK, "%s", rkv_cuda_last_error());
   const std::vector<float> got = to_host(dy, m * n);
-  int bad = 0, differs_from_unrounded = 0;
+  int bad = 0;
+  double dist_rounded = 0, dist_unrounded = 0;
   for (int64_t r = 0; r < m; r++)
     for (int64_t j = 0; j < n; j++) {
       double e = 0, eu = 0, a = 0;
@@ -148,12 +150,13 @@ static void check_cublas_above_threshold(int32_t wd) {
                (long long)m, (long long)r, (long long)j, got[r * n + j], e, bound);
         bad++;
       }
-      if (std::fabs(g - eu) > bound) differs_from_unrounded++;
+      dist_rounded += std::fabs(g - e);
+      dist_unrounded += std::fabs(g - eu);
     }
   if (wd == RKV_DTYPE_BF16)
-    EXPECT(differs_from_unrounded > m * n / 2,
-           "m=%lld bf16: only %d of %lld outputs differ from the unrounded-x result: not the cuBLAS path?",
-           (long long)m, differs_from_unrounded, (long long)(m * n));
+    EXPECT(dist_unrounded > 100 * dist_rounded,
+           "m=%lld bf16: sum |y - rounded-x result| %.3g, sum |y - unrounded-x result| %.3g: not the cuBLAS path?",
+           (long long)m, dist_rounded, dist_unrounded);
   cudaFree(dx);
   cudaFree(dw);
   cudaFree(dy);
@@ -189,7 +192,7 @@ int main() {
       {1, 2051, 256, 0},   // one warp per row, partial last block
       {3, 2051, 256, 0},   //
       {8, 2051, 256, 0},   //
-      {2, 2048, 1000, 0},  // one warp per row, k % 8 != 0: bf16 scalar, f32 vectorized
+      {2, 2048, 1004, 0},  // one warp per row, k % 8 == 4: bf16 scalar, f32 vectorized
       {1, 300, 3072, 1},   // x at an odd float offset: scalar loads
       {8, 64, 4, 0},       // k smaller than a warp's lanes
   };
