@@ -3,9 +3,9 @@
 // every weight element is read from HBM exactly once.
 //
 // Geometry (gemv_math.h): blocks of 8 warps. Each warp owns rows_per_warp(m) adjacent weight
-// rows (1, 2 or 4) and, with warps_per_row(n) = 1, streams them whole; for small n
-// (< kWarpPerRowMinN) 4 warps split each row's k and add their partial sums through shared
-// memory. Lanes read 16-byte vectors (8 bf16 or 4 f32) of every owned weight row, 4 vectors
+// rows (1, 2 or 4) and, with warps_per_row(m, n) = 1, streams them whole; when that gives
+// fewer than kMinRowWarps warps, 4 warps split each row's k and add their partial sums
+// through shared memory. Lanes read 16-byte vectors (8 bf16 or 4 f32) of every owned weight row, 4 vectors
 // in flight per lane (unrolled), and reuse each x vector (read through the read-only / L1
 // path: all warps of an SM read the same m x k floats) against all owned rows. Misaligned
 // rows (odd k, unaligned views) take the same kernel with scalar loads. Reduction order is
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(rkv_gemv::kBlockThreads, 2)
 template <int DT, int M>
 int launch_m(const float* x, const void* w, float* y, int64_t n, int64_t k, bool accumulate, cudaStream_t stream) {
   using WT = typename Weight<DT>::T;
-  const int wpr = rkv_gemv::warps_per_row(n);
+  const int wpr = rkv_gemv::warps_per_row(M, n);
   const int64_t rpb = rkv_gemv::rows_per_block(M, n);
   const int64_t blocks = (n + rpb - 1) / rpb;
   if (blocks > 2147483647)

@@ -4,7 +4,7 @@
 // the launch geometry, the vector-width choice and the exact summation order live here so that
 // the CPU test (gemv_math_test.cpp) and the GPU test replicate the kernel bit for bit.
 //
-// Summation order of one output y[r, j] (T = 32 * warps_per_row(n) threads own row j):
+// Summation order of one output y[r, j] (T = 32 * warps_per_row(m, n) threads own row j):
 //   thread t (0 <= t < T) sums vectors v = t, t + T, t + 2T, ... (each vector is `vec`
 //   consecutive elements, taken in order) into one f32 accumulator with fmaf(x, w, acc);
 //   each warp adds its 32 lanes by the shuffle-down tree (offsets 16, 8, 4, 2, 1: lane i
@@ -32,25 +32,28 @@ constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 8;
 constexpr int kBlockThreads = kWarp * kWarpsPerBlock;
 constexpr int kVecBytes = 16;  // one 128-bit load per lane per weight row
-// n at or above which one warp owns each output row (enough rows to fill the device: 2048
-// rows are >= 2 warps per SM scheduler slot on 132 SMs, and every warp streams whole rows);
-// below it kSplitWarps warps split each row's k, so small layers (k/v projections) still put
-// enough loads in flight.
-constexpr int64_t kWarpPerRowMinN = 2048;
-constexpr int kSplitWarps = 4;
-
-// Warps that share one output row (depends on the shape only, so results are reproducible
-// on any device).
-RKV_HD int warps_per_row(int64_t n) { return n >= kWarpPerRowMinN ? 1 : kSplitWarps; }
-
 // Weight rows per warp: each x vector loaded from L1 is reused against this many weight rows
 // held in registers (m * rows floats of accumulators), which keeps the L1 traffic of x at
 // most 2x the weight bytes for m up to 8.
 RKV_HD constexpr int rows_per_warp(int m) { return m <= 2 ? 1 : (m <= 4 ? 2 : 4); }
 
+// Each warp streams whole rows when that already makes kMinRowWarps warps (~16 per SM on 132
+// SMs, each lane with 4 16-byte loads in flight: ~32 KB per SM, above the ~20 KB that HBM's
+// bandwidth x latency needs); otherwise kSplitWarps warps split each row's k, so small layers
+// (k/v projections, m = 8 on 3072 rows) still put enough loads in flight.
+constexpr int64_t kMinRowWarps = 2048;
+constexpr int kSplitWarps = 4;
+
+// Warps that share one output row (depends on the shape only, so results are reproducible
+// on any device).
+RKV_HD int warps_per_row(int m, int64_t n) {
+  const int64_t row_warps = (n + rows_per_warp(m) - 1) / rows_per_warp(m);
+  return row_warps >= kMinRowWarps ? 1 : kSplitWarps;
+}
+
 // Output rows of one block of kBlockThreads threads.
 RKV_HD int64_t rows_per_block(int m, int64_t n) {
-  return (int64_t)(kWarpsPerBlock / warps_per_row(n)) * rows_per_warp(m);
+  return (int64_t)(kWarpsPerBlock / warps_per_row(m, n)) * rows_per_warp(m);
 }
 
 // Elements per vector load: 16 / sizeof(w element) when every row of w and of x starts on a
@@ -85,7 +88,7 @@ RKV_HD float combine(float a, float b) { return a + b; }
 
 // The kernel's result for one output before accumulation, on the CPU, in its exact order:
 // x points at row r of x, w at row j of w (k elements each), vec from vec_elems, wpr from
-// warps_per_row(n). Host only (scratch on the stack of size kSplitWarps * kWarp).
+// warps_per_row(m, n). Host only (scratch on the stack of size kSplitWarps * kWarp).
 template <int DT>
 inline float reference_dot(const float* x, const typename Weight<DT>::T* w, int64_t k, int vec, int wpr) {
   const int threads = kWarp * wpr;

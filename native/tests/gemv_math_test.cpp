@@ -50,8 +50,14 @@ void vector_width() {
 }
 
 void geometry() {
-  EXPECT(warps_per_row(kWarpPerRowMinN) == 1, "%d", warps_per_row(kWarpPerRowMinN));
-  EXPECT(warps_per_row(kWarpPerRowMinN - 1) == kSplitWarps, "%d", warps_per_row(kWarpPerRowMinN - 1));
+  EXPECT(warps_per_row(1, kMinRowWarps) == 1, "%d", warps_per_row(1, kMinRowWarps));
+  EXPECT(warps_per_row(1, kMinRowWarps - 1) == kSplitWarps, "%d", warps_per_row(1, kMinRowWarps - 1));
+  // m = 8: 4 rows per warp, so 8192 rows make exactly kMinRowWarps warps, 3072 rows do not
+  EXPECT(warps_per_row(8, 4 * kMinRowWarps) == 1, "%d", warps_per_row(8, 4 * kMinRowWarps));
+  EXPECT(warps_per_row(8, 4 * kMinRowWarps - 4) == kSplitWarps, "%d", warps_per_row(8, 4 * kMinRowWarps - 4));
+  EXPECT(warps_per_row(8, 3072) == kSplitWarps, "%d", warps_per_row(8, 3072));
+  EXPECT(warps_per_row(3, 4096) == 1 && warps_per_row(3, 4094) == kSplitWarps, "m=3: %d %d", warps_per_row(3, 4096),
+         warps_per_row(3, 4094));
   EXPECT(rows_per_warp(1) == 1 && rows_per_warp(2) == 1 && rows_per_warp(3) == 2 && rows_per_warp(4) == 2 &&
              rows_per_warp(5) == 4 && rows_per_warp(8) == 4,
          "rows_per_warp");
@@ -59,6 +65,7 @@ void geometry() {
   EXPECT(rows_per_block(1, 8192) == 8, "%lld", (long long)rows_per_block(1, 8192));
   EXPECT(rows_per_block(8, 8192) == 32, "%lld", (long long)rows_per_block(8, 8192));
   EXPECT(rows_per_block(1, 1024) == 2, "%lld", (long long)rows_per_block(1, 1024));
+  EXPECT(rows_per_block(8, 3072) == 8, "%lld", (long long)rows_per_block(8, 3072));
   EXPECT(rows_per_block(8, 33) == 8, "%lld", (long long)rows_per_block(8, 33));
   // the accumulators (rows_per_warp(m) x m floats per lane) fit the shared reduction buffer
   EXPECT(rows_per_warp((int)kGemvMaxRows) * kGemvMaxRows <= kWarp, "reduction lanes");
