@@ -6,9 +6,15 @@
 //                 CPU's bf16 matmul does the same) into a stream-ordered scratch buffer, then
 //                 cublasGemmEx bf16 x bf16 -> f32 with f32 accumulation.
 // Row-major y = x . w^T is column-major y^T = (w as k x n)^T . (x as k x m): transa = T.
+// Decode batches (m <= rkv_gemv::kGemvMaxRows) skip cuBLAS: gemv.cu's memory-bound kernel, f32
+// or bf16 weights, x not rounded (as the CPU's small-m kernel). Larger m keeps the per-call
+// stream-ordered scratch for the rounded x (cudaMallocAsync from the pool: a couple of
+// microseconds against a prefill GEMM's milliseconds; a cached buffer would need an event per
+// stream to be safe against a destroyed-and-recreated stream handle).
 #include <cmath>
 
 #include "cublas_loader.h"
+#include "gemv_math.h"
 #include "rkv_cuda_common.cuh"
 #include "rkv_dtype.h"
 
@@ -73,6 +79,7 @@ RKV_API int rkv_cuda_linear(const float* x, const void* w, int32_t w_dtype, floa
   RKV_CHECK_PTR(x);
   RKV_CHECK_PTR(w);
   RKV_CHECK_PTR(y);
+  if (m <= rkv_gemv::kGemvMaxRows) return rkv_gemv::launch(x, w, w_dtype, y, m, n, k, accumulate != 0, stream);
   const rkv_cublas::Api* api = rkv_cublas::api();
   if (!api) return RKV_ERR_UNSUPPORTED;  // message set by the loader
   cudaStream_t s = static_cast<cudaStream_t>(stream);

@@ -347,7 +347,9 @@ RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float
  * library or symbol. Needs no device. */
 RKV_API int rkv_cuda_blas_available(void);
 /* rkv_linear on the GPU through cublasGemmEx: f32 weights in f32 (no TF32); bf16 weights with
- * the activations rounded to bf16 (RNE) and f32 accumulation. m, n, k must fit in int32. */
+ * the activations rounded to bf16 (RNE) and f32 accumulation. m, n, k must fit in int32.
+ * m <= 8 (decode) runs a GEMV kernel instead (no cuBLAS needed): f32 accumulation, x not
+ * rounded (as rkv_linear's small-m path), a fixed summation order (run-to-run identical). */
 RKV_API int rkv_cuda_linear(const float* x, const void* w, int32_t w_dtype, float* y,
                             int64_t m, int64_t n, int64_t k, int32_t accumulate, void* stream);
 /* The CPU dense ops' twins (same shapes and rules as rkv_rmsnorm ... rkv_argmax above, with
