@@ -64,6 +64,67 @@ __device__ __forceinline__ int64_t row_offset(const int32_t* indices, int32_t fi
   return ((page * ps + pos) * nkv + kvh) * (int64_t)hd;
 }
 
+// Elements [e, e + VEC) of a K/V pool as floats. With `vector` (the row start and the pool are
+// aligned to the vector: head_dim % VEC == 0 and a 16-byte aligned pool) one load of VEC
+// elements (VEC * element bytes, at most 16 bytes per load), else element by element.
+template <int N>
+__device__ __forceinline__ void load_words(const uint8_t* p, uint32_t* w) {
+  if constexpr (N >= 16) {
+#pragma unroll
+    for (int j = 0; j < N / 16; j++) {
+      const uint4 x = reinterpret_cast<const uint4*>(p)[j];
+      w[4 * j] = x.x;
+      w[4 * j + 1] = x.y;
+      w[4 * j + 2] = x.z;
+      w[4 * j + 3] = x.w;
+    }
+  } else if constexpr (N == 8) {
+    const uint2 x = *reinterpret_cast<const uint2*>(p);
+    w[0] = x.x;
+    w[1] = x.y;
+  } else if constexpr (N == 4) {
+    w[0] = *reinterpret_cast<const uint32_t*>(p);
+  } else if constexpr (N == 2) {
+    w[0] = *reinterpret_cast<const uint16_t*>(p);
+  } else {
+    w[0] = *p;
+  }
+}
+
+template <int VEC>
+__device__ __forceinline__ void load_vec(const uint8_t* base, int64_t e, int dtype, bool vector, float* out) {
+  if (!vector) {
+#pragma unroll
+    for (int i = 0; i < VEC; i++) out[i] = rkv::load_as_float(base, e + i, dtype);
+    return;
+  }
+  uint32_t w[(VEC * 4 + 3) / 4];
+  switch (dtype) {
+    case RKV_DTYPE_F32:
+      load_words<VEC * 4>(base + e * 4, w);
+#pragma unroll
+      for (int i = 0; i < VEC; i++) out[i] = __uint_as_float(w[i]);
+      break;
+    case RKV_DTYPE_F16:
+    case RKV_DTYPE_BF16:
+      load_words<VEC * 2>(base + e * 2, w);
+#pragma unroll
+      for (int i = 0; i < VEC; i++) {
+        const uint16_t h = (uint16_t)(w[i / 2] >> (16 * (i % 2)));
+        out[i] = dtype == RKV_DTYPE_BF16 ? rkv::bf16_to_float(h) : rkv::f16_to_float(h);
+      }
+      break;
+    default:
+      load_words<VEC>(base + e, w);
+#pragma unroll
+      for (int i = 0; i < VEC; i++) {
+        const uint8_t c = (uint8_t)(w[i / 4] >> (8 * (i % 4)));
+        out[i] = dtype == RKV_DTYPE_FP8_E4M3 ? rkv::fp8_e4m3_to_float(c) : rkv::fp8_e5m2_to_float(c);
+      }
+      break;
+  }
+}
+
 struct Params {
   const void* q;
   int q_dtype;
@@ -88,8 +149,10 @@ struct Params {
 // head) for all its query heads, 8 at a time; warps take interleaved tokens and are merged at
 // the end. With nsplit > 1 the normalized partial results and LSEs go to the workspace.
 // Memory-level parallelism: a warp issues the page-id and K/V loads of kUnroll tokens before
-// folding any of them (the fold order, hence the result, is that of one token at a time), and
-// token -> page arithmetic is 32-bit; the planner sizes nsplit to the kernel's occupancy.
+// folding any of them (the fold order is that of one token at a time), lane l holds the
+// contiguous elements l*VEC .. l*VEC+VEC-1 of a row so a row is read with one vector load per
+// lane (load_vec), token -> page arithmetic is 32-bit, and the planner sizes nsplit to the
+// kernel's occupancy.
 template <int VEC>
 __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, float* part_o, float* part_s) {
   const int kvh = blockIdx.x, b = blockIdx.y, z = blockIdx.z;
@@ -101,6 +164,10 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
   const int64_t chunk = (len - begin + nsplit - 1) / nsplit;
   const int64_t t0 = min(len, begin + (int64_t)z * chunk), t1 = min(len, t0 + chunk);
   const int32_t first = p.indptr[b];
+  // whole-vector loads: rows start at multiples of head_dim elements, so head_dim % VEC == 0 and
+  // 16-byte aligned pools keep every lane's vector aligned
+  const bool vector = p.hd % VEC == 0 && ((uintptr_t)p.k | (uintptr_t)p.v) % 16 == 0;
+  const bool lane_full = (lane + 1) * VEC <= p.hd;  // this lane's VEC elements are all in the row
 
   __shared__ float sm_m[kWarps][kDecodeGroup], sm_l[kWarps][kDecodeGroup];
   __shared__ float sm_o[kWarps][kDecodeGroup][kMaxHeadDim];
@@ -114,7 +181,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
       l[g] = 0.f;
 #pragma unroll
       for (int i = 0; i < VEC; i++) {
-        int d = i * 32 + lane;
+        int d = lane * VEC + i;
         o[g][i] = 0.f;
         qv[g][i] = (g < gn && d < p.hd)
                        ? rkv::load_as_float(p.q, ((int64_t)b * p.nqo + kvh * G + g0 + g) * p.hd + d, p.q_dtype) * p.q_mul
@@ -136,11 +203,16 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
       float kv[kUnroll][VEC], vv[kUnroll][VEC];
 #pragma unroll
       for (int u = 0; u < kUnroll; u++) {
+        if (off[u] >= 0 && lane_full) {
+          load_vec<VEC>(p.k, off[u] + lane * VEC, p.cache_dtype, vector, kv[u]);
+          load_vec<VEC>(p.v, off[u] + lane * VEC, p.cache_dtype, vector, vv[u]);
+        } else {
 #pragma unroll
-        for (int i = 0; i < VEC; i++) {
-          int d = i * 32 + lane;
-          kv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.k, off[u] + d, p.cache_dtype) : 0.f;
-          vv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.v, off[u] + d, p.cache_dtype) : 0.f;
+          for (int i = 0; i < VEC; i++) {
+            const int d = lane * VEC + i;
+            kv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.k, off[u] + d, p.cache_dtype) : 0.f;
+            vv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.v, off[u] + d, p.cache_dtype) : 0.f;
+          }
         }
       }
 #pragma unroll
@@ -171,7 +243,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
       }
 #pragma unroll
       for (int i = 0; i < VEC; i++) {
-        int d = i * 32 + lane;
+        int d = lane * VEC + i;
         if (d < p.hd) sm_o[warp][g][d] = o[g][i];
       }
     }
