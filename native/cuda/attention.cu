@@ -544,10 +544,11 @@ struct rkv_cuda_attn_plan {
 
 namespace {
 
-// Grows a stream-ordered device buffer to at least `need` elements (1.5x steps); the old one is
-// freed in stream order after the work already queued on `s`.
+// Grows a stream-ordered device buffer to at least `need` elements (1.5x steps), allocated on
+// `s`; the old one is freed in stream order after the work already queued on `old_stream` (the
+// stream of the previous plan, whose runs may still be reading it).
 template <typename T>
-int grow_device(T** buf, size_t* cap, size_t need, cudaStream_t s, const char* what) {
+int grow_device(T** buf, size_t* cap, size_t need, cudaStream_t s, cudaStream_t old_stream, const char* what) {
   if (*cap >= need) return RKV_OK;
   size_t n = need + need / 2;
   void* p = nullptr;
@@ -555,7 +556,7 @@ int grow_device(T** buf, size_t* cap, size_t need, cudaStream_t s, const char* w
   if (e != cudaSuccess)
     return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_cuda_attn_plan_batch: %s (%zu bytes): %s", what, n * sizeof(T),
                           cudaGetErrorString(e));
-  if (*buf) RKV_CUDA_TRY(cudaFreeAsync(*buf, s));
+  if (*buf) RKV_CUDA_TRY(cudaFreeAsync(*buf, old_stream));
   *buf = static_cast<T*>(p);
   *cap = n;
   return RKV_OK;
@@ -693,6 +694,7 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
                                  sizeof msg))
     return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_attn_plan_batch: %s", msg);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
+  const cudaStream_t old_stream = plan->stream;
   plan->stream = s;
   plan->decode = qo_indptr_host == nullptr;
   plan->batch = batch_size;
@@ -705,7 +707,7 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
   if (plan->decode) {
     plan->nsplit = rkv_attn_plan::decode_splits(batch_size, num_kv_heads, decode_resident_blocks(head_dim), max_len);
     const int64_t floats = rkv_attn_plan::decode_partial_floats(batch_size, num_qo_heads, head_dim, plan->nsplit);
-    if (int e = grow_device(&plan->partial, &plan->partial_cap, (size_t)floats, s, "decode partial outputs")) return e;
+    if (int e = grow_device(&plan->partial, &plan->partial_cap, (size_t)floats, s, old_stream, "decode partial outputs")) return e;
   } else {
     const int32_t group = num_qo_heads / num_kv_heads;
     const int64_t n = rkv_attn_plan::prefill_item_count(qo_indptr_host, batch_size, group, num_kv_heads, msg, sizeof msg);
@@ -725,7 +727,7 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
         RKV_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&plan->staging), cap * sizeof(PrefillItem)));
         plan->staging_cap = cap;
       }
-      if (int e = grow_device(&plan->items, &plan->items_cap, (size_t)n, s, "prefill work items")) return e;
+      if (int e = grow_device(&plan->items, &plan->items_cap, (size_t)n, s, old_stream, "prefill work items")) return e;
       rkv_attn_plan::fill_prefill_items(qo_indptr_host, batch_size, group, num_kv_heads, plan->staging);
       RKV_CUDA_TRY(cudaMemcpyAsync(plan->items, plan->staging, (size_t)n * sizeof(PrefillItem),
                                    cudaMemcpyHostToDevice, s));
