@@ -711,7 +711,9 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
   } else {
     const int32_t group = num_qo_heads / num_kv_heads;
     const int64_t n = rkv_attn_plan::prefill_item_count(qo_indptr_host, batch_size, group, num_kv_heads, msg, sizeof msg);
-    if (n < 0) return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_attn_plan_batch: %s", msg);
+    if (n < 0 || !rkv_attn_plan::q_fits_kv(qo_indptr_host, kv_indptr_host, kv_last_page_len_host, batch_size,
+                                           page_size, msg, sizeof msg))
+      return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_attn_plan_batch: %s", msg);
     RKV_CUDA_CHECK_ARG(n <= INT32_MAX, "rkv_cuda_attn_plan_batch: %lld prefill work items exceed the grid", (long long)n);
     if (n > 0) {
       // the pinned staging may still feed the previous plan's upload
