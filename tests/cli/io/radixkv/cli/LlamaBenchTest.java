@@ -35,7 +35,7 @@ class LlamaBenchTest {
                 rec(0, 32, 8, 5 * S, S / 10, S / 10 + 7 * S / 10),    // pp 320, tg 7 / 0.7 = 10
                 rec(1, 32, 8, 9 * S, S / 5, S / 5 + 35 * S / 100),   // pp 160, tg 7 / 0.35 = 20
                 RequestRecord.failed(2, 32, 11 * S, 12 * S, "boom")); // not measured
-        LlamaBench b = LlamaBench.of(records, 32, 8, tiny, DType.BF16, 10.0);
+        LlamaBench b = LlamaBench.of(records, 32, 8, tiny, DType.BF16, new BandwidthCheck.Baseline(10.0, "read bandwidth"), "cpu");
         assertEquals(240, b.prefillTokS().mean(), 1e-9);
         assertEquals(Math.sqrt(2 * 80.0 * 80.0), b.prefillTokS().stddev(), 1e-9, "sample stddev (n - 1)");
         assertEquals(15, b.decodeTokS().mean(), 1e-9);
@@ -47,7 +47,7 @@ class LlamaBenchTest {
         assertEquals(3, b.repetitions());
         assertEquals("bf16", b.weightsDtype());
         // One repetition: no spread.
-        assertEquals(0, LlamaBench.of(records.subList(0, 1), 32, 8, tiny, DType.F32, 10.0).decodeTokS().stddev());
+        assertEquals(0, LlamaBench.of(records.subList(0, 1), 32, 8, tiny, DType.F32, new BandwidthCheck.Baseline(10.0, "read bandwidth"), "cpu").decodeTokS().stddev());
     }
 
     @Test

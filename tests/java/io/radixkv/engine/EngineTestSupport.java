@@ -1,11 +1,13 @@
 package io.radixkv.engine;
 
+import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.JavaReferenceBackend;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.model.ModelPresets;
 import io.radixkv.model.ModelWeights;
+import io.radixkv.model.StubDeviceBackend;
 import io.radixkv.model.SamplingParams;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,14 +21,19 @@ final class EngineTestSupport {
     /**
      * Kernels the engine tests run on, chosen with -Dradixkv.test.kernels: "cpu" (default, the
      * project's CpuBackend) or "java" (JavaReferenceBackend, the plain-Java reference kernels,
-     * as a cross-check of the native path).
+     * as a cross-check of the native path), "cuda" (scripts/gpu-check: every engine test on the
+     * GPU) or "stub-device" (the CPU kernels behind memory posing as a device: the engine's
+     * device path without a GPU).
      */
     static Supplier<KernelBackend> backend() {
         String k = System.getProperty("radixkv.test.kernels", "cpu");
         return switch (k) {
             case "cpu" -> CpuBackend::new;
             case "java" -> JavaReferenceBackend::new;
-            default -> throw new IllegalArgumentException("radixkv.test.kernels must be cpu or java, got " + k);
+            case "cuda" -> () -> Backends.create("cuda");
+            case "stub-device" -> StubDeviceBackend::new;
+            default -> throw new IllegalArgumentException("radixkv.test.kernels must be cpu, java, cuda or stub-device, got "
+                    + k);
         };
     }
 

@@ -27,6 +27,11 @@ class CudaDeviceErrorsTest {
         }
 
         @Override
+        public MemorySegment allocateHost(long bytes) {
+            return arena.allocate(bytes, 64);
+        }
+
+        @Override
         public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
             MemorySegment.copy(src, 0, dst, 0, bytes);
         }

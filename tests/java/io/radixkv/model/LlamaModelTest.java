@@ -65,13 +65,17 @@ class LlamaModelTest {
      * (2) mixed: the rest of that prompt after its cached part plus two decodes; (3) pure decode
      * (the decode attention path).
      */
-    private static void runMixedSteps(ModelWeights w, DenseKernels dense, KernelBackend backend, DType cacheDtype,
-                                      int pageSize, DoubleUnaryOperator kvRound, double tol) {
+    static void runMixedSteps(ModelWeights w, DenseKernels dense, KernelBackend backend, DType cacheDtype,
+                              int pageSize, DoubleUnaryOperator kvRound, double tol) {
         ModelConfig c = w.config();
         Random r = new Random(7);
-        try (PagedHarness hs = new PagedHarness(c, cacheDtype, 64, pageSize, 11);
-             LlamaModel model = new LlamaModel(c, w, dense, backend, 64)) {
-            ReferenceLlama ref = new ReferenceLlama(w, kvRound);
+        // a device backend's pools live in its memory; the reference reads the host weights
+        ModelWeights hostWeights = w;
+        ModelWeights runWeights = backend.deviceMemory() ? w.copyTo(backend.memory()) : w;
+        try (PagedHarness hs = new PagedHarness(c, cacheDtype, 64, pageSize, 11,
+                backend.deviceMemory() ? backend.memory() : null);
+             LlamaModel model = new LlamaModel(c, runWeights, dense, backend, 64)) {
+            ReferenceLlama ref = new ReferenceLlama(hostWeights, kvRound);
             List<PagedHarness.Seq> seqs = List.of(new PagedHarness.Seq(), new PagedHarness.Seq(), new PagedHarness.Seq());
             int[] prompt0 = randomTokens(r, 13);
             var s1 = hs.step(seqs, List.of(java.util.Arrays.copyOf(prompt0, 8), randomTokens(r, 9), randomTokens(r, 6)),

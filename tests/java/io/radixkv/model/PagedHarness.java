@@ -1,5 +1,6 @@
 package io.radixkv.model;
 
+import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.PageTableCsr;
@@ -36,10 +37,18 @@ final class PagedHarness implements AutoCloseable {
     record Step(ForwardBatch batch, MemorySegment logits, List<Seq> rowSeqs, int[] rowPositions) {}
 
     PagedHarness(ModelConfig c, DType cacheDtype, int numPages, int pageSize, long seed) {
+        this(c, cacheDtype, numPages, pageSize, seed, null);
+    }
+
+    /** With the KV pools in {@code poolMemory} (a backend's, e.g. device memory; null: this harness's host arena). */
+    PagedHarness(ModelConfig c, DType cacheDtype, int numPages, int pageSize, long seed, BackendMemory poolMemory) {
         layout = new PagedKvLayout(cacheDtype, numPages, pageSize, c.kvHeads(), c.headDim());
         for (int l = 0; l < c.layers(); l++) {
-            caches.add(KvCacheView.of(arena.allocate(layout.poolBytes(), 64), arena.allocate(layout.poolBytes(), 64),
-                    layout));
+            MemorySegment k = poolMemory == null ? arena.allocate(layout.poolBytes(), 64)
+                    : poolMemory.allocate(layout.poolBytes());
+            MemorySegment v = poolMemory == null ? arena.allocate(layout.poolBytes(), 64)
+                    : poolMemory.allocate(layout.poolBytes());
+            caches.add(KvCacheView.of(k, v, layout));
         }
         for (int p = 0; p < numPages; p++) {
             freePages.add(p);

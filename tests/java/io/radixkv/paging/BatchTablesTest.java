@@ -173,33 +173,27 @@ class BatchTablesTest {
     }
 
     @Test
-    void mirrorsToDeviceMemory() {
+    void tablesLiveInTheBackendsHostStagingMemory() {
         try (FakeDevice dev = new FakeDevice();
              KvSequences s = new KvSequences(new BlockAllocator(32), 4, 4, 8);
-             BatchTables bt = new BatchTables(4, 64, 32, dev)) {
-            assertTrue(bt.hasDevice());
+             BatchTables staged = new BatchTables(4, 64, 32, dev);
+             BatchTables own = new BatchTables(4, 64, 32)) {
+            assertEquals(7, dev.hostAllocations, "every table from the staging memory, once");
+            assertEquals(0, dev.allocations, "no device memory: the model uploads what its kernels read");
             int a = s.open(1);
             int b = s.open(2);
             assertTrue(s.reserve(a, 10));
             assertTrue(s.reserve(b, 3));
-            bt.build(s, new int[] {a, b}, new long[] {0, 2}, new long[] {10, 3}, 2);
-            PageTableCsr d = bt.deviceCsr();
-            assertEquals(2, d.batchSize());
-            assertArrayEquals(ints(bt.kvIndptr(), 3), ints(d.kvIndptr(), 3));
-            assertArrayEquals(ints(bt.kvIndices(), 4), ints(d.kvIndices(), 4));
-            assertArrayEquals(ints(bt.kvLastPageLen(), 2), ints(d.kvLastPageLen(), 2));
-            assertArrayEquals(ints(bt.kvLens(), 2), ints(bt.deviceKvLens(), 2));
-            assertArrayEquals(ints(bt.qoIndptr(), 3), ints(bt.deviceQoIndptr(), 3));
-            assertArrayEquals(longs(bt.slotMapping(), 11), longs(bt.deviceSlotMapping(), 11));
-            assertArrayEquals(ints(bt.positions(), 11), ints(bt.devicePositions(), 11));
-            assertEquals(7, dev.copies);
-            assertEquals(7, dev.allocations, "device tables allocated once, at construction");
-            bt.build(s, new int[] {b}, new long[] {2}, new long[] {3}, 1);
-            assertEquals(7, dev.allocations);
-        }
-        try (BatchTables host = new BatchTables(1, 1, 1, new HostMemory())) {
-            assertTrue(!host.hasDevice());
-            assertThrows(IllegalStateException.class, host::deviceCsr);
+            staged.build(s, new int[] {a, b}, new long[] {0, 2}, new long[] {10, 3}, 2);
+            own.build(s, new int[] {a, b}, new long[] {0, 2}, new long[] {10, 3}, 2);
+            assertArrayEquals(ints(own.kvIndptr(), 3), ints(staged.kvIndptr(), 3));
+            assertArrayEquals(ints(own.kvIndices(), 4), ints(staged.kvIndices(), 4));
+            assertArrayEquals(ints(own.kvLastPageLen(), 2), ints(staged.kvLastPageLen(), 2));
+            assertArrayEquals(longs(own.slotMapping(), 11), longs(staged.slotMapping(), 11));
+            assertArrayEquals(ints(own.positions(), 11), ints(staged.positions(), 11));
+            staged.build(s, new int[] {b}, new long[] {2}, new long[] {3}, 1);
+            assertEquals(7, dev.hostAllocations, "nothing allocated per step");
+            assertEquals(0, dev.copies);
         }
     }
 
@@ -384,11 +378,18 @@ class BatchTablesTest {
     private static final class FakeDevice implements BackendMemory {
         private final HostMemory host = new HostMemory();
         int allocations;
+        int hostAllocations;
         int copies;
 
         @Override
         public MemorySegment allocate(long bytes) {
             allocations++;
+            return host.allocate(bytes);
+        }
+
+        @Override
+        public MemorySegment allocateHost(long bytes) {
+            hostAllocations++;
             return host.allocate(bytes);
         }
 

@@ -1,6 +1,7 @@
 package io.radixkv.cli;
 
 import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.BandwidthBaselines;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
@@ -102,6 +103,28 @@ final class BandwidthCheck {
             src.fill((byte) 1);
             return best(bytes, () -> BandwidthBaselines.read(src));
         }
+    }
+
+    /** A memory-bandwidth baseline: what it measured (GB/s) and its name in reports. */
+    record Baseline(double gbps, String name) {}
+
+    /**
+     * The baseline a model's weight stream is compared with on {@code backend}: the host read
+     * bandwidth for host-memory backends; for a device, a device-to-device copy of {@code bytes}
+     * through the backend's memory (read + written counted, as CUDA's bandwidthTest does), which
+     * is the most a memory-bound kernel can stream there.
+     */
+    static Baseline memoryBaseline(KernelBackend backend, long bytes) {
+        if (!backend.deviceMemory()) {
+            return new Baseline(readGbps(bytes), "read bandwidth");
+        }
+        BackendMemory m = backend.memory();
+        MemorySegment src = m.allocate(bytes);
+        MemorySegment dst = m.allocate(bytes);
+        return new Baseline(best(2 * bytes, () -> {
+            m.copy(src, 0, dst, 0, bytes);
+            m.synchronize();
+        }), backend.name() + " device copy bandwidth");
     }
 
     private double measureCopy() {

@@ -5,7 +5,9 @@ import io.radixkv.cli.report.Charts;
 import io.radixkv.cli.report.RunMetrics;
 import io.radixkv.cli.workload.Workload;
 import io.radixkv.cli.workload.Workloads;
+import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KernelBackend;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.Files;
@@ -37,7 +39,7 @@ import picocli.CommandLine.Spec;
             "llama_bench measures like llama.cpp's llama-bench: --repetitions requests of --prompt-len fresh tokens "
                     + "and exactly --gen-len output tokens, one at a time, prefix cache off; prints prefill (ppP) "
                     + "and decode (tgG) tokens/s as mean ± stddev and the decode weight stream (bytes/s) against "
-                    + "the read bandwidth measured in the same run, with the CPU model."})
+                    + "the memory bandwidth measured in the same run (host read, or device copy on a GPU), with the CPU model."})
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -175,8 +177,11 @@ final class BenchCommand implements Callable<Integer> {
         if (!s.workloadName().equals(LLAMA_BENCH)) {
             return report(report, null);
         }
-        return report(report, LlamaBench.of(o.records(), s.promptLen(), s.workloadOptions().maxTokens(), o.model(),
-                s.weightsDtype(), BandwidthCheck.readGbps(readBufferBytes())));
+        // the baseline of the backend the engine ran on (a second instance, made after the run)
+        try (KernelBackend b = Backends.create(s.backend())) {
+            return report(report, LlamaBench.of(o.records(), s.promptLen(), s.workloadOptions().maxTokens(), o.model(),
+                    s.weightsDtype(), BandwidthCheck.memoryBaseline(b, readBufferBytes()), b.name()));
+        }
     }
 
     /** The read-bandwidth buffer: kernels' default (past the LLC), capped at a quarter of available memory. */

@@ -22,11 +22,13 @@ import java.util.Locale;
  *     final norm and the LM head (the embedding table only when it is the tied LM head; a token's
  *     embedding row is a gather)
  * @param weightGbps weightBytesPerToken x decode tokens/s (mean), GB/s
- * @param readGbps the machine's read bandwidth (libradixkv's baseline over a buffer past the LLC)
+ * @param readGbps the memory baseline measured in the same run: the host read bandwidth (libradixkv's
+ *     baseline over a buffer past the LLC), or a device backend's copy bandwidth
+ * @param baselineName what {@code readGbps} is ("read bandwidth", "cuda device copy bandwidth")
  */
 record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, Stat decodeTokS,
                   long weightBytesPerToken, double weightGbps, double readGbps, String weightsDtype, int threads,
-                  String cpuModel, String nativeBuild) {
+                  String cpuModel, String nativeBuild, String baselineName, String backend) {
 
     /** Mean and sample standard deviation (0 for one value). */
     record Stat(double mean, double stddev) {
@@ -48,7 +50,7 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
 
     /** Figures from the successful records of the run (failed ones are reported by bench itself). */
     static LlamaBench of(List<RequestRecord> records, int promptLen, int genLen, ModelConfig model, DType weights,
-                         double readGbps) {
+                         BandwidthCheck.Baseline baseline, String backend) {
         List<RequestRecord> ok = records.stream().filter(r -> !r.failed() && r.ttftNanos() > 0).toList();
         double[] pp = ok.stream().mapToDouble(r -> promptLen / (r.ttftNanos() / 1e9)).toArray();
         double[] tg = ok.stream().mapToDouble(r -> (genLen - 1) / ((r.e2eNanos() - r.ttftNanos()) / 1e9)).toArray();
@@ -56,8 +58,9 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         long bytes = params * weights.bytes();
         Stat decode = Stat.of(tg);
         return new LlamaBench(promptLen, genLen, records.size(), Stat.of(pp), decode, bytes,
-                bytes * decode.mean() / 1e9, readGbps, weights.name().toLowerCase(Locale.ROOT),
-                NativeLibrary.numThreads(), readCpuModel(), Main.oneLine(NativeLibrary.buildInfo()));
+                bytes * decode.mean() / 1e9, baseline.gbps(), weights.name().toLowerCase(Locale.ROOT),
+                NativeLibrary.numThreads(), readCpuModel(), Main.oneLine(NativeLibrary.buildInfo()), baseline.name(),
+                backend);
     }
 
     /** Weight bytes per second while decoding over the read bandwidth. */
@@ -67,15 +70,15 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
 
     String table() {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%ncpu: %s%nnative: %s%n", cpuModel, nativeBuild));
+        sb.append(String.format(Locale.ROOT, "%nbackend: %s%ncpu: %s%nnative: %s%n", backend, cpuModel, nativeBuild));
         sb.append(String.format(Locale.ROOT, "%-8s %-8s %8s %22s%n", "test", "weights", "threads", "t/s"));
         sb.append(String.format(Locale.ROOT, "%-8s %-8s %8d %13.2f ± %6.2f%n", "pp" + promptLen, weightsDtype, threads,
                 prefillTokS.mean(), prefillTokS.stddev()));
         sb.append(String.format(Locale.ROOT, "%-8s %-8s %8d %13.2f ± %6.2f%n", "tg" + genLen, weightsDtype, threads,
                 decodeTokS.mean(), decodeTokS.stddev()));
         sb.append(String.format(Locale.ROOT, "decode weight stream: %.1f MB/token x %.2f tokens/s = %.2f GB/s, "
-                + "read bandwidth %.2f GB/s, ratio %.3f (%d repetitions)%n", weightBytesPerToken / 1e6,
-                decodeTokS.mean(), weightGbps, readGbps, weightReadRatio(), repetitions));
+                + "%s %.2f GB/s, ratio %.3f (%d repetitions)%n", weightBytesPerToken / 1e6,
+                decodeTokS.mean(), weightGbps, baselineName, readGbps, weightReadRatio(), repetitions));
         return sb.toString();
     }
 
@@ -91,6 +94,8 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         o.put("weight_bytes_per_token", weightBytesPerToken);
         o.put("weight_gb_s", weightGbps);
         o.put("read_gb_s", readGbps);
+        o.put("baseline", baselineName);
+        o.put("backend", backend);
         o.put("weight_read_ratio", weightReadRatio());
         o.put("cpu_model", cpuModel);
         o.put("native_build", nativeBuild);

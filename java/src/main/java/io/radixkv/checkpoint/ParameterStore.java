@@ -1,5 +1,6 @@
 package io.radixkv.checkpoint;
 
+import io.radixkv.kernels.BackendMemory;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -16,7 +17,7 @@ import java.util.Map;
 public final class ParameterStore implements AutoCloseable {
     private static final long ALIGNMENT = 64;
 
-    private final Arena arena;
+    private final Arena arena; // null when the blocks live in a BackendMemory (freed with it)
     private final Map<String, ParamSpec> specs;
     private final Map<String, MemorySegment> blocks;
     private final long bytes;
@@ -58,6 +59,37 @@ public final class ParameterStore implements AutoCloseable {
             throw e;
         }
         this.blocks = Collections.unmodifiableMap(b);
+    }
+
+    private ParameterStore(Map<String, ParamSpec> specs, Map<String, MemorySegment> blocks, long bytes) {
+        this.arena = null;
+        this.specs = specs;
+        this.blocks = blocks;
+        this.bytes = bytes;
+    }
+
+    /**
+     * A copy of every block in {@code memory} (device memory for a GPU backend), aliases still
+     * sharing their target's copy. The copy's blocks are freed with {@code memory}, not by its
+     * {@link #close()}; this store stays as it was.
+     */
+    public ParameterStore copyTo(BackendMemory memory) {
+        if (memory == null) {
+            throw new IllegalArgumentException("memory must not be null");
+        }
+        Map<String, MemorySegment> b = new LinkedHashMap<>();
+        for (ParamSpec p : specs.values()) {
+            MemorySegment seg;
+            if (p.tiedTo() != null) {
+                seg = b.get(p.tiedTo());
+            } else {
+                MemorySegment src = blocks.get(p.name());
+                seg = memory.allocate(src.byteSize());
+                memory.copyFromHost(src, seg, src.byteSize());
+            }
+            b.put(p.name(), seg);
+        }
+        return new ParameterStore(specs, Collections.unmodifiableMap(b), bytes);
     }
 
     /** Allocates every block (aliases share their target's memory); blocks start zeroed. */
@@ -106,6 +138,8 @@ public final class ParameterStore implements AutoCloseable {
 
     @Override
     public void close() {
-        arena.close();
+        if (arena != null) {
+            arena.close();
+        }
     }
 }

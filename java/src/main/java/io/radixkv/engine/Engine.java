@@ -142,6 +142,18 @@ public final class Engine implements AutoCloseable {
         KernelBackend backend = null;
         try {
             backend = backendFactory.get();
+            if (backend.deviceMemory()) {
+                // the model runs where its backend's memory is: upload once, free the host copy we own
+                long t0 = System.nanoTime();
+                ModelWeights onDevice = weights.copyTo(backend.memory());
+                LOG.info("weights uploaded to {}: {} MB in {} ms", backend.name(), weights.bytes() >> 20,
+                        (System.nanoTime() - t0) / 1_000_000);
+                if (own) {
+                    weights.close();
+                }
+                weights = onDevice;
+                own = false; // freed with the backend's memory
+            }
             Engine e = new Engine(config, backend, weights, own, forwardWrapper, extension);
             e.loop.start();
             LOG.info("engine started: model {} ({} layers), backend {}, {} KV pages of {} tokens ({}), prefix cache {}",

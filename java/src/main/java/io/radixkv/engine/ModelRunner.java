@@ -3,11 +3,11 @@ package io.radixkv.engine;
 import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.model.ForwardBatch;
+import io.radixkv.model.StepOutput;
 import io.radixkv.paging.BatchTables;
 import io.radixkv.paging.KvSequences;
 import io.radixkv.sched.Sequence;
 import io.radixkv.sched.StepPlan;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -17,13 +17,14 @@ import java.util.Objects;
  * Turns a step's entries into one forward pass: the page-table tables (CSR, slot mapping,
  * positions, qo_indptr) from {@link BatchTables}, the input token ids, and the rows whose
  * logits are needed (the last position of every decode and of every final prefill chunk).
- * All buffers are allocated once for the engine's limits and reused. Engine thread only.
+ * All buffers are allocated once for the engine's limits, in the backend's host staging memory (page-locked
+ * for a device), and reused. Engine thread only.
  */
 final class ModelRunner implements AutoCloseable {
     /** The model's forward pass (a seam: tests wrap it to inject failures). */
     @FunctionalInterface
     interface Forward {
-        void forward(ForwardBatch batch, List<KvCacheView> kv, MemorySegment logits);
+        void forward(ForwardBatch batch, List<KvCacheView> kv, StepOutput out);
     }
 
     private final Forward forward;
@@ -31,11 +32,12 @@ final class ModelRunner implements AutoCloseable {
     private final KvSequences seqs;
     private final BatchTables tables;
     private final int vocab;
-    private final Arena arena = Arena.ofShared();
     private final MemorySegment tokenIds;
     private final MemorySegment logitRows;
     private final MemorySegment logits;
+    private final MemorySegment argmax;
     private int numLogitRows;
+    private boolean fullLogits;
     private long modelNanos;
 
     ModelRunner(Forward forward, List<KvCacheView> kv, KvSequences seqs, int maxBatch, int maxTokens, int vocab,
@@ -45,10 +47,14 @@ final class ModelRunner implements AutoCloseable {
         this.seqs = seqs;
         this.vocab = vocab;
         long maxPages = Math.min((long) maxBatch * seqs.maxPagesPerSeq(), Integer.MAX_VALUE);
+        // host tables in the backend's staging memory (page-locked for a device): the model
+        // validates them and uploads what its kernels read, asynchronously, once per step
         this.tables = new BatchTables(maxBatch, maxTokens, (int) maxPages, memory);
-        this.tokenIds = arena.allocate(4L * maxTokens, 64);
-        this.logitRows = arena.allocate(4L * maxBatch, 64);
-        this.logits = arena.allocate(4L * maxBatch * vocab, 64);
+        this.tokenIds = memory.allocateHost(4L * maxTokens);
+        this.logitRows = memory.allocateHost(4L * maxBatch);
+        // page-locked for a device backend: the step's one device-to-host copy lands here
+        this.logits = memory.allocateHost(4L * maxBatch * vocab);
+        this.argmax = memory.allocateHost(4L * maxBatch);
     }
 
     /**
@@ -56,7 +62,7 @@ final class ModelRunner implements AutoCloseable {
      * sequences are exactly as before and the same entries can be run again). Afterwards
      * {@link #logitsRow} gives the logits of the k-th entry that needs them.
      */
-    void run(List<StepPlan.Entry> entries) {
+    void run(List<StepPlan.Entry> entries, boolean fullLogits) {
         tables.begin(seqs);
         int t = 0;
         int rows = 0;
@@ -72,11 +78,13 @@ final class ModelRunner implements AutoCloseable {
         }
         tables.finish();
         numLogitRows = rows;
+        this.fullLogits = fullLogits;
         ForwardBatch batch = new ForwardBatch(tokenIds, tables.positions(), t, tables.slotMapping(),
                 tables.qoIndptr(), tables.csr(), logitRows, rows);
         long t0 = System.nanoTime();
         try {
-            forward.forward(batch, kv, logits);
+            // every step gets the rows' argmax (greedy sampling); the logits only when asked for
+            forward.forward(batch, kv, new StepOutput(logits, argmax, fullLogits));
         } finally {
             modelNanos += System.nanoTime() - t0;
         }
@@ -95,7 +103,18 @@ final class ModelRunner implements AutoCloseable {
         return vocab;
     }
 
-    /** The logits buffer {@code [numLogitRows, vocab]} f32 of the last run. */
+    /** True when the last run produced the full logits (not only each row's argmax). */
+    boolean hasFullLogits() {
+        return fullLogits;
+    }
+
+    /** The argmax (greedy token) of the {@code row}-th logit row of the last run. */
+    int argmax(int row) {
+        Objects.checkIndex(row, numLogitRows);
+        return argmax.getAtIndex(ValueLayout.JAVA_INT, row);
+    }
+
+    /** The logits buffer {@code [numLogitRows, vocab]} f32 of the last run (valid when {@link #hasFullLogits()}). */
     MemorySegment logits() {
         return logits;
     }
@@ -109,6 +128,5 @@ final class ModelRunner implements AutoCloseable {
     @Override
     public void close() {
         tables.close();
-        arena.close();
     }
 }

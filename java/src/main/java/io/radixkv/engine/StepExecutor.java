@@ -66,7 +66,7 @@ final class StepExecutor implements EngineLoop.Work {
     private void execute(List<StepPlan.Entry> entries) {
         long t0 = System.nanoTime();
         try {
-            runner.run(entries);
+            runner.run(entries, streamer.needsFullLogits(entries));
         } catch (RuntimeException e) {
             counters.addForwardNanos(System.nanoTime() - t0);
             if (entries.size() == 1) {

@@ -1,6 +1,7 @@
 package io.radixkv.engine;
 
 import io.radixkv.model.Sampler;
+import io.radixkv.sched.StepPlan;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.Sequence;
 import java.lang.foreign.ValueLayout;
@@ -33,16 +34,33 @@ final class TokenStreamer {
         this.probe = probe;
     }
 
+    /**
+     * True when a step over {@code entries} needs the full logits on the host: a logits probe is
+     * set or a sequence that samples this step is not greedy. Otherwise the rows' argmax is enough.
+     */
+    boolean needsFullLogits(List<StepPlan.Entry> entries) {
+        if (probe != null) {
+            return true;
+        }
+        for (StepPlan.Entry e : entries) {
+            if (e.needsLogits() && !((RequestState) e.seq().attachment()).params().isGreedy()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Samples {@code s}'s next token from logit row {@code row} of the last forward pass and streams it. */
     void emit(Sequence s, int row, long now) {
         RequestState a = (RequestState) s.attachment();
         int token;
         try {
             Engine.LogitsProbe p = probe;
-            if (p != null) {
+            if (p != null && runner.hasFullLogits()) {
                 p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
             }
-            token = Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength());
+            token = a.params().isGreedy() ? runner.argmax(row)
+                    : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength());
         } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
             LOG.warn("sampling for request {} failed; failing it", s.id(), ex);
             scheduler.fail(s, "sampling failed: " + ex);

@@ -16,9 +16,13 @@ public interface BackendMemory extends AutoCloseable {
     /**
      * Zero-filled host memory that Java reads and writes and this backend copies from and to
      * fastest (page-locked for CUDA, so {@link #copyFromHostAsync} really is asynchronous);
-     * freed with this memory. Host backends return plain {@link #allocate} memory.
+     * freed with this memory. Host backends return plain {@link #allocate} memory; device
+     * memory must override this (its {@link #allocate} is not host memory).
      */
     default MemorySegment allocateHost(long bytes) {
+        if (isDevice()) {
+            throw new UnsupportedOperationException(getClass().getSimpleName() + " must provide host staging memory");
+        }
         return allocate(bytes);
     }
 

@@ -1,6 +1,8 @@
 package io.radixkv.model;
 
 import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.AttentionPlan;
+import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.Checks;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
@@ -59,7 +61,8 @@ public final class LlamaModel implements AutoCloseable {
     /** Per layer: attention parameters (scale, window) and RoPE inverse frequencies (f64, shared between equal specs). */
     private final List<AttentionParams> layerParams;
     private final List<MemorySegment> layerInvFreq;
-    private final Arena arena = Arena.ofShared();
+    private final BackendMemory memory;
+    private final StepBuffers step;
     // Scratch, [maxTokens, width] f32 each.
     private final MemorySegment hidden;
     private final MemorySegment normed;
@@ -84,9 +87,10 @@ public final class LlamaModel implements AutoCloseable {
         if (!weights.config().equals(config)) {
             throw new IllegalArgumentException("the weights were made for " + weights.config() + ", not " + config);
         }
-        if (backend.deviceMemory()) {
-            throw new IllegalArgumentException("backend '" + backend.name() + "' works on device memory; the model's"
-                    + " dense math runs on the CPU and needs a host-memory backend");
+        if (backend.deviceMemory() != weights.onDevice()) {
+            throw new IllegalArgumentException("backend '" + backend.name() + "' works on "
+                    + (backend.deviceMemory() ? "device" : "host") + " memory but the weights are in "
+                    + (weights.onDevice() ? "device" : "host") + " memory (ModelWeights.copyTo the backend's memory)");
         }
         Checks.requirePositive("maxTokensPerStep", maxTokensPerStep);
         this.config = config;
@@ -96,14 +100,14 @@ public final class LlamaModel implements AutoCloseable {
         this.maxTokens = maxTokensPerStep;
         this.normOffset = config.arch().norm().weightOffset();
         this.embedScale = config.embedScale(weights.dtype());
+        this.memory = backend.memory();
         AttentionParams base = new AttentionParams(config.heads(), config.smScale(), 0f);
         Map<RopeSpec, MemorySegment> tables = new HashMap<>();
         List<AttentionParams> params = new ArrayList<>();
         List<MemorySegment> inv = new ArrayList<>();
         for (LayerAttention la : config.layerAttention()) {
             params.add(base.withWindowLeft(la.windowLeft()));
-            inv.add(tables.computeIfAbsent(la.rope(), r -> arena.allocateFrom(ValueLayout.JAVA_DOUBLE,
-                    r.invFreq(config.headDim()))));
+            inv.add(tables.computeIfAbsent(la.rope(), r -> invFreqTable(r.invFreq(config.headDim()))));
         }
         this.layerParams = List.copyOf(params);
         this.layerInvFreq = List.copyOf(inv);
@@ -118,10 +122,21 @@ public final class LlamaModel implements AutoCloseable {
         this.gateUp = scratch(t * 2L * config.intermediate());
         this.act = scratch(t * config.intermediate());
         this.branch = config.arch().sandwichNorms() ? scratch(t * config.hidden()) : null;
+        this.step = new StepBuffers(memory, maxTokensPerStep);
     }
 
+    /** Scratch in the backend's memory (device memory for CUDA), freed with it. */
     private MemorySegment scratch(long floats) {
-        return arena.allocate(Math.multiplyExact(floats, 4L), 64);
+        return memory.allocate(Math.multiplyExact(floats, 4L));
+    }
+
+    private MemorySegment invFreqTable(double[] invFreq) {
+        try (Arena host = Arena.ofConfined()) {
+            MemorySegment src = host.allocateFrom(ValueLayout.JAVA_DOUBLE, invFreq);
+            MemorySegment dst = memory.allocate(src.byteSize());
+            memory.copyFromHost(src, dst, src.byteSize());
+            return dst;
+        }
     }
 
     public ModelConfig config() {
@@ -146,7 +161,15 @@ public final class LlamaModel implements AutoCloseable {
      *     table, too many rows, a cache of the wrong shape, a short segment
      */
     public void forward(ForwardBatch b, List<KvCacheView> layerCaches, MemorySegment logits) {
-        boolean decode = validate(b, layerCaches, logits);
+        forward(b, layerCaches, StepOutput.logits(logits));
+    }
+
+    /**
+     * {@link #forward(ForwardBatch, List, MemorySegment)} writing what {@code out} asks for: the
+     * full logits, the logit rows' argmax, or both (greedy batches need only the argmax).
+     */
+    public void forward(ForwardBatch b, List<KvCacheView> layerCaches, StepOutput out) {
+        boolean decode = validate(b, layerCaches, out);
         final int n = b.numTokens();
         final int h = config.hidden();
         final int qd = config.qDim();
@@ -157,7 +180,11 @@ public final class LlamaModel implements AutoCloseable {
         final float eps = config.rmsEps();
         final Architecture arch = config.arch();
 
-        dense.embedding(b.tokenIds(), n, weights.embed(), wt, config.vocab(), h, hidden);
+        StepBuffers.Inputs in = step.upload(b);
+        PagedKvLayout layout = layerCaches.get(0).layout();
+        AttentionPlan plan = backend.attention().plan(layout, b.kv(), decode ? MemorySegment.NULL : b.qoIndptr(),
+                config.heads());
+        dense.embedding(in.tokenIds(), n, weights.embed(), wt, config.vocab(), h, hidden);
         if (embedScale != 1f) {
             dense.scale(hidden, (long) n * h, embedScale);
         }
@@ -175,15 +202,10 @@ public final class LlamaModel implements AutoCloseable {
                 dense.rmsnorm(q, w.qNorm(), q, (long) n * config.heads(), config.headDim(), eps, normOffset);
                 dense.rmsnorm(k, w.kNorm(), k, (long) n * config.kvHeads(), config.headDim(), eps, normOffset);
             }
-            dense.ropeTable(q, k, b.positions(), n, config.heads(), config.kvHeads(), config.headDim(),
+            dense.ropeTable(q, k, in.positions(), n, config.heads(), config.kvHeads(), config.headDim(),
                     layerInvFreq.get(l));
-            backend.kv().reshapeAndCache(k, v, DType.F32, b.slotMapping(), n, cache);
-            if (decode) {
-                backend.attention().decode(q, DType.F32, attn, DType.F32, MemorySegment.NULL, cache, b.kv(), ap);
-            } else {
-                backend.attention().appendPrefill(q, DType.F32, attn, DType.F32, MemorySegment.NULL, b.qoIndptr(), cache,
-                        b.kv(), MemorySegment.NULL, MemorySegment.NULL, ap);
-            }
+            backend.kv().reshapeAndCache(k, v, DType.F32, in.slotMapping(), n, cache);
+            backend.attention().run(plan, q, DType.F32, attn, DType.F32, MemorySegment.NULL, cache, ap);
             residual(attn, w.o(), qd, w.postAttnNorm(), n);
             dense.rmsnorm(hidden, w.postNorm(), normed, n, h, eps, normOffset);
             dense.linear(normed, w.gateUp(), wt, gateUp, n, 2L * inter, h, false);
@@ -195,18 +217,20 @@ public final class LlamaModel implements AutoCloseable {
         }
         int r = b.numLogitRows();
         if (r == 0) {
+            memory.synchronize();
+            backend.checkDeviceErrors();
             return;
         }
         // Only the requested rows go through the final norm and the (vocab-wide) output projection.
-        for (int i = 0; i < r; i++) {
-            long row = b.logitRows().getAtIndex(I32, i);
-            MemorySegment.copy(hidden, row * h * 4, normed, (long) i * h * 4, (long) h * 4);
-        }
+        step.gatherRows(hidden, b.logitRows(), r, normed, (long) h * 4);
         dense.rmsnorm(normed, weights.finalNorm(), normed, r, h, eps, normOffset);
+        MemorySegment logits = step.logitsTarget(out.logits(), r, config.vocab());
         dense.linear(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
         if (arch.finalLogitSoftCap() > 0) {
             dense.softCap(logits, (long) r * config.vocab(), arch.finalLogitSoftCap());
         }
+        step.deliver(out, r, config.vocab(), dense);
+        backend.checkDeviceErrors();
     }
 
     /**
@@ -226,16 +250,14 @@ public final class LlamaModel implements AutoCloseable {
 
     /** Copies the fused [n, q|k|v] projection into contiguous q, k, v (RoPE and the KV scatter want them dense). */
     private void splitQkv(int n, int qd, int kvd, int qkvd) {
-        for (long t = 0; t < n; t++) {
-            long src = t * qkvd * 4L;
-            MemorySegment.copy(qkv, src, q, t * qd * 4L, qd * 4L);
-            MemorySegment.copy(qkv, src + qd * 4L, k, t * kvd * 4L, kvd * 4L);
-            MemorySegment.copy(qkv, src + (qd + kvd) * 4L, v, t * kvd * 4L, kvd * 4L);
-        }
+        long pitch = qkvd * 4L;
+        memory.copyRows(qkv, 0, pitch, q, 0, qd * 4L, qd * 4L, n);
+        memory.copyRows(qkv, qd * 4L, pitch, k, 0, kvd * 4L, kvd * 4L, n);
+        memory.copyRows(qkv, (qd + kvd) * 4L, pitch, v, 0, kvd * 4L, kvd * 4L, n);
     }
 
     /** Checks everything forward relies on; returns true when the step is pure decode (one token per sequence). */
-    private boolean validate(ForwardBatch b, List<KvCacheView> caches, MemorySegment logits) {
+    private boolean validate(ForwardBatch b, List<KvCacheView> caches, StepOutput out) {
         if (b == null || caches == null) {
             throw new IllegalArgumentException("batch and layer caches must not be null");
         }
@@ -340,17 +362,16 @@ public final class LlamaModel implements AutoCloseable {
                         + ")");
             }
         }
+        if (out == null) {
+            throw new IllegalArgumentException("step output must not be null");
+        }
         if (r > 0) {
-            Checks.requireBytes("logits", logits, (long) r * vocab * 4);
-            if (!logits.isNative()) {
-                throw new IllegalArgumentException("logits must be native memory");
-            }
+            out.check(r, vocab);
         }
         return decode && batch == n;
     }
 
+    /** Scratch and tables live in the backend's memory and go with it; nothing to free here. */
     @Override
-    public void close() {
-        arena.close();
-    }
+    public void close() {}
 }

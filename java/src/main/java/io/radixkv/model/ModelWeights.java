@@ -1,5 +1,6 @@
 package io.radixkv.model;
 
+import io.radixkv.kernels.BackendMemory;
 import io.radixkv.checkpoint.CheckpointLoader;
 import io.radixkv.checkpoint.ParameterStore;
 import io.radixkv.kernels.DType;
@@ -36,11 +37,17 @@ public final class ModelWeights implements AutoCloseable {
     private final DType dtype;
     private final ParameterStore store;
     private final List<Layer> layers;
+    private final boolean device;
 
     private ModelWeights(ModelConfig config, DType dtype, ParameterStore store) {
+        this(config, dtype, store, false);
+    }
+
+    private ModelWeights(ModelConfig config, DType dtype, ParameterStore store, boolean device) {
         this.config = config;
         this.dtype = dtype;
         this.store = store;
+        this.device = device;
         List<Layer> ls = new ArrayList<>();
         for (int l = 0; l < config.layers(); l++) {
             ls.add(new Layer(block(l, WeightLayout.QKV), block(l, WeightLayout.O), block(l, WeightLayout.GATE_UP),
@@ -89,6 +96,19 @@ public final class ModelWeights implements AutoCloseable {
     public static ModelWeights load(Path dir, ModelConfig config, DType dtype) throws IOException {
         WeightLayout layout = layout(config, dtype);
         return new ModelWeights(config, dtype, CheckpointLoader.load(dir, layout.params(), layout.tensors()));
+    }
+
+    /**
+     * These weights copied into a backend's memory (device memory for CUDA), for a model that
+     * runs there; freed with {@code memory}. This object is unchanged and may be closed.
+     */
+    public ModelWeights copyTo(BackendMemory memory) {
+        return new ModelWeights(config, dtype, store.copyTo(memory), memory.isDevice());
+    }
+
+    /** True when the tensors are device memory ({@link #copyTo} a device backend): never read them from Java. */
+    public boolean onDevice() {
+        return device;
     }
 
     public ModelConfig config() {

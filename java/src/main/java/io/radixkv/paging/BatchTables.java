@@ -6,6 +6,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Objects;
+import java.util.function.LongFunction;
 
 /**
  * The per-step tables the kernels read for one batch, built into segments allocated once
@@ -25,11 +26,11 @@ import java.util.Objects;
  *       {@code positions} = {@code t} (int32).</li>
  * </ul>
  *
- * <p>Use: {@link #begin}, one {@link #add} per sequence, {@link #finish} (which mirrors the
- * tables to device memory when built with a device {@link BackendMemory}); or
- * {@link #build}. Accessors return the full reusable segments; only the first
+ * <p>Use: {@link #begin}, one {@link #add} per sequence, {@link #finish}; or {@link #build}.
+ * Built with a {@link BackendMemory}, the tables live in its host staging memory (page-locked
+ * for CUDA), so the model's per-step uploads from them are truly asynchronous. Accessors return the full reusable segments; only the first
  * {@link #batchSize()} / {@link #numTokens()} / {@link #numPages()} entries are valid.
- * Not thread-safe; the arena closes with {@link #close()}.
+ * Not thread-safe; the tables are freed by {@link #close()} (staging memory: with its BackendMemory).
  */
 public final class BatchTables implements AutoCloseable {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT;
@@ -49,16 +50,6 @@ public final class BatchTables implements AutoCloseable {
     /** CSR views per batch size, created on first use and reused (records are immutable). */
     private final PageTableCsr[] csrs;
 
-    private final BackendMemory device;
-    private final MemorySegment dKvIndptr;
-    private final MemorySegment dKvIndices;
-    private final MemorySegment dKvLastPageLen;
-    private final MemorySegment dKvLens;
-    private final MemorySegment dQoIndptr;
-    private final MemorySegment dSlotMapping;
-    private final MemorySegment dPositions;
-    private final PageTableCsr[] deviceCsrs;
-
     private KvSequences seqs;
     private int batch;
     private int tokens;
@@ -66,17 +57,17 @@ public final class BatchTables implements AutoCloseable {
     private boolean building;
     private boolean finished;
 
-    /** Host-only tables (CPU backends). */
+    /** Tables in a heap-independent arena owned by this object. */
     public BatchTables(int maxBatch, int maxTokens, int maxPages) {
         this(maxBatch, maxTokens, maxPages, null);
     }
 
     /**
-     * @param device backend memory to mirror the tables to on {@link #finish()} when it
-     *     {@linkplain BackendMemory#isDevice() is device memory} (the device segments are
-     *     allocated once from it and freed with it); null or host memory: host tables only
+     * @param staging backend memory whose {@linkplain BackendMemory#allocateHost host staging
+     *     memory} holds the tables (page-locked for a device, so uploads from them are
+     *     asynchronous; freed with it); null: this object's own arena
      */
-    public BatchTables(int maxBatch, int maxTokens, int maxPages, BackendMemory device) {
+    public BatchTables(int maxBatch, int maxTokens, int maxPages, BackendMemory staging) {
         if (maxBatch <= 0) {
             throw new IllegalArgumentException("maxBatch must be positive, got " + maxBatch);
         }
@@ -89,29 +80,15 @@ public final class BatchTables implements AutoCloseable {
         this.maxBatch = maxBatch;
         this.maxTokens = maxTokens;
         this.maxPages = maxPages;
-        kvIndptr = arena.allocate(4L * (maxBatch + 1), 64);
-        kvIndices = arena.allocate(4L * maxPages, 64);
-        kvLastPageLen = arena.allocate(4L * maxBatch, 64);
-        kvLens = arena.allocate(4L * maxBatch, 64);
-        qoIndptr = arena.allocate(4L * (maxBatch + 1), 64);
-        slotMapping = arena.allocate(8L * maxTokens, 64);
-        positions = arena.allocate(4L * maxTokens, 64);
+        LongFunction<MemorySegment> alloc = staging == null ? bytes -> arena.allocate(bytes, 64) : staging::allocateHost;
+        kvIndptr = alloc.apply(4L * (maxBatch + 1));
+        kvIndices = alloc.apply(4L * maxPages);
+        kvLastPageLen = alloc.apply(4L * maxBatch);
+        kvLens = alloc.apply(4L * maxBatch);
+        qoIndptr = alloc.apply(4L * (maxBatch + 1));
+        slotMapping = alloc.apply(8L * maxTokens);
+        positions = alloc.apply(4L * maxTokens);
         csrs = new PageTableCsr[maxBatch + 1];
-        if (device != null && device.isDevice()) {
-            this.device = device;
-            dKvIndptr = device.allocate(kvIndptr.byteSize());
-            dKvIndices = device.allocate(kvIndices.byteSize());
-            dKvLastPageLen = device.allocate(kvLastPageLen.byteSize());
-            dKvLens = device.allocate(kvLens.byteSize());
-            dQoIndptr = device.allocate(qoIndptr.byteSize());
-            dSlotMapping = device.allocate(slotMapping.byteSize());
-            dPositions = device.allocate(positions.byteSize());
-            deviceCsrs = new PageTableCsr[maxBatch + 1];
-        } else {
-            this.device = null;
-            dKvIndptr = dKvIndices = dKvLastPageLen = dKvLens = dQoIndptr = dSlotMapping = dPositions = null;
-            deviceCsrs = null;
-        }
     }
 
     public int maxBatch() {
@@ -212,22 +189,13 @@ public final class BatchTables implements AutoCloseable {
         qoIndptr.setAtIndex(INT, batch, tokens);
     }
 
-    /** Ends the batch; with device memory, copies the used part of every table to the device. */
+    /** Ends the batch. */
     public void finish() {
         if (!building) {
             throw new IllegalStateException("finish() without begin()");
         }
         building = false;
         finished = true;
-        if (device != null) {
-            device.copyFromHost(kvIndptr, dKvIndptr, 4L * (batch + 1));
-            device.copyFromHost(kvLastPageLen, dKvLastPageLen, 4L * batch);
-            device.copyFromHost(kvLens, dKvLens, 4L * batch);
-            device.copyFromHost(qoIndptr, dQoIndptr, 4L * (batch + 1));
-            device.copyFromHost(kvIndices, dKvIndices, 4L * pages);
-            device.copyFromHost(slotMapping, dSlotMapping, 8L * tokens);
-            device.copyFromHost(positions, dPositions, 4L * tokens);
-        }
     }
 
     /**
@@ -297,42 +265,7 @@ public final class BatchTables implements AutoCloseable {
         return positions;
     }
 
-    public boolean hasDevice() {
-        return device != null;
-    }
-
-    /** Device CSR (device pointers: never dereference from Java). */
-    public PageTableCsr deviceCsr() {
-        requireDevice();
-        requireFinished();
-        PageTableCsr c = deviceCsrs[batch];
-        if (c == null) {
-            c = deviceCsrs[batch] = new PageTableCsr(dKvIndptr, dKvIndices, dKvLastPageLen, batch);
-        }
-        return c;
-    }
-
-    public MemorySegment deviceKvLens() {
-        requireDevice();
-        return dKvLens;
-    }
-
-    public MemorySegment deviceQoIndptr() {
-        requireDevice();
-        return dQoIndptr;
-    }
-
-    public MemorySegment deviceSlotMapping() {
-        requireDevice();
-        return dSlotMapping;
-    }
-
-    public MemorySegment devicePositions() {
-        requireDevice();
-        return dPositions;
-    }
-
-    /** Frees the host tables (device tables go with their BackendMemory). */
+    /** Frees the tables of this object's own arena (staging memory goes with its BackendMemory). */
     @Override
     public void close() {
         arena.close();
@@ -344,9 +277,4 @@ public final class BatchTables implements AutoCloseable {
         }
     }
 
-    private void requireDevice() {
-        if (device == null) {
-            throw new IllegalStateException("these BatchTables have no device mirror");
-        }
-    }
 }
