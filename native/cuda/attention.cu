@@ -28,7 +28,7 @@ namespace {
 
 constexpr int kWarps = 4;            // warps per block
 constexpr int kThreads = kWarps * 32;
-constexpr int kDecodeGroup = 8;      // query heads of a GQA group handled together per pass
+constexpr int kMaxDecodeGroup = 8;   // most query heads of a GQA group handled together per pass
 constexpr int kMaxHeadDim = 256;
 constexpr int kPrefillRowsPerWarp = 4;
 constexpr int kPrefillRows = kWarps * kPrefillRowsPerWarp;  // query rows (token x head) per block
@@ -146,14 +146,15 @@ struct Params {
 // ---------------------------------------------------------------- decode
 
 // grid (num_kv_heads, batch, nsplit); each block handles one KV chunk of one (sequence, kv
-// head) for all its query heads, 8 at a time; warps take interleaved tokens and are merged at
+// head) for all its query heads, GROUP (<= 8, the group size rounded up to a power of two) at a
+// time, so small GQA groups hold no idle per-head registers; warps take interleaved tokens and are merged at
 // the end. With nsplit > 1 the normalized partial results and LSEs go to the workspace.
 // Memory-level parallelism: a warp issues the page-id and K/V loads of kUnroll tokens before
 // folding any of them (the fold order is that of one token at a time), lane l holds the
 // contiguous elements l*VEC .. l*VEC+VEC-1 of a row so a row is read with one vector load per
 // lane (load_vec), token -> page arithmetic is 32-bit, and the planner sizes nsplit to the
 // kernel's occupancy.
-template <int VEC>
+template <int VEC, int GROUP>
 __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, float* part_o, float* part_s) {
   const int kvh = blockIdx.x, b = blockIdx.y, z = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -169,14 +170,14 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
   const bool vector = p.hd % VEC == 0 && ((uintptr_t)p.k | (uintptr_t)p.v) % 16 == 0;
   const bool lane_full = (lane + 1) * VEC <= p.hd;  // this lane's VEC elements are all in the row
 
-  __shared__ float sm_m[kWarps][kDecodeGroup], sm_l[kWarps][kDecodeGroup];
-  __shared__ float sm_o[kWarps][kDecodeGroup][kMaxHeadDim];
+  __shared__ float sm_m[kWarps][GROUP], sm_l[kWarps][GROUP];
+  __shared__ float sm_o[kWarps][GROUP][kMaxHeadDim];
 
-  for (int g0 = 0; g0 < G; g0 += kDecodeGroup) {
-    const int gn = min(kDecodeGroup, G - g0);
-    float qv[kDecodeGroup][VEC], o[kDecodeGroup][VEC], m[kDecodeGroup], l[kDecodeGroup];
+  for (int g0 = 0; g0 < G; g0 += GROUP) {
+    const int gn = min(GROUP, G - g0);
+    float qv[GROUP][VEC], o[GROUP][VEC], m[GROUP], l[GROUP];
 #pragma unroll
-    for (int g = 0; g < kDecodeGroup; g++) {
+    for (int g = 0; g < GROUP; g++) {
       m[g] = -INFINITY;
       l[g] = 0.f;
 #pragma unroll
@@ -219,7 +220,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
       for (int u = 0; u < kUnroll; u++) {
         if (off[u] < 0) continue;  // past the chunk, or an invalid page id (skipped, as before)
 #pragma unroll
-        for (int g = 0; g < kDecodeGroup; g++) {
+        for (int g = 0; g < GROUP; g++) {
           if (g >= gn) break;
           float s = 0.f;
 #pragma unroll
@@ -236,7 +237,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
       }
     }
 #pragma unroll
-    for (int g = 0; g < kDecodeGroup; g++) {
+    for (int g = 0; g < GROUP; g++) {
       if (lane == 0) {
         sm_m[warp][g] = m[g];
         sm_l[warp][g] = l[g];
@@ -499,28 +500,48 @@ int sm_count() {
   return count;
 }
 
-// Decode blocks the GPU holds at once (occupancy of decode_kernel<VEC> x SMs): the planner's
-// split target. Cached per VEC (the process uses one device).
-int decode_resident_blocks(int hd) {
-  static int cache[4] = {0, 0, 0, 0};
-  const int v = vec_for(hd);
-  const int idx = v == 1 ? 0 : v == 2 ? 1 : v == 4 ? 2 : 3;
-  if (cache[idx] == 0) {
+// Query heads a decode block handles per pass: the GQA group size rounded up to a power of
+// two, at most kMaxDecodeGroup (larger groups take several passes).
+int decode_group(int group) { return group >= 5 ? kMaxDecodeGroup : group >= 3 ? 4 : group; }
+
+// Calls f with decode_kernel<VEC, GROUP> for a head_dim and a GQA group size.
+template <typename F>
+cudaError_t with_decode_kernel(int hd, int group, F f) {
+  const int v = vec_for(hd), g = decode_group(group);
+#define RKV_DECODE_G(V)                          \
+  switch (g) {                                   \
+    case 1: return f(decode_kernel<V, 1>);       \
+    case 2: return f(decode_kernel<V, 2>);       \
+    case 4: return f(decode_kernel<V, 4>);       \
+    default: return f(decode_kernel<V, kMaxDecodeGroup>); \
+  }
+  switch (v) {
+    case 1: RKV_DECODE_G(1)
+    case 2: RKV_DECODE_G(2)
+    case 4: RKV_DECODE_G(4)
+    default: RKV_DECODE_G(8)
+  }
+#undef RKV_DECODE_G
+}
+
+// Decode blocks the GPU holds at once (occupancy of the decode kernel for this head_dim and
+// group x SMs): the planner's split target. Cached per kernel (the process uses one device).
+int decode_resident_blocks(int hd, int group) {
+  static int cache[4][4] = {};
+  const int v = vec_for(hd), g = decode_group(group);
+  int& slot = cache[v == 1 ? 0 : v == 2 ? 1 : v == 4 ? 2 : 3][g == 1 ? 0 : g == 2 ? 1 : g == 4 ? 2 : 3];
+  if (slot == 0) {
     int per_sm = 0;
-    cudaError_t e;
-    switch (v) {
-      case 1: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<1>, kThreads, 0); break;
-      case 2: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<2>, kThreads, 0); break;
-      case 4: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<4>, kThreads, 0); break;
-      default: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<8>, kThreads, 0); break;
-    }
+    cudaError_t e = with_decode_kernel(hd, group, [&](auto kernel) {
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0);
+    });
     if (e != cudaSuccess || per_sm <= 0) {
       cudaGetLastError();  // clear it: planning falls back to 2 blocks per SM
       per_sm = 2;
     }
-    cache[idx] = per_sm * sm_count();
+    slot = per_sm * sm_count();
   }
-  return cache[idx];
+  return slot;
 }
 
 }  // namespace
@@ -579,13 +600,10 @@ int launch_decode(const rkv_cuda_attn_plan* plan, const Params& p, int32_t batch
   float* part_o = nsplit > 1 ? plan->partial : nullptr;
   float* part_s = nsplit > 1 ? plan->partial + (int64_t)batch * p.nqo * nsplit * p.hd : nullptr;
   dim3 grid(p.nkv, batch, nsplit);
-  switch (vec_for(p.hd)) {
-    case 1: decode_kernel<1><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
-    case 2: decode_kernel<2><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
-    case 4: decode_kernel<4><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
-    default: decode_kernel<8><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
-  }
-  cudaError_t launch = cudaGetLastError();
+  cudaError_t launch = with_decode_kernel(p.hd, p.nqo / p.nkv, [&](auto kernel) {
+    kernel<<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s);
+    return cudaGetLastError();
+  });
   if (launch == cudaSuccess && nsplit > 1) {
     decode_merge_kernel<<<(unsigned)((int64_t)batch * p.nqo), kThreads, 0, stream>>>(p, nsplit, part_o, part_s);
     launch = cudaGetLastError();
@@ -705,7 +723,8 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
   plan->nsplit = 1;
   plan->num_items = 0;
   if (plan->decode) {
-    plan->nsplit = rkv_attn_plan::decode_splits(batch_size, num_kv_heads, decode_resident_blocks(head_dim), max_len);
+    plan->nsplit = rkv_attn_plan::decode_splits(batch_size, num_kv_heads, decode_resident_blocks(head_dim, num_qo_heads / num_kv_heads),
+                                                max_len);
     const int64_t floats = rkv_attn_plan::decode_partial_floats(batch_size, num_qo_heads, head_dim, plan->nsplit);
     if (int e = grow_device(&plan->partial, &plan->partial_cap, (size_t)floats, s, old_stream, "decode partial outputs")) return e;
   } else {
