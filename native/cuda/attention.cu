@@ -320,6 +320,9 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
 
   __shared__ float ks[kPrefillTile][kMaxHeadDim], vs[kPrefillTile][kMaxHeadDim];
   __shared__ int64_t sm_begin[kWarps], sm_end[kWarps];
+  __shared__ int64_t tile_off[kPrefillTile];  // row offsets of the tile's tokens (-1: invalid page)
+  // 4-element vector loads of the tile when every row start is aligned to them
+  const bool vec4 = p.hd % 4 == 0 && ((uintptr_t)p.k | (uintptr_t)p.v) % 16 == 0;
 
   float qv[kPrefillRowsPerWarp][VEC], o[kPrefillRowsPerWarp][VEC], m[kPrefillRowsPerWarp], l[kPrefillRowsPerWarp];
   // row j sees KV positions [lo[j], lim[j])
@@ -368,11 +371,33 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
   for (int64_t t0 = kv_begin; t0 < kv_end; t0 += kPrefillTile) {
     const int nt = (int)min((int64_t)kPrefillTile, kv_end - t0);
     __syncthreads();  // previous tile fully consumed
-    for (int idx = threadIdx.x; idx < nt * p.hd; idx += kThreads) {
-      const int j = idx / p.hd, d = idx % p.hd;
-      const int64_t ro = row_offset(p.indices, first, t0 + j, p.ps, p.nkv, it.kvh, p.hd, p.num_pages);
-      ks[j][d] = ro >= 0 ? rkv::load_as_float(p.k, ro + d, p.cache_dtype) : 0.f;
-      vs[j][d] = ro >= 0 ? rkv::load_as_float(p.v, ro + d, p.cache_dtype) : 0.f;
+    // page lookups once per token, then the rows (the same values as element-wise loads)
+    if (threadIdx.x < nt)
+      tile_off[threadIdx.x] = row_offset(p.indices, first, t0 + threadIdx.x, p.ps, p.nkv, it.kvh, p.hd, p.num_pages);
+    __syncthreads();
+    if (vec4) {
+      const int chunks = p.hd / 4;
+      for (int idx = threadIdx.x; idx < nt * chunks; idx += kThreads) {
+        const int j = idx / chunks, d = (idx % chunks) * 4;
+        const int64_t ro = tile_off[j];
+        float kx[4] = {0.f, 0.f, 0.f, 0.f}, vx[4] = {0.f, 0.f, 0.f, 0.f};
+        if (ro >= 0) {
+          load_vec<4>(p.k, ro + d, p.cache_dtype, true, kx);
+          load_vec<4>(p.v, ro + d, p.cache_dtype, true, vx);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+          ks[j][d + i] = kx[i];
+          vs[j][d + i] = vx[i];
+        }
+      }
+    } else {
+      for (int idx = threadIdx.x; idx < nt * p.hd; idx += kThreads) {
+        const int j = idx / p.hd, d = idx % p.hd;
+        const int64_t ro = tile_off[j];
+        ks[j][d] = ro >= 0 ? rkv::load_as_float(p.k, ro + d, p.cache_dtype) : 0.f;
+        vs[j][d] = ro >= 0 ? rkv::load_as_float(p.v, ro + d, p.cache_dtype) : 0.f;
+      }
     }
     __syncthreads();
     for (int jt = 0; jt < nt; jt++) {
