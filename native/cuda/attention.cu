@@ -147,8 +147,9 @@ struct Params {
 
 // grid (num_kv_heads, batch, nsplit); each block handles one KV chunk of one (sequence, kv
 // head) for all its query heads, GROUP (<= 8, the group size rounded up to a power of two) at a
-// time, so small GQA groups hold no idle per-head registers; warps take interleaved tokens and are merged at
-// the end. With nsplit > 1 the normalized partial results and LSEs go to the workspace.
+// time, so small GQA groups hold no idle per-head registers; warps take interleaved tokens and
+// are merged at the end. With nsplit > 1 the normalized partial results and LSEs go to the
+// workspace.
 // Memory-level parallelism: a warp issues the page-id and K/V loads of kUnroll tokens before
 // folding any of them (the fold order is that of one token at a time), lane l holds the
 // contiguous elements l*VEC .. l*VEC+VEC-1 of a row so a row is read with one vector load per
