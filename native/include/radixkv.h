@@ -143,6 +143,30 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
                                  float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
                                  int32_t window_left);
 
+/* Decode plan/run (FlashInfer's split, CPU): rkv_decode_plan_tables validates one batch's page
+ * table against the pool (as rkv_decode_attention does) and keeps its sequence lengths; then
+ * rkv_decode_attention_run runs every layer of that step with the same tables, deciding the
+ * split-KV work once per distinct window_left and reusing the plan's scratch, without walking
+ * the tables again. The tables passed to run must be the ones planned, unchanged (batch_size,
+ * num_pages and page_size are checked against the plan). A plan is single-threaded: one engine
+ * thread plans and runs it. rkv_decode_plan_splits returns how many split-KV plans the current
+ * batch needed so far (one per distinct window_left run), or -1 for a NULL plan. */
+typedef struct rkv_decode_plan rkv_decode_plan;
+RKV_API int rkv_decode_plan_create(rkv_decode_plan** out);
+RKV_API void rkv_decode_plan_destroy(rkv_decode_plan* plan);
+RKV_API int rkv_decode_plan_tables(rkv_decode_plan* plan, const int32_t* kv_indptr, const int32_t* kv_indices,
+                                 const int32_t* kv_last_page_len, int32_t batch_size, int64_t num_pages,
+                                 int32_t page_size);
+RKV_API int64_t rkv_decode_plan_splits(const rkv_decode_plan* plan);
+RKV_API int rkv_decode_attention_run(rkv_decode_plan* plan, const void* q, int32_t q_dtype, void* out,
+                                     int32_t out_dtype, float* lse, const void* k_cache, const void* v_cache,
+                                     int32_t cache_dtype, int64_t num_pages, int32_t page_size,
+                                     int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                     const int32_t* kv_indptr, const int32_t* kv_indices,
+                                     const int32_t* kv_last_page_len, int32_t batch_size,
+                                     float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
+                                     int32_t window_left);
+
 /* Append prefill (extend) with a causal mask aligned to the right:
  * q: [total_q, num_qo_heads, head_dim], qo_indptr[batch+1] (int32, q rows of sequence b are
  * qo_indptr[b]..qo_indptr[b+1]); query i of a sequence with q_len new tokens and kv_len tokens

@@ -80,6 +80,15 @@ struct Common {
   int32_t window_left;  // -1: no sliding window
 };
 
+// The scalar parameters of an attention call (everything but the tables and pointers).
+int validate_params(const Common& c);
+
+// The CSR page table against the pool: indptr from 0 and monotone, every page id in range, every
+// non-empty sequence's last_page_len in 1..page_size; fills lens[b] (tokens of sequence b).
+int validate_tables(int32_t batch, int64_t num_pages, int32_t page_size, const int32_t* kv_indptr,
+                    const int32_t* kv_indices, const int32_t* kv_last_page_len, std::vector<int64_t>& lens);
+
+// validate_params + validate_tables + the tensor pointers.
 int validate_common(const Common& c, const void* q, const void* out, const void* k_cache, const void* v_cache,
                     const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
                     std::vector<int64_t>& lens);

@@ -14,9 +14,7 @@ namespace attn {
 
 static bool is_io_dtype(int32_t d) { return d == RKV_DTYPE_F32 || d == RKV_DTYPE_F16 || d == RKV_DTYPE_BF16; }
 
-int validate_common(const Common& c, const void* q, const void* out, const void* k_cache, const void* v_cache,
-                           const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
-                           std::vector<int64_t>& lens) {
+int validate_params(const Common& c) {
   RKV_CHECK(c.batch >= 0, "batch_size must be >= 0, got %d", c.batch);
   RKV_CHECK(c.num_qo_heads > 0 && c.num_kv_heads > 0, "num_qo_heads (%d) and num_kv_heads (%d) must be positive",
             c.num_qo_heads, c.num_kv_heads);
@@ -35,29 +33,47 @@ int validate_common(const Common& c, const void* q, const void* out, const void*
   RKV_CHECK(c.window_left >= -1, "window_left must be -1 (no window) or >= 0, got %d", c.window_left);
   RKV_CHECK(std::isfinite(c.k_scale) && c.k_scale > 0.f && std::isfinite(c.v_scale) && c.v_scale > 0.f,
             "k_scale (%g) and v_scale (%g) must be positive and finite", (double)c.k_scale, (double)c.v_scale);
-  if (c.batch == 0) return RKV_OK;
+  return RKV_OK;
+}
+
+int validate_tables(int32_t batch, int64_t num_pages, int32_t page_size, const int32_t* kv_indptr,
+                    const int32_t* kv_indices, const int32_t* kv_last_page_len, std::vector<int64_t>& lens) {
+  RKV_CHECK(batch >= 0, "batch_size must be >= 0, got %d", batch);
+  RKV_CHECK(page_size > 0, "page_size must be positive, got %d", page_size);
+  RKV_CHECK(num_pages >= 0, "num_pages must be >= 0, got %lld", (long long)num_pages);
+  lens.assign(batch, 0);
+  if (batch == 0) return RKV_OK;
   RKV_CHECK_PTR(kv_indptr);
   RKV_CHECK_PTR(kv_last_page_len);
   RKV_CHECK(kv_indptr[0] == 0, "kv_indptr[0] must be 0, got %d", kv_indptr[0]);
-  for (int b = 0; b < c.batch; b++)
+  for (int b = 0; b < batch; b++)
     RKV_CHECK(kv_indptr[b + 1] >= kv_indptr[b], "kv_indptr is not monotone at %d: %d < %d", b + 1, kv_indptr[b + 1],
               kv_indptr[b]);
-  int32_t nnz = kv_indptr[c.batch];
-  if (nnz > 0) {
-    RKV_CHECK_PTR(kv_indices);
-    RKV_CHECK_PTR(k_cache);
-    RKV_CHECK_PTR(v_cache);
-  }
+  int32_t nnz = kv_indptr[batch];
+  if (nnz > 0) RKV_CHECK_PTR(kv_indices);
   for (int32_t i = 0; i < nnz; i++)
-    RKV_CHECK(kv_indices[i] >= 0 && kv_indices[i] < c.num_pages, "kv_indices[%d] = %d is outside [0, %lld)", i,
-              kv_indices[i], (long long)c.num_pages);
-  lens.assign(c.batch, 0);
-  for (int b = 0; b < c.batch; b++) {
+    RKV_CHECK(kv_indices[i] >= 0 && kv_indices[i] < num_pages, "kv_indices[%d] = %d is outside [0, %lld)", i,
+              kv_indices[i], (long long)num_pages);
+  for (int b = 0; b < batch; b++) {
     int32_t pages = kv_indptr[b + 1] - kv_indptr[b];
     if (pages == 0) continue;
     int32_t last = kv_last_page_len[b];
-    RKV_CHECK(last >= 1 && last <= c.page_size, "kv_last_page_len[%d] = %d is outside 1..%d", b, last, c.page_size);
-    lens[b] = (int64_t)c.page_size * (pages - 1) + last;
+    RKV_CHECK(last >= 1 && last <= page_size, "kv_last_page_len[%d] = %d is outside 1..%d", b, last, page_size);
+    lens[b] = (int64_t)page_size * (pages - 1) + last;
+  }
+  return RKV_OK;
+}
+
+int validate_common(const Common& c, const void* q, const void* out, const void* k_cache, const void* v_cache,
+                    const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
+                    std::vector<int64_t>& lens) {
+  if (int rc = validate_params(c)) return rc;
+  if (int rc = validate_tables(c.batch, c.num_pages, c.page_size, kv_indptr, kv_indices, kv_last_page_len, lens))
+    return rc;
+  if (c.batch == 0) return RKV_OK;
+  if (kv_indptr[c.batch] > 0) {
+    RKV_CHECK_PTR(k_cache);
+    RKV_CHECK_PTR(v_cache);
   }
   RKV_CHECK_PTR(q);
   RKV_CHECK_PTR(out);

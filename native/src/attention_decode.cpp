@@ -17,39 +17,54 @@
 using namespace rkv;
 using namespace rkv::attn;
 
-extern "C" {
+namespace {
 
-RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                 const void* k_cache, const void* v_cache, int32_t cache_dtype, int64_t num_pages,
-                                 int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                 const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
-                                 int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale,
-                                 float v_scale, int32_t window_left) {
-  Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
-           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+// A decode split plan for one window, with its partial-result scratch.
+struct WindowPlan {
+  int32_t window_left;
+  DecodePlan plan;
+};
+
+}  // namespace
+
+// The tables' lengths of one step, the split plans made for it (one per window_left seen) and
+// the partial-result scratch, reused by every layer.
+struct rkv_decode_plan {
+  int32_t batch = -1;
+  int64_t num_pages = 0;
+  int32_t page_size = 0;
   std::vector<int64_t> lens;
-  int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
-  if (rc != RKV_OK || batch_size == 0) return rc;
+  std::vector<WindowPlan> windows;
+  std::vector<float> part_o, part_s;
+};
 
-  const Isa isa = choose_isa(head_dim);
-  const Scales sc = make_scales(c, isa);
-  const int G = num_qo_heads / num_kv_heads;
-  const int hd = head_dim;
+namespace {
 
-  // The query is at position len - 1: a sliding window starts the range later, and the planner
-  // never puts the positions before it (whole pages included) into an item.
+// The split-KV plan of a window: sequences start at their window (positions before it, whole
+// pages included, are never read).
+DecodePlan plan_for(const std::vector<int64_t>& lens, int32_t window_left) {
   std::vector<int64_t> begin(lens.size(), 0);
   for (size_t b = 0; b < lens.size(); b++)
     if (lens[b] > 0) begin[b] = window_begin(lens[b] - 1, window_left);
-  const DecodePlan plan = plan_decode(begin, lens, omp_get_max_threads());
+  return plan_decode(begin, lens, omp_get_max_threads());
+}
+
+int decode_planned(const Common& c, const void* q, void* out, float* lse, const void* k_cache, const void* v_cache,
+                   const int32_t* kv_indptr, const int32_t* kv_indices, const DecodePlan& plan,
+                   std::vector<float>& part_o, std::vector<float>& part_s) {
+  const int32_t num_qo_heads = c.num_qo_heads, num_kv_heads = c.num_kv_heads, q_dtype = c.q_dtype;
+  const int32_t out_dtype = c.out_dtype;
+  const Isa isa = choose_isa(c.head_dim);
+  const Scales sc = make_scales(c, isa);
+  const int G = num_qo_heads / num_kv_heads;
+  const int hd = c.head_dim;
   const std::vector<DecodeItem>& items = plan.items;
   const std::vector<DecodeGroup>& groups = plan.groups;
   const int64_t nparts = plan.nparts;
   const int64_t row_elems = (int64_t)num_qo_heads * hd;  // one sequence's output
-  std::vector<float> part_o, part_s;
   try {
-    part_o.resize((size_t)(nparts * row_elems));
-    part_s.resize((size_t)(nparts * num_qo_heads));
+    if (part_o.size() < (size_t)(nparts * row_elems)) part_o.resize((size_t)(nparts * row_elems));
+    if (part_s.size() < (size_t)(nparts * num_qo_heads)) part_s.resize((size_t)(nparts * num_qo_heads));
   } catch (const std::bad_alloc&) {
     return set_error(RKV_ERR_OUT_OF_MEMORY, "decode attention: cannot allocate split-KV scratch");
   }
@@ -111,6 +126,93 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
     }
   }
   return RKV_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
+                                 const void* k_cache, const void* v_cache, int32_t cache_dtype, int64_t num_pages,
+                                 int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                 const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
+                                 int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale,
+                                 float v_scale, int32_t window_left) {
+  Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
+           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+  std::vector<int64_t> lens;
+  int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
+  if (rc != RKV_OK || batch_size == 0) return rc;
+  std::vector<float> part_o, part_s;
+  return decode_planned(c, q, out, lse, k_cache, v_cache, kv_indptr, kv_indices, plan_for(lens, window_left), part_o,
+                        part_s);
+}
+
+RKV_API int rkv_decode_plan_create(rkv_decode_plan** out) {
+  RKV_CHECK_PTR(out);
+  *out = new (std::nothrow) rkv_decode_plan();
+  if (!*out) return set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_decode_plan_create: out of memory");
+  return RKV_OK;
+}
+
+RKV_API void rkv_decode_plan_destroy(rkv_decode_plan* plan) { delete plan; }
+
+RKV_API int rkv_decode_plan_tables(rkv_decode_plan* plan, const int32_t* kv_indptr, const int32_t* kv_indices,
+                                 const int32_t* kv_last_page_len, int32_t batch_size, int64_t num_pages,
+                                 int32_t page_size) {
+  RKV_CHECK_PTR(plan);
+  plan->batch = -1;  // invalid until the tables pass
+  plan->windows.clear();
+  if (int rc = validate_tables(batch_size, num_pages, page_size, kv_indptr, kv_indices, kv_last_page_len, plan->lens))
+    return rc;
+  plan->batch = batch_size;
+  plan->num_pages = num_pages;
+  plan->page_size = page_size;
+  return RKV_OK;
+}
+
+RKV_API int64_t rkv_decode_plan_splits(const rkv_decode_plan* plan) {
+  return plan ? (int64_t)plan->windows.size() : -1;
+}
+
+RKV_API int rkv_decode_attention_run(rkv_decode_plan* plan, const void* q, int32_t q_dtype, void* out,
+                                     int32_t out_dtype, float* lse, const void* k_cache, const void* v_cache,
+                                     int32_t cache_dtype, int64_t num_pages, int32_t page_size,
+                                     int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
+                                     const int32_t* kv_indptr, const int32_t* kv_indices,
+                                     const int32_t* kv_last_page_len, int32_t batch_size, float sm_scale,
+                                     float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
+  RKV_CHECK_PTR(plan);
+  RKV_CHECK(plan->batch >= 0, "rkv_decode_attention_run: the plan holds no valid batch (rkv_decode_plan_tables first)");
+  RKV_CHECK(plan->batch == batch_size && plan->num_pages == num_pages && plan->page_size == page_size,
+            "rkv_decode_attention_run: batch %d, %lld pages of %d differ from the plan's batch %d, %lld pages of %d",
+            batch_size, (long long)num_pages, page_size, plan->batch, (long long)plan->num_pages, plan->page_size);
+  Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
+           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+  if (int rc = validate_params(c)) return rc;
+  if (batch_size == 0) return RKV_OK;
+  RKV_CHECK_PTR(kv_indptr);
+  RKV_CHECK_PTR(kv_last_page_len);
+  if (kv_indptr[batch_size] > 0) {
+    RKV_CHECK_PTR(kv_indices);
+    RKV_CHECK_PTR(k_cache);
+    RKV_CHECK_PTR(v_cache);
+  }
+  RKV_CHECK_PTR(q);
+  RKV_CHECK_PTR(out);
+  const WindowPlan* wp = nullptr;
+  for (const WindowPlan& w : plan->windows)
+    if (w.window_left == window_left) wp = &w;
+  if (!wp) {
+    try {
+      plan->windows.push_back({window_left, plan_for(plan->lens, window_left)});
+    } catch (const std::bad_alloc&) {
+      return set_error(RKV_ERR_OUT_OF_MEMORY, "decode attention: cannot allocate the split plan");
+    }
+    wp = &plan->windows.back();
+  }
+  return decode_planned(c, q, out, lse, k_cache, v_cache, kv_indptr, kv_indices, wp->plan, plan->part_o,
+                        plan->part_s);
 }
 
 }  // extern "C"

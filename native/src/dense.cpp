@@ -3,14 +3,16 @@
 //
 // GEMM strategy (y[m,n] = x[m,k] . w[n,k]^T):
 //   m <= 16       (decode) dense_gemv.cpp for every weight dtype: one weight stream per thread.
-//   f16 weights   dense_gemv.cpp per block of 16 rows.
 //   f32 weights   oneDNN dnnl_sgemm (row-major, B transposed); built-in kernel without oneDNN.
-//   bf16 weights  few rows (m < kBf16MatmulMinRows): built-in kernel widening bf16 in
-//                 registers (the cost is streaming the weights once);
-//                 more rows: oneDNN matmul with bf16 activations and weights, f32 output
-//                 (AMX / avx512_bf16 where the CPU has them); the activations are rounded
+//   bf16 weights  on a CPU with native bf16 dot products (AVX512-BF16 or AMX): oneDNN matmul
+//                 with bf16 activations and weights, f32 output; the activations are rounded
 //                 to bf16 (RNE) for it, as bf16 inference does everywhere.
-//                 Built-in kernel without oneDNN, or if oneDNN rejects the shape.
+//   bf16 and f16  otherwise (AVX2, plain AVX-512): panels of weight rows widened to f32 (exact)
+//                 and multiplied with dnnl_sgemm; the widening reads each weight once per call
+//                 and costs a few percent of a compute-bound GEMM, where oneDNN's bf16 matmul
+//                 without hardware support ran 3x slower than f32 (measured: AVX2 Zen 3).
+//                 Without oneDNN: the built-in kernel (bf16) or dense_gemv.cpp per block of
+//                 16 rows (f16).
 #include <omp.h>
 
 #include <cmath>
@@ -21,6 +23,7 @@
 
 #include "dense_gemm.h"
 #include "dense_gemv.h"
+#include "kv_convert.h"
 #include "rkv_dense_math.h"
 #include "rkv_common.h"
 
@@ -35,6 +38,8 @@ using rkv::dense::bf16_bits_to_float;
 using rkv::dense::float_to_bf16_bits;
 
 constexpr int64_t kBf16MatmulMinRows = 8;
+// Weight rows widened to f32 at a time (a panel of kPanelRows x k floats per call).
+constexpr int64_t kPanelRows = 256;
 // Below this many elements an OpenMP region costs more than it saves.
 constexpr int64_t kParallelElems = int64_t{1} << 15;
 
@@ -97,6 +102,45 @@ int matmul_bf16(const float* x, const uint16_t* w, float* y, int64_t m, int64_t 
 }
 #endif
 
+#if defined(RKV_HAVE_DNNL)
+// True when the CPU multiplies bf16 natively (AVX512-BF16 or AMX-BF16): then oneDNN's bf16
+// matmul is the fast path; otherwise it emulates it and widening to f32 is faster.
+bool native_bf16_dot() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+  }();
+  return yes;
+}
+
+// y (+)= x . w^T for bf16/f16 w through f32 panels: kPanelRows rows of w widened (exactly) to f32,
+// then dnnl_sgemm writes those columns of y (ldc = n).
+int gemm_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                 bool acc) {
+  thread_local std::vector<float> panel;
+  const int64_t rows = n < kPanelRows ? n : kPanelRows;
+  try {
+    if (panel.size() < static_cast<size_t>(rows * k)) panel.resize(static_cast<size_t>(rows * k));
+  } catch (const std::bad_alloc&) {
+    return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear: cannot allocate a %lld x %lld f32 weight panel",
+                          static_cast<long long>(rows), static_cast<long long>(k));
+  }
+  const rkv::RowConverter widen = rkv::row_converter(w_dtype, RKV_DTYPE_F32, 1.f);
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const int64_t wsize = rkv::dtype_size(w_dtype);
+  float* p = panel.data();
+  for (int64_t j0 = 0; j0 < n; j0 += kPanelRows) {
+    const int64_t nb = n - j0 < kPanelRows ? n - j0 : kPanelRows;
+#pragma omp parallel for schedule(static) if (nb * k >= kParallelElems)
+    for (int64_t r = 0; r < nb; r++) widen.fn(wb + (j0 + r) * k * wsize, p + r * k, k, widen.scale);
+    dnnl_status_t st = dnnl_sgemm('N', 'T', m, nb, k, 1.f, x, k, p, k, acc ? 1.f : 0.f, y + j0, n);
+    if (st != dnnl_success)
+      return rkv::set_error(RKV_ERR_INTERNAL, "rkv_linear: dnnl_sgemm failed with status %d", static_cast<int>(st));
+  }
+  return RKV_OK;
+}
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -123,13 +167,9 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   RKV_CHECK(!overlaps(y, m * n * 4, x, m * k * 4) && !overlaps(y, m * n * 4, w, wbytes),
             "rkv_linear: y must not overlap x or w");
   const bool acc = accumulate != 0;
-  // Decode batches: bound by streaming the weights once (dense_gemv.cpp). f16 weights have no
-  // other kernel: larger m runs it per block of rows (each block re-streams the weights).
-  if (m <= rkv::dense::kGemvMaxRows || w_dtype == RKV_DTYPE_F16) {
-    for (int64_t i0 = 0; i0 < m; i0 += rkv::dense::kGemvMaxRows) {
-      const int64_t mb = m - i0 < rkv::dense::kGemvMaxRows ? m - i0 : rkv::dense::kGemvMaxRows;
-      rkv::dense::gemv_small(x + i0 * k, w, w_dtype, y + i0 * n, mb, n, k, acc);
-    }
+  // Decode batches: bound by streaming the weights once (dense_gemv.cpp).
+  if (m <= rkv::dense::kGemvMaxRows) {
+    rkv::dense::gemv_small(x, w, w_dtype, y, m, n, k, acc);
     return RKV_OK;
   }
   if (w_dtype == RKV_DTYPE_F32) {
@@ -141,6 +181,16 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
 #else
     rkv::dense::gemm_builtin<float>(x, static_cast<const float*>(w), y, m, n, k, acc);
 #endif
+    return RKV_OK;
+  }
+#if defined(RKV_HAVE_DNNL)
+  if (w_dtype == RKV_DTYPE_F16 || !native_bf16_dot()) return gemm_widened(x, w, w_dtype, y, m, n, k, acc);
+#endif
+  if (w_dtype == RKV_DTYPE_F16) {
+    for (int64_t i0 = 0; i0 < m; i0 += rkv::dense::kGemvMaxRows) {
+      const int64_t mb = m - i0 < rkv::dense::kGemvMaxRows ? m - i0 : rkv::dense::kGemvMaxRows;
+      rkv::dense::gemv_small(x + i0 * k, w, w_dtype, y + i0 * n, mb, n, k, acc);
+    }
     return RKV_OK;
   }
   const auto* wb = static_cast<const uint16_t*>(w);

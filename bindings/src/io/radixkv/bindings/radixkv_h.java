@@ -1082,6 +1082,333 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
+    private static class rkv_decode_plan_create {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_plan_create");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_decode_plan_create(rkv_decode_plan **out)
+     * }
+     */
+    public static FunctionDescriptor rkv_decode_plan_create$descriptor() {
+        return rkv_decode_plan_create.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_decode_plan_create(rkv_decode_plan **out)
+     * }
+     */
+    public static MethodHandle rkv_decode_plan_create$handle() {
+        return rkv_decode_plan_create.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_decode_plan_create(rkv_decode_plan **out)
+     * }
+     */
+    public static MemorySegment rkv_decode_plan_create$address() {
+        return rkv_decode_plan_create.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_decode_plan_create(rkv_decode_plan **out)
+     * }
+     */
+    public static int rkv_decode_plan_create(MemorySegment out) {
+        var mh$ = rkv_decode_plan_create.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_decode_plan_create", out);
+            }
+            return (int)mh$.invokeExact(out);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_decode_plan_destroy {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_plan_destroy");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void rkv_decode_plan_destroy(rkv_decode_plan *plan)
+     * }
+     */
+    public static FunctionDescriptor rkv_decode_plan_destroy$descriptor() {
+        return rkv_decode_plan_destroy.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void rkv_decode_plan_destroy(rkv_decode_plan *plan)
+     * }
+     */
+    public static MethodHandle rkv_decode_plan_destroy$handle() {
+        return rkv_decode_plan_destroy.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void rkv_decode_plan_destroy(rkv_decode_plan *plan)
+     * }
+     */
+    public static MemorySegment rkv_decode_plan_destroy$address() {
+        return rkv_decode_plan_destroy.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void rkv_decode_plan_destroy(rkv_decode_plan *plan)
+     * }
+     */
+    public static void rkv_decode_plan_destroy(MemorySegment plan) {
+        var mh$ = rkv_decode_plan_destroy.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_decode_plan_destroy", plan);
+            }
+            mh$.invokeExact(plan);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_decode_plan_tables {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_plan_tables");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_decode_plan_tables(rkv_decode_plan *plan, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, int64_t num_pages, int32_t page_size)
+     * }
+     */
+    public static FunctionDescriptor rkv_decode_plan_tables$descriptor() {
+        return rkv_decode_plan_tables.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_decode_plan_tables(rkv_decode_plan *plan, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, int64_t num_pages, int32_t page_size)
+     * }
+     */
+    public static MethodHandle rkv_decode_plan_tables$handle() {
+        return rkv_decode_plan_tables.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_decode_plan_tables(rkv_decode_plan *plan, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, int64_t num_pages, int32_t page_size)
+     * }
+     */
+    public static MemorySegment rkv_decode_plan_tables$address() {
+        return rkv_decode_plan_tables.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_decode_plan_tables(rkv_decode_plan *plan, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, int64_t num_pages, int32_t page_size)
+     * }
+     */
+    public static int rkv_decode_plan_tables(MemorySegment plan, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, long num_pages, int page_size) {
+        var mh$ = rkv_decode_plan_tables.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_decode_plan_tables", plan, kv_indptr, kv_indices, kv_last_page_len, batch_size, num_pages, page_size);
+            }
+            return (int)mh$.invokeExact(plan, kv_indptr, kv_indices, kv_last_page_len, batch_size, num_pages, page_size);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_decode_plan_splits {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_LONG,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_plan_splits");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int64_t rkv_decode_plan_splits(const rkv_decode_plan *plan)
+     * }
+     */
+    public static FunctionDescriptor rkv_decode_plan_splits$descriptor() {
+        return rkv_decode_plan_splits.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int64_t rkv_decode_plan_splits(const rkv_decode_plan *plan)
+     * }
+     */
+    public static MethodHandle rkv_decode_plan_splits$handle() {
+        return rkv_decode_plan_splits.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int64_t rkv_decode_plan_splits(const rkv_decode_plan *plan)
+     * }
+     */
+    public static MemorySegment rkv_decode_plan_splits$address() {
+        return rkv_decode_plan_splits.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int64_t rkv_decode_plan_splits(const rkv_decode_plan *plan)
+     * }
+     */
+    public static long rkv_decode_plan_splits(MemorySegment plan) {
+        var mh$ = rkv_decode_plan_splits.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_decode_plan_splits", plan);
+            }
+            return (long)mh$.invokeExact(plan);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_decode_attention_run {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_FLOAT,
+            radixkv_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_attention_run");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_decode_attention_run(rkv_decode_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * }
+     */
+    public static FunctionDescriptor rkv_decode_attention_run$descriptor() {
+        return rkv_decode_attention_run.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_decode_attention_run(rkv_decode_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * }
+     */
+    public static MethodHandle rkv_decode_attention_run$handle() {
+        return rkv_decode_attention_run.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_decode_attention_run(rkv_decode_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * }
+     */
+    public static MemorySegment rkv_decode_attention_run$address() {
+        return rkv_decode_attention_run.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_decode_attention_run(rkv_decode_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * }
+     */
+    public static int rkv_decode_attention_run(MemorySegment plan, MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
+        var mh$ = rkv_decode_attention_run.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_decode_attention_run", plan, q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+            }
+            return (int)mh$.invokeExact(plan, q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rkv_append_prefill_attention {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,

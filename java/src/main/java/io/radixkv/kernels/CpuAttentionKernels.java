@@ -1,17 +1,97 @@
 package io.radixkv.kernels;
 
 import io.radixkv.bindings.radixkv_h;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 /**
  * Paged attention through libradixkv (vectorized C++, OpenMP). Every argument is validated in
  * Java first ({@link AttentionChecks}), so bad shapes or page tables fail with an
  * IllegalArgumentException before any native call; the native side re-checks the CSR and
  * reports with a {@link NativeException} should anything still slip through.
+ *
+ * <p>A decode {@link #plan} (once per engine step) validates the page table in Java and natively
+ * once, keeping the sequence lengths in a native rkv_decode_plan; every layer's {@link #run} then
+ * reuses them, and the split-KV work is decided once per distinct sliding window (not per
+ * layer). Append-prefill plans are the validated host tables ({@link HostAttentionPlan}).
  */
 final class CpuAttentionKernels implements AttentionKernels {
+    private MemorySegment nativePlan;
+    private long generation;
+
     CpuAttentionKernels() {
         NativeLibrary.loadCpu();
+    }
+
+    @Override
+    public synchronized AttentionPlan plan(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr,
+                                           int numQoHeads) {
+        if (qoIndptr != null && !qoIndptr.equals(MemorySegment.NULL)) {
+            return HostAttentionPlan.of(layout, table, qoIndptr, numQoHeads);
+        }
+        AttentionChecks.tables(layout, table, MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL, numQoHeads);
+        generation++; // the previous plan is stale from here on, even if this one fails
+        MemorySegment p = nativePlan();
+        NativeLibrary.check("rkv_decode_plan_tables", radixkv_h.rkv_decode_plan_tables(p, table.kvIndptr(),
+                table.kvIndices(), table.kvLastPageLen(), table.batchSize(), layout.numPages(), layout.pageSize()));
+        return new CpuDecodePlan(this, generation, layout, table, numQoHeads);
+    }
+
+    @Override
+    public synchronized void run(AttentionPlan plan, MemorySegment q, DType qDtype, MemorySegment out, DType outDtype,
+                                 MemorySegment lse, KvCacheView cache, AttentionParams params) {
+        if (!(plan instanceof CpuDecodePlan p)) {
+            AttentionKernels.super.run(plan, q, qDtype, out, outDtype, lse, cache, params);
+            return;
+        }
+        if (p.owner() != this) {
+            throw new IllegalArgumentException("plan " + plan + " was not made by these kernels");
+        }
+        if (p.generation() != generation) {
+            throw new IllegalArgumentException("stale plan: " + p + " was superseded by a later plan() (generation "
+                    + generation + "); plan once per step, then run every layer");
+        }
+        if (cache == null || params == null) {
+            throw new IllegalArgumentException("cache and params must not be null");
+        }
+        if (!cache.layout().equals(p.layout())) {
+            throw new IllegalArgumentException("cache layout " + cache.layout() + " differs from the plan's "
+                    + p.layout());
+        }
+        if (params.numQoHeads() != p.numQoHeads()) {
+            throw new IllegalArgumentException("params.numQoHeads " + params.numQoHeads() + " differs from the plan's "
+                    + p.numQoHeads());
+        }
+        Checks.requireDtype("qDtype", qDtype, DType.F32, DType.F16, DType.BF16);
+        Checks.requireDtype("outDtype", outDtype, DType.F32, DType.F16, DType.BF16);
+        PagedKvLayout l = cache.layout();
+        PageTableCsr table = p.table();
+        AttentionChecks.rows(q, qDtype, out, outDtype, lse, table.batchSize(), p.numQoHeads(), l.headDim());
+        NativeLibrary.check("rkv_decode_attention_run", radixkv_h.rkv_decode_attention_run(nativePlan,
+                q, qDtype.code(), out, outDtype.code(), nullable(lse),
+                cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
+                params.numQoHeads(), l.numKvHeads(), l.headDim(),
+                table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), table.batchSize(),
+                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
+    }
+
+    /** Split-KV plans the current decode plan has made so far (one per distinct window run): tests. */
+    synchronized long splitPlans() {
+        return nativePlan == null ? 0 : radixkv_h.rkv_decode_plan_splits(nativePlan);
+    }
+
+    /** The native plan, created on first use and destroyed when these kernels become unreachable. */
+    private MemorySegment nativePlan() {
+        if (nativePlan == null) {
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment cell = a.allocate(ValueLayout.ADDRESS);
+                NativeLibrary.check("rkv_decode_plan_create", radixkv_h.rkv_decode_plan_create(cell));
+                nativePlan = cell.get(ValueLayout.ADDRESS, 0).reinterpret(0, Arena.ofAuto(),
+                        radixkv_h::rkv_decode_plan_destroy);
+            }
+        }
+        return nativePlan;
     }
 
     @Override
