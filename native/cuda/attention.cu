@@ -28,7 +28,7 @@ namespace {
 
 constexpr int kWarps = 4;            // warps per block
 constexpr int kThreads = kWarps * 32;
-constexpr int kDecodeGroup = 8;      // query heads of a GQA group handled together per pass
+constexpr int kMaxDecodeGroup = 8;   // most query heads of a GQA group handled together per pass
 constexpr int kMaxHeadDim = 256;
 constexpr int kPrefillRowsPerWarp = 4;
 constexpr int kPrefillRows = kWarps * kPrefillRowsPerWarp;  // query rows (token x head) per block
@@ -64,6 +64,67 @@ __device__ __forceinline__ int64_t row_offset(const int32_t* indices, int32_t fi
   return ((page * ps + pos) * nkv + kvh) * (int64_t)hd;
 }
 
+// Elements [e, e + VEC) of a K/V pool as floats. With `vector` (the row start and the pool are
+// aligned to the vector: head_dim % VEC == 0 and a 16-byte aligned pool) one load of VEC
+// elements (VEC * element bytes, at most 16 bytes per load), else element by element.
+template <int N>
+__device__ __forceinline__ void load_words(const uint8_t* p, uint32_t* w) {
+  if constexpr (N >= 16) {
+#pragma unroll
+    for (int j = 0; j < N / 16; j++) {
+      const uint4 x = reinterpret_cast<const uint4*>(p)[j];
+      w[4 * j] = x.x;
+      w[4 * j + 1] = x.y;
+      w[4 * j + 2] = x.z;
+      w[4 * j + 3] = x.w;
+    }
+  } else if constexpr (N == 8) {
+    const uint2 x = *reinterpret_cast<const uint2*>(p);
+    w[0] = x.x;
+    w[1] = x.y;
+  } else if constexpr (N == 4) {
+    w[0] = *reinterpret_cast<const uint32_t*>(p);
+  } else if constexpr (N == 2) {
+    w[0] = *reinterpret_cast<const uint16_t*>(p);
+  } else {
+    w[0] = *p;
+  }
+}
+
+template <int VEC>
+__device__ __forceinline__ void load_vec(const uint8_t* base, int64_t e, int dtype, bool vector, float* out) {
+  if (!vector) {
+#pragma unroll
+    for (int i = 0; i < VEC; i++) out[i] = rkv::load_as_float(base, e + i, dtype);
+    return;
+  }
+  uint32_t w[(VEC * 4 + 3) / 4];
+  switch (dtype) {
+    case RKV_DTYPE_F32:
+      load_words<VEC * 4>(base + e * 4, w);
+#pragma unroll
+      for (int i = 0; i < VEC; i++) out[i] = __uint_as_float(w[i]);
+      break;
+    case RKV_DTYPE_F16:
+    case RKV_DTYPE_BF16:
+      load_words<VEC * 2>(base + e * 2, w);
+#pragma unroll
+      for (int i = 0; i < VEC; i++) {
+        const uint16_t h = (uint16_t)(w[i / 2] >> (16 * (i % 2)));
+        out[i] = dtype == RKV_DTYPE_BF16 ? rkv::bf16_to_float(h) : rkv::f16_to_float(h);
+      }
+      break;
+    default:
+      load_words<VEC>(base + e, w);
+#pragma unroll
+      for (int i = 0; i < VEC; i++) {
+        const uint8_t c = (uint8_t)(w[i / 4] >> (8 * (i % 4)));
+        out[i] = dtype == RKV_DTYPE_FP8_E4M3 ? rkv::fp8_e4m3_to_float(c) : rkv::fp8_e5m2_to_float(c);
+      }
+      break;
+  }
+}
+
 struct Params {
   const void* q;
   int q_dtype;
@@ -85,12 +146,16 @@ struct Params {
 // ---------------------------------------------------------------- decode
 
 // grid (num_kv_heads, batch, nsplit); each block handles one KV chunk of one (sequence, kv
-// head) for all its query heads, 8 at a time; warps take interleaved tokens and are merged at
-// the end. With nsplit > 1 the normalized partial results and LSEs go to the workspace.
+// head) for all its query heads, GROUP (<= 8, the group size rounded up to a power of two) at a
+// time, so small GQA groups hold no idle per-head registers; warps take interleaved tokens and
+// are merged at the end. With nsplit > 1 the normalized partial results and LSEs go to the
+// workspace.
 // Memory-level parallelism: a warp issues the page-id and K/V loads of kUnroll tokens before
-// folding any of them (the fold order, hence the result, is that of one token at a time), and
-// token -> page arithmetic is 32-bit; the planner sizes nsplit to the kernel's occupancy.
-template <int VEC>
+// folding any of them (the fold order is that of one token at a time), lane l holds the
+// contiguous elements l*VEC .. l*VEC+VEC-1 of a row so a row is read with one vector load per
+// lane (load_vec), token -> page arithmetic is 32-bit, and the planner sizes nsplit to the
+// kernel's occupancy.
+template <int VEC, int GROUP>
 __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, float* part_o, float* part_s) {
   const int kvh = blockIdx.x, b = blockIdx.y, z = blockIdx.z;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -101,20 +166,24 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
   const int64_t chunk = (len - begin + nsplit - 1) / nsplit;
   const int64_t t0 = min(len, begin + (int64_t)z * chunk), t1 = min(len, t0 + chunk);
   const int32_t first = p.indptr[b];
+  // whole-vector loads: rows start at multiples of head_dim elements, so head_dim % VEC == 0 and
+  // 16-byte aligned pools keep every lane's vector aligned
+  const bool vector = p.hd % VEC == 0 && ((uintptr_t)p.k | (uintptr_t)p.v) % 16 == 0;
+  const bool lane_full = (lane + 1) * VEC <= p.hd;  // this lane's VEC elements are all in the row
 
-  __shared__ float sm_m[kWarps][kDecodeGroup], sm_l[kWarps][kDecodeGroup];
-  __shared__ float sm_o[kWarps][kDecodeGroup][kMaxHeadDim];
+  __shared__ float sm_m[kWarps][GROUP], sm_l[kWarps][GROUP];
+  __shared__ float sm_o[kWarps][GROUP][kMaxHeadDim];
 
-  for (int g0 = 0; g0 < G; g0 += kDecodeGroup) {
-    const int gn = min(kDecodeGroup, G - g0);
-    float qv[kDecodeGroup][VEC], o[kDecodeGroup][VEC], m[kDecodeGroup], l[kDecodeGroup];
+  for (int g0 = 0; g0 < G; g0 += GROUP) {
+    const int gn = min(GROUP, G - g0);
+    float qv[GROUP][VEC], o[GROUP][VEC], m[GROUP], l[GROUP];
 #pragma unroll
-    for (int g = 0; g < kDecodeGroup; g++) {
+    for (int g = 0; g < GROUP; g++) {
       m[g] = -INFINITY;
       l[g] = 0.f;
 #pragma unroll
       for (int i = 0; i < VEC; i++) {
-        int d = i * 32 + lane;
+        int d = lane * VEC + i;
         o[g][i] = 0.f;
         qv[g][i] = (g < gn && d < p.hd)
                        ? rkv::load_as_float(p.q, ((int64_t)b * p.nqo + kvh * G + g0 + g) * p.hd + d, p.q_dtype) * p.q_mul
@@ -136,18 +205,23 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
       float kv[kUnroll][VEC], vv[kUnroll][VEC];
 #pragma unroll
       for (int u = 0; u < kUnroll; u++) {
+        if (off[u] >= 0 && lane_full) {
+          load_vec<VEC>(p.k, off[u] + lane * VEC, p.cache_dtype, vector, kv[u]);
+          load_vec<VEC>(p.v, off[u] + lane * VEC, p.cache_dtype, vector, vv[u]);
+        } else {
 #pragma unroll
-        for (int i = 0; i < VEC; i++) {
-          int d = i * 32 + lane;
-          kv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.k, off[u] + d, p.cache_dtype) : 0.f;
-          vv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.v, off[u] + d, p.cache_dtype) : 0.f;
+          for (int i = 0; i < VEC; i++) {
+            const int d = lane * VEC + i;
+            kv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.k, off[u] + d, p.cache_dtype) : 0.f;
+            vv[u][i] = off[u] >= 0 && d < p.hd ? rkv::load_as_float(p.v, off[u] + d, p.cache_dtype) : 0.f;
+          }
         }
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; u++) {
         if (off[u] < 0) continue;  // past the chunk, or an invalid page id (skipped, as before)
 #pragma unroll
-        for (int g = 0; g < kDecodeGroup; g++) {
+        for (int g = 0; g < GROUP; g++) {
           if (g >= gn) break;
           float s = 0.f;
 #pragma unroll
@@ -164,14 +238,14 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(Params p, int nsplit, 
       }
     }
 #pragma unroll
-    for (int g = 0; g < kDecodeGroup; g++) {
+    for (int g = 0; g < GROUP; g++) {
       if (lane == 0) {
         sm_m[warp][g] = m[g];
         sm_l[warp][g] = l[g];
       }
 #pragma unroll
       for (int i = 0; i < VEC; i++) {
-        int d = i * 32 + lane;
+        int d = lane * VEC + i;
         if (d < p.hd) sm_o[warp][g][d] = o[g][i];
       }
     }
@@ -247,6 +321,9 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
 
   __shared__ float ks[kPrefillTile][kMaxHeadDim], vs[kPrefillTile][kMaxHeadDim];
   __shared__ int64_t sm_begin[kWarps], sm_end[kWarps];
+  __shared__ int64_t tile_off[kPrefillTile];  // row offsets of the tile's tokens (-1: invalid page)
+  // 4-element vector loads of the tile when every row start is aligned to them
+  const bool vec4 = p.hd % 4 == 0 && ((uintptr_t)p.k | (uintptr_t)p.v) % 16 == 0;
 
   float qv[kPrefillRowsPerWarp][VEC], o[kPrefillRowsPerWarp][VEC], m[kPrefillRowsPerWarp], l[kPrefillRowsPerWarp];
   // row j sees KV positions [lo[j], lim[j])
@@ -295,11 +372,33 @@ __global__ void __launch_bounds__(kThreads) prefill_kernel(Params p, const Prefi
   for (int64_t t0 = kv_begin; t0 < kv_end; t0 += kPrefillTile) {
     const int nt = (int)min((int64_t)kPrefillTile, kv_end - t0);
     __syncthreads();  // previous tile fully consumed
-    for (int idx = threadIdx.x; idx < nt * p.hd; idx += kThreads) {
-      const int j = idx / p.hd, d = idx % p.hd;
-      const int64_t ro = row_offset(p.indices, first, t0 + j, p.ps, p.nkv, it.kvh, p.hd, p.num_pages);
-      ks[j][d] = ro >= 0 ? rkv::load_as_float(p.k, ro + d, p.cache_dtype) : 0.f;
-      vs[j][d] = ro >= 0 ? rkv::load_as_float(p.v, ro + d, p.cache_dtype) : 0.f;
+    // page lookups once per token, then the rows (the same values as element-wise loads)
+    if (threadIdx.x < nt)
+      tile_off[threadIdx.x] = row_offset(p.indices, first, t0 + threadIdx.x, p.ps, p.nkv, it.kvh, p.hd, p.num_pages);
+    __syncthreads();
+    if (vec4) {
+      const int chunks = p.hd / 4;
+      for (int idx = threadIdx.x; idx < nt * chunks; idx += kThreads) {
+        const int j = idx / chunks, d = (idx % chunks) * 4;
+        const int64_t ro = tile_off[j];
+        float kx[4] = {0.f, 0.f, 0.f, 0.f}, vx[4] = {0.f, 0.f, 0.f, 0.f};
+        if (ro >= 0) {
+          load_vec<4>(p.k, ro + d, p.cache_dtype, true, kx);
+          load_vec<4>(p.v, ro + d, p.cache_dtype, true, vx);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+          ks[j][d + i] = kx[i];
+          vs[j][d + i] = vx[i];
+        }
+      }
+    } else {
+      for (int idx = threadIdx.x; idx < nt * p.hd; idx += kThreads) {
+        const int j = idx / p.hd, d = idx % p.hd;
+        const int64_t ro = tile_off[j];
+        ks[j][d] = ro >= 0 ? rkv::load_as_float(p.k, ro + d, p.cache_dtype) : 0.f;
+        vs[j][d] = ro >= 0 ? rkv::load_as_float(p.v, ro + d, p.cache_dtype) : 0.f;
+      }
     }
     __syncthreads();
     for (int jt = 0; jt < nt; jt++) {
@@ -427,28 +526,48 @@ int sm_count() {
   return count;
 }
 
-// Decode blocks the GPU holds at once (occupancy of decode_kernel<VEC> x SMs): the planner's
-// split target. Cached per VEC (the process uses one device).
-int decode_resident_blocks(int hd) {
-  static int cache[4] = {0, 0, 0, 0};
-  const int v = vec_for(hd);
-  const int idx = v == 1 ? 0 : v == 2 ? 1 : v == 4 ? 2 : 3;
-  if (cache[idx] == 0) {
+// Query heads a decode block handles per pass: the GQA group size rounded up to a power of
+// two, at most kMaxDecodeGroup (larger groups take several passes).
+int decode_group(int group) { return group >= 5 ? kMaxDecodeGroup : group >= 3 ? 4 : group; }
+
+// Calls f with decode_kernel<VEC, GROUP> for a head_dim and a GQA group size.
+template <typename F>
+cudaError_t with_decode_kernel(int hd, int group, F f) {
+  const int v = vec_for(hd), g = decode_group(group);
+#define RKV_DECODE_G(V)                          \
+  switch (g) {                                   \
+    case 1: return f(decode_kernel<V, 1>);       \
+    case 2: return f(decode_kernel<V, 2>);       \
+    case 4: return f(decode_kernel<V, 4>);       \
+    default: return f(decode_kernel<V, kMaxDecodeGroup>); \
+  }
+  switch (v) {
+    case 1: RKV_DECODE_G(1)
+    case 2: RKV_DECODE_G(2)
+    case 4: RKV_DECODE_G(4)
+    default: RKV_DECODE_G(8)
+  }
+#undef RKV_DECODE_G
+}
+
+// Decode blocks the GPU holds at once (occupancy of the decode kernel for this head_dim and
+// group x SMs): the planner's split target. Cached per kernel (the process uses one device).
+int decode_resident_blocks(int hd, int group) {
+  static int cache[4][4] = {};
+  const int v = vec_for(hd), g = decode_group(group);
+  int& slot = cache[v == 1 ? 0 : v == 2 ? 1 : v == 4 ? 2 : 3][g == 1 ? 0 : g == 2 ? 1 : g == 4 ? 2 : 3];
+  if (slot == 0) {
     int per_sm = 0;
-    cudaError_t e;
-    switch (v) {
-      case 1: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<1>, kThreads, 0); break;
-      case 2: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<2>, kThreads, 0); break;
-      case 4: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<4>, kThreads, 0); break;
-      default: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, decode_kernel<8>, kThreads, 0); break;
-    }
+    cudaError_t e = with_decode_kernel(hd, group, [&](auto kernel) {
+      return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0);
+    });
     if (e != cudaSuccess || per_sm <= 0) {
       cudaGetLastError();  // clear it: planning falls back to 2 blocks per SM
       per_sm = 2;
     }
-    cache[idx] = per_sm * sm_count();
+    slot = per_sm * sm_count();
   }
-  return cache[idx];
+  return slot;
 }
 
 }  // namespace
@@ -472,10 +591,11 @@ struct rkv_cuda_attn_plan {
 
 namespace {
 
-// Grows a stream-ordered device buffer to at least `need` elements (1.5x steps); the old one is
-// freed in stream order after the work already queued on `s`.
+// Grows a stream-ordered device buffer to at least `need` elements (1.5x steps), allocated on
+// `s`; the old one is freed in stream order after the work already queued on `old_stream` (the
+// stream of the previous plan, whose runs may still be reading it).
 template <typename T>
-int grow_device(T** buf, size_t* cap, size_t need, cudaStream_t s, const char* what) {
+int grow_device(T** buf, size_t* cap, size_t need, cudaStream_t s, cudaStream_t old_stream, const char* what) {
   if (*cap >= need) return RKV_OK;
   size_t n = need + need / 2;
   void* p = nullptr;
@@ -483,7 +603,7 @@ int grow_device(T** buf, size_t* cap, size_t need, cudaStream_t s, const char* w
   if (e != cudaSuccess)
     return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_cuda_attn_plan_batch: %s (%zu bytes): %s", what, n * sizeof(T),
                           cudaGetErrorString(e));
-  if (*buf) RKV_CUDA_TRY(cudaFreeAsync(*buf, s));
+  if (*buf) RKV_CUDA_TRY(cudaFreeAsync(*buf, old_stream));
   *buf = static_cast<T*>(p);
   *cap = n;
   return RKV_OK;
@@ -506,13 +626,10 @@ int launch_decode(const rkv_cuda_attn_plan* plan, const Params& p, int32_t batch
   float* part_o = nsplit > 1 ? plan->partial : nullptr;
   float* part_s = nsplit > 1 ? plan->partial + (int64_t)batch * p.nqo * nsplit * p.hd : nullptr;
   dim3 grid(p.nkv, batch, nsplit);
-  switch (vec_for(p.hd)) {
-    case 1: decode_kernel<1><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
-    case 2: decode_kernel<2><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
-    case 4: decode_kernel<4><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
-    default: decode_kernel<8><<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s); break;
-  }
-  cudaError_t launch = cudaGetLastError();
+  cudaError_t launch = with_decode_kernel(p.hd, p.nqo / p.nkv, [&](auto kernel) {
+    kernel<<<grid, kThreads, 0, stream>>>(p, nsplit, part_o, part_s);
+    return cudaGetLastError();
+  });
   if (launch == cudaSuccess && nsplit > 1) {
     decode_merge_kernel<<<(unsigned)((int64_t)batch * p.nqo), kThreads, 0, stream>>>(p, nsplit, part_o, part_s);
     launch = cudaGetLastError();
@@ -621,6 +738,7 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
                                  sizeof msg))
     return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_attn_plan_batch: %s", msg);
   cudaStream_t s = static_cast<cudaStream_t>(stream);
+  const cudaStream_t old_stream = plan->stream;
   plan->stream = s;
   plan->decode = qo_indptr_host == nullptr;
   plan->batch = batch_size;
@@ -631,13 +749,16 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
   plan->nsplit = 1;
   plan->num_items = 0;
   if (plan->decode) {
-    plan->nsplit = rkv_attn_plan::decode_splits(batch_size, num_kv_heads, decode_resident_blocks(head_dim), max_len);
+    plan->nsplit = rkv_attn_plan::decode_splits(batch_size, num_kv_heads, decode_resident_blocks(head_dim, num_qo_heads / num_kv_heads),
+                                                max_len);
     const int64_t floats = rkv_attn_plan::decode_partial_floats(batch_size, num_qo_heads, head_dim, plan->nsplit);
-    if (int e = grow_device(&plan->partial, &plan->partial_cap, (size_t)floats, s, "decode partial outputs")) return e;
+    if (int e = grow_device(&plan->partial, &plan->partial_cap, (size_t)floats, s, old_stream, "decode partial outputs")) return e;
   } else {
     const int32_t group = num_qo_heads / num_kv_heads;
     const int64_t n = rkv_attn_plan::prefill_item_count(qo_indptr_host, batch_size, group, num_kv_heads, msg, sizeof msg);
-    if (n < 0) return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_attn_plan_batch: %s", msg);
+    if (n < 0 || !rkv_attn_plan::q_fits_kv(qo_indptr_host, kv_indptr_host, kv_last_page_len_host, batch_size,
+                                           page_size, msg, sizeof msg))
+      return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_cuda_attn_plan_batch: %s", msg);
     RKV_CUDA_CHECK_ARG(n <= INT32_MAX, "rkv_cuda_attn_plan_batch: %lld prefill work items exceed the grid", (long long)n);
     if (n > 0) {
       // the pinned staging may still feed the previous plan's upload
@@ -653,7 +774,7 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
         RKV_CUDA_TRY(cudaMallocHost(reinterpret_cast<void**>(&plan->staging), cap * sizeof(PrefillItem)));
         plan->staging_cap = cap;
       }
-      if (int e = grow_device(&plan->items, &plan->items_cap, (size_t)n, s, "prefill work items")) return e;
+      if (int e = grow_device(&plan->items, &plan->items_cap, (size_t)n, s, old_stream, "prefill work items")) return e;
       rkv_attn_plan::fill_prefill_items(qo_indptr_host, batch_size, group, num_kv_heads, plan->staging);
       RKV_CUDA_TRY(cudaMemcpyAsync(plan->items, plan->staging, (size_t)n * sizeof(PrefillItem),
                                    cudaMemcpyHostToDevice, s));

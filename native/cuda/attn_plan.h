@@ -94,6 +94,22 @@ inline int64_t prefill_item_count(const int32_t* qo_indptr, int32_t batch, int32
   return items;
 }
 
+// Checks that no sequence has more new query tokens than tokens in its pages (they must already
+// be in the cache); qo_indptr and the CSR must have passed the checks above.
+inline bool q_fits_kv(const int32_t* qo_indptr, const int32_t* kv_indptr, const int32_t* last, int32_t batch,
+                      int32_t page_size, char* msg, size_t msg_size) {
+  for (int32_t b = 0; b < batch; b++) {
+    const int32_t pages = kv_indptr[b + 1] - kv_indptr[b];
+    const int64_t len = pages == 0 ? 0 : (int64_t)page_size * (pages - 1) + last[b];
+    const int32_t ql = qo_indptr[b + 1] - qo_indptr[b];
+    if (ql > len) {
+      std::snprintf(msg, msg_size, "sequence %d has q_len %d > kv_len %lld", b, ql, (long long)len);
+      return false;
+    }
+  }
+  return true;
+}
+
 // Writes the prefill items (prefill_item_count of them) in (sequence, kv head, row block)
 // order. qo_indptr must have passed prefill_item_count.
 inline void fill_prefill_items(const int32_t* qo_indptr, int32_t batch, int32_t group, int32_t num_kv_heads,

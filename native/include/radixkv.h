@@ -280,9 +280,10 @@ RKV_API int rkv_cuda_copy_blocks(void* const* caches, int32_t num_layers,
  * work-item buffers, and uploads the work items from the plan's own pinned buffer with one
  * cudaMemcpyAsync on `stream` (an event recorded after that copy guards the pinned buffer: the
  * next rkv_cuda_attn_plan_batch waits for it before overwriting). qo_indptr_host NULL = decode.
- * The runs must be enqueued on the plan's stream (or one ordered after it), after this call and
- * before the next rkv_cuda_attn_plan_batch on the same plan; they do no host work beyond argument
- * checks and require batch_size, page_size and the head counts/dim to equal the plan's. */
+ * The runs must be enqueued on the plan's stream, after this call and before the next
+ * rkv_cuda_attn_plan_batch on the same plan (keep one stream per plan: the next plan reuses the
+ * buffers in that stream's order); they do no host work beyond argument checks and require
+ * batch_size, page_size and the head counts/dim to equal the plan's. */
 typedef struct rkv_cuda_attn_plan rkv_cuda_attn_plan;
 RKV_API int rkv_cuda_attn_plan_create(rkv_cuda_attn_plan** out);
 /* Waits for the plan's last upload, then frees its buffers (stream-ordered on its last stream). NULL is a no-op. */

@@ -69,6 +69,15 @@ void csr_checks() {
   const int32_t qo_bad[] = {0, 4, 3};
   EXPECT(prefill_item_count(qo_bad, 2, 2, 2, msg, sizeof msg) == -1 && std::strstr(msg, "qo_indptr is not monotone at 2"),
          "%s", msg);
+  const int32_t qo_fits[] = {0, 32, 32, 80};  // kv lens 32, 0, 48 (indptr {0, 2, 2, 5}, last {16, -, 16})
+  const int32_t last_full[] = {16, 1, 16};
+  EXPECT(q_fits_kv(qo_fits, indptr, last_full, 3, 16, msg, sizeof msg), "%s", msg);
+  const int32_t qo_long[] = {0, 33, 33, 80};
+  EXPECT(!q_fits_kv(qo_long, indptr, last_full, 3, 16, msg, sizeof msg) &&
+             std::strstr(msg, "sequence 0 has q_len 33 > kv_len 32"),
+         "%s", msg);
+  const int32_t qo_empty[] = {0, 0, 1, 1};
+  EXPECT(!q_fits_kv(qo_empty, indptr, last_full, 3, 16, msg, sizeof msg) && std::strstr(msg, "sequence 1"), "%s", msg);
   const int32_t qo_start[] = {2, 4};
   EXPECT(prefill_item_count(qo_start, 1, 2, 2, msg, sizeof msg) == -1 && std::strstr(msg, "qo_indptr[0]"), "%s", msg);
 }

@@ -19,7 +19,12 @@ import java.lang.foreign.ValueLayout;
  * next {@link #plan}; a stale plan is refused.
  *
  * <p>{@link #decode} / {@link #appendPrefill} (host tables per call) plan and run in one go on a
- * second, private plan, so they never invalidate the step's plan.
+ * second, private plan, so they never invalidate the step's plan; each waits for the previous
+ * call's upload before reusing its pinned staging (a convenience form, not the engine's path).
+ *
+ * <p>{@link #plan} copies the caller's host tables into pinned staging before it returns, so the
+ * caller may rewrite them at once; the staging itself is reused by the next {@link #plan} only
+ * after the fence recorded behind this plan's upload has passed.
  */
 final class CudaAttentionKernels implements AttentionKernels {
     /**
