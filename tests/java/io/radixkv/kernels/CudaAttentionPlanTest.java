@@ -27,54 +27,7 @@ class CudaAttentionPlanTest {
     private final List<String> events = new ArrayList<>();
     private final MemorySegment stream = MemorySegment.ofAddress(0x5eed);
 
-    private final BackendMemory stubDevice = new BackendMemory() {
-        @Override
-        public MemorySegment allocate(long bytes) {
-            return arena.allocate(bytes, 64);
-        }
-
-        @Override
-        public MemorySegment allocateHost(long bytes) {
-            events.add("allocateHost " + bytes);
-            return arena.allocate(bytes, 64);
-        }
-
-        @Override
-        public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
-            events.add("copyFromHost " + bytes);
-            MemorySegment.copy(src, 0, dst, 0, bytes);
-        }
-
-        @Override
-        public void copyFromHostAsync(MemorySegment src, MemorySegment dst, long bytes) {
-            events.add("upload " + bytes);
-            MemorySegment.copy(src, 0, dst, 0, bytes);
-        }
-
-        @Override
-        public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
-            MemorySegment.copy(src, 0, dst, 0, bytes);
-        }
-
-        @Override
-        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
-            HostCopies.copy(src, srcOffset, dst, dstOffset, bytes);
-        }
-
-        @Override
-        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
-                             long dstPitch, long rowBytes, long rows) {
-            HostCopies.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
-        }
-
-        @Override
-        public boolean isDevice() {
-            return true;
-        }
-
-        @Override
-        public void close() {}
-    };
+    private final RecordingMemory stubDevice = new RecordingMemory(true, events);
 
     private final CudaStaging.Fence fence = new CudaStaging.Fence() {
         @Override
@@ -154,6 +107,7 @@ class CudaAttentionPlanTest {
 
     @AfterEach
     void close() {
+        stubDevice.close();
         arena.close();
     }
 

@@ -16,45 +16,12 @@ import org.junit.jupiter.api.Test;
  */
 class CudaDenseKernelsChecksTest {
     private final Arena arena = Arena.ofShared();
-    private final BackendMemory stubDevice = new BackendMemory() {
-        @Override
-        public MemorySegment allocate(long bytes) {
-            return arena.allocate(bytes, 64);
-        }
-
-        @Override
-        public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
-            MemorySegment.copy(src, 0, dst, 0, bytes);
-        }
-
-        @Override
-        public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
-            MemorySegment.copy(src, 0, dst, 0, bytes);
-        }
-
-        @Override
-        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
-            HostCopies.copy(src, srcOffset, dst, dstOffset, bytes);
-        }
-
-        @Override
-        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
-                             long dstPitch, long rowBytes, long rows) {
-            HostCopies.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
-        }
-
-        @Override
-        public boolean isDevice() {
-            return true;
-        }
-
-        @Override
-        public void close() {}
-    };
+    private final RecordingMemory stubDevice = new RecordingMemory(true);
     private final CudaDenseKernels k = new CudaDenseKernels(stubDevice, MemorySegment.NULL, stubDevice.allocate(32));
 
     @AfterEach
     void close() {
+        stubDevice.close();
         arena.close();
     }
 

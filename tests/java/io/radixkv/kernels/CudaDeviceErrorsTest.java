@@ -19,51 +19,11 @@ import org.junit.jupiter.api.Test;
  */
 class CudaDeviceErrorsTest {
     private final Arena arena = Arena.ofShared();
-    private int copiesToHost;
-    private final BackendMemory stubDevice = new BackendMemory() {
-        @Override
-        public MemorySegment allocate(long bytes) {
-            return arena.allocate(bytes, 64);
-        }
-
-        @Override
-        public MemorySegment allocateHost(long bytes) {
-            return arena.allocate(bytes, 64);
-        }
-
-        @Override
-        public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
-            MemorySegment.copy(src, 0, dst, 0, bytes);
-        }
-
-        @Override
-        public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
-            copiesToHost++;
-            MemorySegment.copy(src, 0, dst, 0, bytes);
-        }
-
-        @Override
-        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
-            HostCopies.copy(src, srcOffset, dst, dstOffset, bytes);
-        }
-
-        @Override
-        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
-                             long dstPitch, long rowBytes, long rows) {
-            HostCopies.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
-        }
-
-        @Override
-        public boolean isDevice() {
-            return true;
-        }
-
-        @Override
-        public void close() {}
-    };
+    private final RecordingMemory stubDevice = new RecordingMemory(true);
 
     @AfterEach
     void close() {
+        stubDevice.close();
         arena.close();
     }
 
@@ -80,7 +40,7 @@ class CudaDeviceErrorsTest {
         CudaDeviceErrors errors = new CudaDeviceErrors(stubDevice);
         assertEquals(8L * radixkv_h.RKV_CUDA_ERROR_RECORD_SLOTS(), errors.record().byteSize());
         errors.check();  // all zero: nothing to report
-        assertEquals(1, copiesToHost, "one small copy per check");
+        assertEquals(1, stubDevice.count("download"), "one small copy per check");
 
         record(errors.record(), radixkv_h.RKV_CUDA_DEVERR_BAD_SLOT(), 5, 4096, 1024);
         NativeException slot = assertThrows(NativeException.class, errors::check);

@@ -13,26 +13,25 @@ import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.NativeException;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.RecordingMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * A stand-in for a GPU backend on a machine without one: the CPU backend's kernels over host
- * memory that claims to be device memory, so the model and engine take their device path
- * (weights uploaded, inputs staged, logits copied back), while every memory operation and
- * attention plan/run is logged in order. {@link #failNextErrorCheck} makes the next
+ * memory that claims to be device memory ({@link RecordingMemory}), so the model and engine take
+ * their device path (weights uploaded, inputs staged, logits copied back), while every transfer
+ * and attention plan/run is logged in order. {@link #failNextErrorCheck} makes the next
  * {@link #checkDeviceErrors()} report a device-side error, as the CUDA backend does for a bad
  * slot or token id found by a kernel.
  */
 public final class StubDeviceBackend implements KernelBackend {
     private final CpuBackend cpu = new CpuBackend();
-    private final Memory memory = new Memory(cpu.memory());
-    private final Attention attention = new Attention(cpu.attention());
-    /** Operations in issue order: "plan", "run", "upload-async", "upload-sync", "download", "sync", "check-errors". */
+    /** Operations in issue order: "plan", "run", "check-errors" and the memory's ("upload N", "download N", "sync", ...). */
     public final List<String> log = new ArrayList<>();
-    /** Bytes copied device → host so far. */
-    public long downloadedBytes;
+    private final RecordingMemory memory = new RecordingMemory(true, log);
+    private final Attention attention = new Attention(cpu.attention());
     private String pendingError;
 
     /** The next {@link #checkDeviceErrors()} throws naming {@code what}. */
@@ -40,8 +39,14 @@ public final class StubDeviceBackend implements KernelBackend {
         pendingError = what;
     }
 
+    /** Entries of operation {@code op} ("plan", "upload", "download", ...). */
     public long count(String op) {
-        return log.stream().filter(op::equals).count();
+        return memory.count(op);
+    }
+
+    /** Bytes copied device → host so far. */
+    public long downloadedBytes() {
+        return memory.bytes("download");
     }
 
     @Override
@@ -86,68 +91,8 @@ public final class StubDeviceBackend implements KernelBackend {
 
     @Override
     public void close() {
+        memory.close();
         cpu.close();
-    }
-
-    private final class Memory implements BackendMemory {
-        private final BackendMemory host;
-
-        Memory(BackendMemory host) {
-            this.host = host;
-        }
-
-        @Override
-        public MemorySegment allocate(long bytes) {
-            return host.allocate(bytes);
-        }
-
-        @Override
-        public MemorySegment allocateHost(long bytes) {
-            return host.allocate(bytes);
-        }
-
-        @Override
-        public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
-            log.add("upload-sync");
-            host.copyFromHost(src, dst, bytes);
-        }
-
-        @Override
-        public void copyFromHostAsync(MemorySegment src, MemorySegment dst, long bytes) {
-            log.add("upload-async");
-            host.copyFromHost(src, dst, bytes);
-        }
-
-        @Override
-        public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
-            log.add("download");
-            downloadedBytes += bytes;
-            host.copyToHost(src, dst, bytes);
-        }
-
-        @Override
-        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
-            host.copy(src, srcOffset, dst, dstOffset, bytes);
-        }
-
-        @Override
-        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
-                             long dstPitch, long rowBytes, long rows) {
-            host.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
-        }
-
-        @Override
-        public void synchronize() {
-            log.add("sync");
-        }
-
-        @Override
-        public boolean isDevice() {
-            return true;
-        }
-
-        @Override
-        public void close() {}
     }
 
     private final class Attention implements AttentionKernels {

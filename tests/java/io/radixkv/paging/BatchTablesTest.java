@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.HostMemory;
+import io.radixkv.kernels.RecordingMemory;
 import io.radixkv.kernels.JavaReferenceBackend;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;
@@ -174,12 +174,12 @@ class BatchTablesTest {
 
     @Test
     void tablesLiveInTheBackendsHostStagingMemory() {
-        try (FakeDevice dev = new FakeDevice();
+        try (RecordingMemory dev = new RecordingMemory(true);
              KvSequences s = new KvSequences(new BlockAllocator(32), 4, 4, 8);
              BatchTables staged = new BatchTables(4, 64, 32, dev);
              BatchTables own = new BatchTables(4, 64, 32)) {
-            assertEquals(7, dev.hostAllocations, "every table from the staging memory, once");
-            assertEquals(0, dev.allocations, "no device memory: the model uploads what its kernels read");
+            assertEquals(7, dev.count("allocateHost"), "every table from the staging memory, once");
+            assertEquals(0, dev.allocations(), "no device memory: the model uploads what its kernels read");
             int a = s.open(1);
             int b = s.open(2);
             assertTrue(s.reserve(a, 10));
@@ -192,8 +192,8 @@ class BatchTablesTest {
             assertArrayEquals(longs(own.slotMapping(), 11), longs(staged.slotMapping(), 11));
             assertArrayEquals(ints(own.positions(), 11), ints(staged.positions(), 11));
             staged.build(s, new int[] {b}, new long[] {2}, new long[] {3}, 1);
-            assertEquals(7, dev.hostAllocations, "nothing allocated per step");
-            assertEquals(0, dev.copies);
+            assertEquals(7, dev.count("allocateHost"), "nothing allocated per step");
+            assertEquals(0, dev.count("copyFromHost") + dev.count("upload"));
         }
     }
 
@@ -372,57 +372,5 @@ class BatchTablesTest {
         PagedKvLayout l = cache.layout();
         long idx = (((long) page * l.pageSize() + off) * l.numKvHeads() + h) * l.headDim() + d;
         return (isV ? cache.vCache() : cache.kCache()).getAtIndex(F32, idx);
-    }
-
-    /** Host memory that claims to be a device, counting allocations and copies. */
-    private static final class FakeDevice implements BackendMemory {
-        private final HostMemory host = new HostMemory();
-        int allocations;
-        int hostAllocations;
-        int copies;
-
-        @Override
-        public MemorySegment allocate(long bytes) {
-            allocations++;
-            return host.allocate(bytes);
-        }
-
-        @Override
-        public MemorySegment allocateHost(long bytes) {
-            hostAllocations++;
-            return host.allocate(bytes);
-        }
-
-        @Override
-        public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
-            copies++;
-            host.copyFromHost(src, dst, bytes);
-        }
-
-        @Override
-        public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
-            host.copyToHost(src, dst, bytes);
-        }
-
-        @Override
-        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
-            host.copy(src, srcOffset, dst, dstOffset, bytes);
-        }
-
-        @Override
-        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
-                             long dstPitch, long rowBytes, long rows) {
-            host.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
-        }
-
-        @Override
-        public boolean isDevice() {
-            return true;
-        }
-
-        @Override
-        public void close() {
-            host.close();
-        }
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.kernels.RecordingMemory;
 import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.HostMemory;
@@ -60,14 +61,14 @@ class KvPoolTest {
     @Test
     void badArgumentsAreRejectedBeforeAllocating() {
         PagedKvLayout f16 = new PagedKvLayout(DType.F16, 4, 8, 1, 16);
-        CountingMemory mem = new CountingMemory();
+        RecordingMemory mem = new RecordingMemory(false);
         var e = assertThrows(IllegalArgumentException.class, () -> new KvPool(mem, 2, f16, 0.5f, 1f));
         assertTrue(e.getMessage().contains("0.5"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new KvPool(mem, 0, f16, 1f, 1f));
         PagedKvLayout fp8 = new PagedKvLayout(DType.FP8_E5M2, 4, 8, 1, 16);
         assertThrows(IllegalArgumentException.class, () -> new KvPool(mem, 1, fp8, 0f, 1f));
         assertThrows(IllegalArgumentException.class, () -> new KvPool(mem, 1, fp8, 1f, Float.NaN));
-        assertEquals(0, mem.allocations, "nothing allocated by rejected constructions");
+        assertEquals(0, mem.allocations(), "nothing allocated by rejected constructions");
         mem.close();
     }
 
@@ -115,49 +116,6 @@ class KvPoolTest {
         try (KvPool pool = KvPool.host(2, layout, 1f, 1f)) {
             assertTrue(pool.totalBytes() <= 1 << 20);
             assertTrue(pool.totalBytes() + pool.bytesPerPage() > 1 << 20);
-        }
-    }
-
-    /** Host memory that counts allocations (to prove validation happens first). */
-    private static final class CountingMemory implements BackendMemory {
-        private final HostMemory host = new HostMemory();
-        int allocations;
-
-        @Override
-        public MemorySegment allocate(long bytes) {
-            allocations++;
-            return host.allocate(bytes);
-        }
-
-        @Override
-        public void copyFromHost(MemorySegment src, MemorySegment dst, long bytes) {
-            host.copyFromHost(src, dst, bytes);
-        }
-
-        @Override
-        public void copyToHost(MemorySegment src, MemorySegment dst, long bytes) {
-            host.copyToHost(src, dst, bytes);
-        }
-
-        @Override
-        public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
-            host.copy(src, srcOffset, dst, dstOffset, bytes);
-        }
-
-        @Override
-        public void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
-                             long dstPitch, long rowBytes, long rows) {
-            host.copyRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
-        }
-
-        @Override
-        public boolean isDevice() {
-            return false;
-        }
-
-        @Override
-        public void close() {
-            host.close();
         }
     }
 }

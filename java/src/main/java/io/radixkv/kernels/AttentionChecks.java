@@ -186,4 +186,32 @@ final class AttentionChecks {
         Checks.requireElements("out", out, elems, outDtype);
         Checks.optionalBytes("lse", lse, Math.multiplyExact(rows * numQoHeads, 4L));
     }
+
+    /**
+     * The checks of a planned run ({@link AttentionKernels#run}) once the plan is known to be the
+     * kernels' own: not stale ({@code generation} is the kernels' latest), the cache's layout and
+     * the params' heads are the plan's, q/out dtypes and sizes fit {@code rows} query rows.
+     */
+    static void plannedRun(AttentionPlan p, long generation, long latest, MemorySegment q, DType qDtype,
+                           MemorySegment out, DType outDtype, MemorySegment lse, KvCacheView cache,
+                           AttentionParams params, long rows) {
+        if (generation != latest) {
+            throw new IllegalArgumentException("stale plan: " + p + " was superseded by a later plan() (generation "
+                    + latest + "); plan once per step, then run every layer");
+        }
+        if (cache == null || params == null) {
+            throw new IllegalArgumentException("cache and params must not be null");
+        }
+        if (!cache.layout().equals(p.layout())) {
+            throw new IllegalArgumentException("cache layout " + cache.layout() + " differs from the plan's "
+                    + p.layout());
+        }
+        if (params.numQoHeads() != p.numQoHeads()) {
+            throw new IllegalArgumentException("params.numQoHeads " + params.numQoHeads() + " differs from the plan's "
+                    + p.numQoHeads());
+        }
+        Checks.requireDtype("qDtype", qDtype, DType.F32, DType.F16, DType.BF16);
+        Checks.requireDtype("outDtype", outDtype, DType.F32, DType.F16, DType.BF16);
+        rows(q, qDtype, out, outDtype, lse, rows, p.numQoHeads(), p.layout().headDim());
+    }
 }

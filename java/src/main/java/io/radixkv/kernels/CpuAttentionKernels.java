@@ -48,26 +48,10 @@ final class CpuAttentionKernels implements AttentionKernels {
         if (p.owner() != this) {
             throw new IllegalArgumentException("plan " + plan + " was not made by these kernels");
         }
-        if (p.generation() != generation) {
-            throw new IllegalArgumentException("stale plan: " + p + " was superseded by a later plan() (generation "
-                    + generation + "); plan once per step, then run every layer");
-        }
-        if (cache == null || params == null) {
-            throw new IllegalArgumentException("cache and params must not be null");
-        }
-        if (!cache.layout().equals(p.layout())) {
-            throw new IllegalArgumentException("cache layout " + cache.layout() + " differs from the plan's "
-                    + p.layout());
-        }
-        if (params.numQoHeads() != p.numQoHeads()) {
-            throw new IllegalArgumentException("params.numQoHeads " + params.numQoHeads() + " differs from the plan's "
-                    + p.numQoHeads());
-        }
-        Checks.requireDtype("qDtype", qDtype, DType.F32, DType.F16, DType.BF16);
-        Checks.requireDtype("outDtype", outDtype, DType.F32, DType.F16, DType.BF16);
+        AttentionChecks.plannedRun(p, p.generation(), generation, q, qDtype, out, outDtype, lse, cache, params,
+                p.table().batchSize());
         PagedKvLayout l = cache.layout();
         PageTableCsr table = p.table();
-        AttentionChecks.rows(q, qDtype, out, outDtype, lse, table.batchSize(), p.numQoHeads(), l.headDim());
         NativeLibrary.check("rkv_decode_attention_run", radixkv_h.rkv_decode_attention_run(nativePlan,
                 q, qDtype.code(), out, outDtype.code(), nullable(lse),
                 cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),

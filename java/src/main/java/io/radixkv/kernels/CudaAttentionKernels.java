@@ -109,24 +109,8 @@ final class CudaAttentionKernels implements AttentionKernels {
         if (!(plan instanceof CudaAttentionPlan p) || p.owner() != this) {
             throw new IllegalArgumentException("plan " + plan + " was not made by these kernels");
         }
-        if (p.generation() != step.latest) {
-            throw new IllegalArgumentException("stale plan: " + p + " was superseded by a later plan() (generation "
-                    + step.latest + "); plan once per step, then run every layer");
-        }
-        if (cache == null || params == null) {
-            throw new IllegalArgumentException("cache and params must not be null");
-        }
-        if (!cache.layout().equals(p.layout())) {
-            throw new IllegalArgumentException("cache layout " + cache.layout() + " differs from the plan's "
-                    + p.layout());
-        }
-        if (params.numQoHeads() != p.numQoHeads()) {
-            throw new IllegalArgumentException("params.numQoHeads " + params.numQoHeads() + " differs from the plan's "
-                    + p.numQoHeads());
-        }
-        Checks.requireDtype("qDtype", qDtype, DType.F32, DType.F16, DType.BF16);
-        Checks.requireDtype("outDtype", outDtype, DType.F32, DType.F16, DType.BF16);
-        AttentionChecks.rows(q, qDtype, out, outDtype, lse, p.totalQ(), p.numQoHeads(), p.layout().headDim());
+        AttentionChecks.plannedRun(p, p.generation(), step.latest, q, qDtype, out, outDtype, lse, cache, params,
+                p.totalQ());
         launch(p, new Launch(q, qDtype, out, outDtype, nullable(lse), cache, params));
     }
 
