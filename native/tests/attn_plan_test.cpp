@@ -6,20 +6,11 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
+#include "rkv_test.h"
 
 namespace {
 
-int failures = 0;
 
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      std::printf(__VA_ARGS__);                            \
-      std::printf("\n");                                   \
-      failures++;                                          \
-    }                                                      \
-  } while (0)
 
 using namespace rkv_attn_plan;
 
@@ -117,8 +108,8 @@ int main() {
   decode_split_counts();
   csr_checks();
   prefill_items_cover_every_row_once();
-  if (failures) {
-    std::printf("%d failure(s)\n", failures);
+  if (g_failures) {
+    std::printf("%d failure(s)\n", g_failures);
     return 1;
   }
   std::printf("attn_plan_test: ok\n");

@@ -11,18 +11,9 @@
 
 #include "cublas_loader.h"
 #include "rkv_common.h"
+#include "rkv_test.h"
 
-static int g_failures = 0;
 
-#define EXPECT(cond, ...)                                       \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      g_failures++;                                             \
-    }                                                           \
-  } while (0)
 
 struct Outcome {
   bool loaded;

@@ -10,22 +10,13 @@
 #include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_dtype.h"
+#include "rkv_test.h"
 
-static int g_failures = 0;
 
 static const char* rkv_dtype_label(int32_t d) {
   return d == RKV_DTYPE_F32 ? "f32" : d == RKV_DTYPE_BF16 ? "bf16" : "f16";
 }
 
-#define EXPECT(cond, ...)                                   \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                    \
-      std::fprintf(stderr, "\n");                           \
-      g_failures++;                                         \
-    }                                                       \
-  } while (0)
 
 static std::mt19937 rng(1234);
 

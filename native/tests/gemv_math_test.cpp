@@ -9,20 +9,11 @@
 #include <cstdio>
 #include <random>
 #include <vector>
+#include "rkv_test.h"
 
 namespace {
 
-int failures = 0;
 
-#define EXPECT(cond, ...)                                         \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      std::printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      std::printf(__VA_ARGS__);                                   \
-      std::printf("\n");                                          \
-      failures++;                                                 \
-    }                                                             \
-  } while (0)
 
 using namespace rkv_gemv;
 
@@ -163,8 +154,8 @@ int main() {
   geometry();
   documented_order();
   against_double();
-  if (failures) {
-    std::printf("%d failure(s)\n", failures);
+  if (g_failures) {
+    std::printf("%d failure(s)\n", g_failures);
     return 1;
   }
   std::printf("gemv_math_test: OK\n");

@@ -14,20 +14,11 @@
 #include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_kv.h"
+#include "rkv_test.h"
 
 namespace {
 
-int g_failures = 0;
 
-#define EXPECT(cond, ...)                                 \
-  do {                                                    \
-    if (!(cond)) {                                        \
-      ++g_failures;                                       \
-      std::printf("FAIL %s:%d: ", __FILE__, __LINE__);    \
-      std::printf(__VA_ARGS__);                           \
-      std::printf("\n");                                  \
-    }                                                     \
-  } while (0)
 
 const char* kNames[] = {"f32", "f16", "bf16", "e4m3", "e5m2"};
 int size_of(int d) { return rkv::dtype_bytes(d); }
@@ -225,7 +216,7 @@ int main(int, char** argv) {
   test_copy_blocks();
   test_bench();
   if (g_failures) {
-    std::printf("kv_cache_test: %d failures\n", g_failures);
+    std::printf("kv_cache_test: %d g_failures\n", g_failures);
     return 1;
   }
   std::printf("kv_cache_test: OK (%s)\n", requested_isa());

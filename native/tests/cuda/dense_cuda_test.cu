@@ -10,18 +10,9 @@
 #include <vector>
 
 #include "radixkv.h"
+#include "../rkv_test.h"
 
-static int g_failures = 0;
 
-#define EXPECT(cond, ...)                                       \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      g_failures++;                                             \
-    }                                                           \
-  } while (0)
 #define OK(call) EXPECT((call) == RKV_OK, "%s: %s", #call, rkv_cuda_last_error())
 
 static std::mt19937 rng(5);

@@ -16,18 +16,9 @@
 
 #include "gemv_math.h"
 #include "radixkv.h"
+#include "../rkv_test.h"
 
-static int g_failures = 0;
 
-#define EXPECT(cond, ...)                                       \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      std::fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-      g_failures++;                                             \
-    }                                                           \
-  } while (0)
 
 static std::mt19937 rng(11);
 static cudaStream_t g_stream;
