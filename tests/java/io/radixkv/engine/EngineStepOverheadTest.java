@@ -50,11 +50,13 @@ class EngineStepOverheadTest {
             List<RequestHandle> handles = new ArrayList<>();
             for (int i = 0; i < SEQS; i++) {
                 AtomicInteger n = new AtomicInteger();
-                boolean probe = i == 0;
-                // every request is admitted and prefilled in the first step, which samples the first
-                // token; r0's k-th token comes from step k, its listener reads the end of step k-1
+                // the last request is the probe: the engine may start stepping while the others are
+                // still being submitted, so only once the last one decodes are all 64 decoding; its
+                // k-th token comes from its step k, its listener reads the end of the step before.
+                // The others may run a few steps ahead: their extra tokens keep them decoding.
+                boolean probe = i == SEQS - 1;
                 handles.add(e.submit(new GenerateRequest("r" + i, EngineTestSupport.randomTokens(rnd, 16),
-                        SamplingParams.greedy(to + 2)), t -> {
+                        SamplingParams.greedy(to + 16)), t -> {
                             int k = n.incrementAndGet();
                             if (probe && k == from) {
                                 first.set(engine.get().stepBreakdown());
@@ -79,7 +81,7 @@ class EngineStepOverheadTest {
         System.out.println("step overhead (" + preset + ", " + SEQS + " sequences decoding): " + d);
         assertEquals(d.stepNanos(), d.scheduleNanos() + d.tablesNanos() + d.modelNanos() + d.sampleNanos(),
                 0.05 * d.stepNanos(), "whole steps are their parts: " + d);
-        assertEquals(to - from, d.steps(), "one step per decode token of r0");
+        assertEquals(to - from, d.steps(), "one step per decode token of the probe request");
         assertEquals((long) SEQS * (to - from), d.decodeTokens(), "every step decoded all 64 sequences");
         // over whole steps the parts are disjoint intervals inside the steps
         assertTrue(total.scheduleNanos() > 0 && total.tablesNanos() > 0 && total.modelNanos() > 0
