@@ -1,5 +1,6 @@
 package io.radixkv.kernels;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,6 +33,11 @@ class CudaDenseKernelsChecksTest {
     private static void refused(String expected, Runnable call) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call::run);
         assertTrue(e.getMessage().contains(expected), () -> "message should name '" + expected + "': " + e.getMessage());
+    }
+
+    @Test
+    void takesF32AndBf16WeightsOnly() {
+        assertEquals(java.util.EnumSet.of(DType.F32, DType.BF16), k.weightDtypes());
     }
 
     @Test

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.NativeException;
 import java.lang.foreign.ValueLayout;
@@ -126,6 +127,20 @@ class ModelOnDeviceTest {
             assertTrue(a.getMessage().contains("device memory but the weights are in host memory"), a.getMessage());
             ModelWeights wd = w.copyTo(dev.memory());
             assertThrows(IllegalArgumentException.class, () -> new LlamaModel(TINY, wd, cpu.dense(), cpu, 8));
+        }
+    }
+
+    @Test
+    void weightsTheDenseKernelsCannotMultiplyAreRefusedBeforeAnything() {
+        try (ModelWeights w = ModelWeights.random(TINY, DType.F16, 26); CpuBackend cpu = new CpuBackend()) {
+            // dense kernels that take f32 and bf16 only, as the CUDA ones do
+            DenseKernels bf16Only = (DenseKernels) java.lang.reflect.Proxy.newProxyInstance(
+                    DenseKernels.class.getClassLoader(), new Class<?>[] {DenseKernels.class},
+                    (proxy, m, a) -> m.getName().equals("weightDtypes")
+                            ? java.util.EnumSet.of(DType.F32, DType.BF16) : m.invoke(cpu.dense(), a));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new LlamaModel(TINY, w, bf16Only, cpu, 8));
+            assertTrue(e.getMessage().contains("not f16"), e.getMessage());
         }
     }
 

@@ -142,6 +142,7 @@ public final class Engine implements AutoCloseable {
         KernelBackend backend = null;
         try {
             backend = backendFactory.get();
+            LlamaModel.requireWeightDtype(backend.dense(), weights.dtype()); // before any upload
             if (backend.deviceMemory()) {
                 // the model runs where its backend's memory is: upload once, free the host copy we own
                 long t0 = System.nanoTime();

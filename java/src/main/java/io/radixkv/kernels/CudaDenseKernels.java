@@ -3,6 +3,8 @@ package io.radixkv.kernels;
 import io.radixkv.bindings.radixkv_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.Set;
 import java.lang.foreign.ValueLayout;
 import java.util.HashMap;
 import java.util.Map;
@@ -55,6 +57,12 @@ final class CudaDenseKernels implements DenseKernels {
     @Override
     public String name() {
         return "cuda";
+    }
+
+    /** f32 and bf16: cuBLAS would round activations to f16 for f16 weights (see {@link #linear}). */
+    @Override
+    public Set<DType> weightDtypes() {
+        return EnumSet.of(DType.F32, DType.BF16);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.radixkv.kernels;
 
 import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * Dense math of the model runner over host memory: f32 activations, weights f32 or bf16.
@@ -12,8 +14,13 @@ import java.lang.foreign.MemorySegment;
  * loops) and {@link JavaDenseKernels} (plain Java, double accumulation: the reference).
  */
 public interface DenseKernels {
-    /** Short name: "cpu" or "java". */
+    /** Short name: "cpu", "cuda" or "java". */
     String name();
+
+    /** The weight dtypes {@link #linear} and {@link #embedding} take (f32, bf16 and f16 unless said otherwise). */
+    default Set<DType> weightDtypes() {
+        return EnumSet.of(DType.F32, DType.BF16, DType.F16);
+    }
 
     /**
      * {@code y[m, n] = x[m, k] · w[n, k]ᵀ} (plus the old y when {@code accumulate}). x and y f32;

@@ -92,6 +92,7 @@ public final class LlamaModel implements AutoCloseable {
                     + (backend.deviceMemory() ? "device" : "host") + " memory but the weights are in "
                     + (weights.onDevice() ? "device" : "host") + " memory (ModelWeights.copyTo the backend's memory)");
         }
+        requireWeightDtype(dense, weights.dtype());
         Checks.requirePositive("maxTokensPerStep", maxTokensPerStep);
         this.config = config;
         this.weights = weights;
@@ -123,6 +124,19 @@ public final class LlamaModel implements AutoCloseable {
         this.act = scratch(t * config.intermediate());
         this.branch = config.arch().sandwichNorms() ? scratch(t * config.hidden()) : null;
         this.step = new StepBuffers(memory, maxTokensPerStep);
+    }
+
+    /**
+     * Refuses weights the dense kernels cannot multiply, naming what they take.
+     *
+     * @throws IllegalArgumentException e.g. f16 weights on the CUDA backend
+     */
+    public static void requireWeightDtype(DenseKernels dense, DType weights) {
+        if (!dense.weightDtypes().contains(weights)) {
+            throw new IllegalArgumentException("the " + dense.name() + " dense kernels take "
+                    + dense.weightDtypes().stream().map(DType::toString).toList() + " weights, not " + weights
+                    + ": load the model with another weights dtype (--weights-dtype)");
+        }
     }
 
     /** Scratch in the backend's memory (device memory for CUDA), freed with it. */
