@@ -91,6 +91,16 @@ class ServeKvEventsTest {
             assertEquals(2, summary.get("stored").asInt(), "43 KV positions with pages of 16: two full pages");
             assertEquals(2, summary.get("verified").asInt());
             assertEquals(2, summary.get("live").size());
+            // the publisher's counters are on /metrics beside the engine's
+            HttpURLConnection m = (HttpURLConnection) base.resolve("/metrics").toURL().openConnection();
+            assertEquals(200, m.getResponseCode());
+            String metrics = new String(m.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            Matcher published = Pattern.compile("radixkv:kv_event_batches_published_total\\{[^}]*\\} (\\S+)")
+                    .matcher(metrics);
+            assertTrue(published.find(), metrics);
+            assertTrue(Double.parseDouble(published.group(1)) >= 1, published.group());
+            assertTrue(metrics.contains("radixkv:kv_events_dropped_total{model_name=\"tiny\"} 0.0"), metrics);
+            assertTrue(metrics.contains("radixkv:kv_tier_pages_written_total{model_name=\"tiny\"} 0.0"), metrics);
         } finally {
             if (py != null) {
                 py.destroyForcibly();

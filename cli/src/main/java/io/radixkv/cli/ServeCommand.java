@@ -160,6 +160,9 @@ final class ServeCommand implements Callable<Integer> {
             }
             throw e;
         }
+        if (kv != null) {
+            kvMetrics(server, kv);
+        }
         if (tokenizer == null) {
             out.println("radixkv serve: model '" + v.model() + "' has no tokenizer.json: prompts must be token ids");
         }
@@ -184,6 +187,32 @@ final class ServeCommand implements Callable<Integer> {
         }, "radixkv-serve-shutdown"));
         stopped.await();
         return Main.EXIT_OK;
+    }
+
+    /** The KV event publisher's and the KV tier's counters on /metrics. */
+    private static void kvMetrics(OpenAiServer server, KvTierExtension kv) {
+        server.addCounter("radixkv:kv_events_dropped", "KV events dropped because the publisher's queue was full",
+                kv::eventsDropped);
+        server.addCounter("radixkv:kv_event_batches_published", "KV event batches published",
+                kv::eventBatchesPublished);
+        server.addCounter("radixkv:kv_tier_pages_written", "KV pages stored in the shared tier",
+                () -> kv.tierStats().pagesWritten());
+        server.addCounter("radixkv:kv_tier_bytes_written", "Bytes stored in the shared tier (headers included)",
+                () -> kv.tierStats().bytesWritten());
+        server.addCounter("radixkv:kv_tier_writes_dropped",
+                "KV pages not stored: queue full, byte budget spent or tier unreachable",
+                () -> kv.tierStats().writesDropped());
+        server.addCounter("radixkv:kv_tier_pages_fetched", "KV pages loaded from the shared tier into the pool",
+                () -> kv.tierStats().pagesFetched());
+        server.addCounter("radixkv:kv_tier_bytes_fetched", "Bytes loaded from the shared tier",
+                () -> kv.tierStats().bytesFetched());
+        server.addCounter("radixkv:kv_tier_rejected",
+                "Tier entries refused by the header check (foreign model or layout, corrupt, truncated)",
+                () -> kv.tierStats().rejected());
+        server.addCounter("radixkv:kv_tier_errors", "Shared tier errors (each a miss or a dropped write)",
+                () -> kv.tierStats().errors());
+        server.addCounter("radixkv:kv_tier_fetch_seconds", "Engine-thread time spent fetching from the shared tier",
+                () -> kv.tierStats().fetchNanos() / 1e9);
     }
 
     private KvTierExtension kvExtension() {

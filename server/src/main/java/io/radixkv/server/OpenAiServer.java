@@ -14,6 +14,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Supplier;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -68,6 +69,18 @@ public final class OpenAiServer implements AutoCloseable {
                 config.servedModelName(), config.host(), s.web.port(), s.completions.contextLimit(),
                 engine.config().maxRunning(), config.maxWaiting());
         return s;
+    }
+
+    /**
+     * Adds a counter to {@code /metrics}, read from {@code value} at each scrape (labelled with the
+     * served model's name like the others): counters of parts wired beside the server, such as
+     * the KV event publisher and the shared KV tier. Names follow Prometheus rules
+     * ({@code radixkv:...}).
+     *
+     * @throws IllegalArgumentException for a name already registered
+     */
+    public void addCounter(String name, String help, Supplier<Number> value) {
+        metrics.counter(name, help, value);
     }
 
     /** The bound port (the ephemeral one when the config asked for 0). */

@@ -88,6 +88,11 @@ final class ServerMetrics {
                 .callback(cb -> cb.call(value.get().doubleValue(), model)).register(registry);
     }
 
+    /** A counter read from {@code value} at each scrape (for parts outside the server: KV events, KV tier). */
+    void counter(String name, String help, Supplier<Number> value) {
+        counter(modelName, name, help, value);
+    }
+
     private void counter(String model, String name, String help, Supplier<Number> value) {
         CounterWithCallback.builder().name(name).help(help).labelNames("model_name")
                 .callback(cb -> cb.call(value.get().doubleValue(), model)).register(registry);
