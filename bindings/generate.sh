@@ -46,14 +46,23 @@ grep 'radixkv.h$' "$tmp/all.txt" | grep -v -- '--include-typedef' > "$tmp/radixk
   --include-function cudaStreamSynchronize \
   --include-function cudaDeviceSynchronize \
   --include-function cudaGetErrorString \
+  --include-function cudaGetLastError \
   --include-function cudaEventCreate \
   --include-function cudaEventDestroy \
   --include-function cudaEventRecord \
   --include-function cudaEventSynchronize \
   --include-function cudaEventElapsedTime \
+  --include-function cudaStreamBeginCapture \
+  --include-function cudaStreamEndCapture \
+  --include-function cudaGraphInstantiate \
+  --include-function cudaGraphLaunch \
+  --include-function cudaGraphExecDestroy \
+  --include-function cudaGraphDestroy \
   --include-typedef cudaError_t \
   --include-typedef cudaStream_t \
   --include-typedef cudaEvent_t \
+  --include-typedef cudaGraph_t \
+  --include-typedef cudaGraphExec_t \
   --include-constant cudaSuccess \
   --include-constant cudaErrorNoDevice \
   --include-constant cudaErrorInsufficientDriver \
@@ -64,6 +73,7 @@ grep 'radixkv.h$' "$tmp/all.txt" | grep -v -- '--include-typedef' > "$tmp/radixk
   --include-constant cudaMemcpyDefault \
   --include-constant cudaStreamNonBlocking \
   --include-constant cudaEventDisableTiming \
+  --include-constant cudaStreamCaptureModeRelaxed \
   "$CUDA_INCLUDE/cuda_runtime_api.h"
 
 echo "bindings regenerated under $out"

@@ -787,6 +787,16 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
   return RKV_OK;
 }
 
+RKV_API int rkv_cuda_attn_plan_info(const rkv_cuda_attn_plan* plan, int64_t* info) {
+  RKV_CUDA_CHECK_ARG(plan != nullptr && info != nullptr, "plan and info must not be NULL");
+  RKV_CUDA_CHECK_ARG(plan->planned, "the plan holds no batch (rkv_cuda_attn_plan_batch first)");
+  info[0] = plan->decode ? 1 : 0;
+  info[1] = plan->batch;
+  info[2] = plan->decode ? plan->nsplit : plan->num_items;
+  info[3] = plan->decode ? (int64_t)(uintptr_t)plan->partial : (int64_t)(uintptr_t)plan->items;
+  return RKV_OK;
+}
+
 RKV_API int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan* plan, const void* q, int32_t q_dtype, void* out,
                                           int32_t out_dtype, float* lse, const void* k_cache, const void* v_cache,
                                           int32_t cache_dtype, int64_t num_pages, int32_t page_size,

@@ -293,6 +293,12 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
                                int32_t batch_size, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads,
                                int32_t head_dim, void* stream);
 /* rkv_decode_attention with a decode plan; tables are device arrays. */
+/* What a planned run bakes into its launches, for callers that capture runs into CUDA graphs:
+ * info[0] = 1 for a decode plan (0 prefill), info[1] = batch, info[2] = the decode split count
+ * (prefill: the number of work items), info[3] = the address of the partial-output buffer
+ * (prefill: of the work items). A graph captured with one plan replays correctly for another
+ * plan with the same info (and the same table addresses). */
+RKV_API int rkv_cuda_attn_plan_info(const rkv_cuda_attn_plan* plan, int64_t* info);
 RKV_API int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan* plan,
                                           const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
                                           const void* k_cache, const void* v_cache, int32_t cache_dtype,

@@ -2967,6 +2967,67 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
+    private static class rkv_cuda_attn_plan_info {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_cuda_attn_plan_info");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_info(const rkv_cuda_attn_plan *plan, int64_t *info)
+     * }
+     */
+    public static FunctionDescriptor rkv_cuda_attn_plan_info$descriptor() {
+        return rkv_cuda_attn_plan_info.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_info(const rkv_cuda_attn_plan *plan, int64_t *info)
+     * }
+     */
+    public static MethodHandle rkv_cuda_attn_plan_info$handle() {
+        return rkv_cuda_attn_plan_info.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_info(const rkv_cuda_attn_plan *plan, int64_t *info)
+     * }
+     */
+    public static MemorySegment rkv_cuda_attn_plan_info$address() {
+        return rkv_cuda_attn_plan_info.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_cuda_attn_plan_info(const rkv_cuda_attn_plan *plan, int64_t *info)
+     * }
+     */
+    public static int rkv_cuda_attn_plan_info(MemorySegment plan, MemorySegment info) {
+        var mh$ = rkv_cuda_attn_plan_info.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_cuda_attn_plan_info", plan, info);
+            }
+            return (int)mh$.invokeExact(plan, info);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rkv_cuda_decode_attention_run {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,

@@ -57,6 +57,11 @@ class CudaAttentionPlanTest {
         }
 
         @Override
+        public long[] info(MemorySegment plan) {
+            return new long[] {1, 0, 1, 0};
+        }
+
+        @Override
         public void destroyPlan(MemorySegment plan) {
             events.add("destroyPlan");
         }

@@ -17,6 +17,7 @@ public final class RecordingMemory implements BackendMemory {
     private final boolean device;
     private final List<String> log;
     private int allocations;
+    private boolean captures;
 
     /** @param device what {@link #isDevice()} claims */
     public RecordingMemory(boolean device) {
@@ -42,6 +43,34 @@ public final class RecordingMemory implements BackendMemory {
     public long bytes(String op) {
         return log.stream().filter(e -> e.startsWith(op + " ")).mapToLong(e -> Long.parseLong(e.substring(op.length() + 1)))
                 .sum();
+    }
+
+    /**
+     * Lets {@link #capture} record (logging "capture"): its graphs log "launch" and re-run the
+     * recorded work, as a replay re-runs the recorded kernels. Off: capture returns null.
+     */
+    public void enableCapture(boolean on) {
+        captures = on;
+    }
+
+    @Override
+    public StepGraph capture(Runnable issue) {
+        if (!captures) {
+            return null;
+        }
+        log.add("capture");
+        return new StepGraph() {
+            @Override
+            public void launch() {
+                log.add("launch");
+                issue.run();
+            }
+
+            @Override
+            public void close() {
+                log.add("close-graph");
+            }
+        };
     }
 
     /** {@link #allocate} calls so far. */

@@ -153,6 +153,46 @@ class ModelOnDeviceTest {
         return Backends.create("cuda");
     }
 
+    /** Decode steps replayed from CUDA graphs give the eagerly issued steps' logits bit for bit. */
+    @Test
+    void cudaGraphReplaysGiveTheEagerLogits() {
+        try (KernelBackend cuda = cudaOrSkip(); ModelWeights w = ModelWeights.random(TINY, DType.BF16, 27)) {
+            ModelWeights wd = w.copyTo(cuda.memory());
+            String before = System.getProperty("radixkv.cudaGraphs");
+            LlamaModel eager;
+            System.setProperty("radixkv.cudaGraphs", "false");
+            try {
+                eager = new LlamaModel(TINY, wd, cuda.dense(), cuda, 64);
+            } finally {
+                if (before == null) {
+                    System.clearProperty("radixkv.cudaGraphs");
+                } else {
+                    System.setProperty("radixkv.cudaGraphs", before);
+                }
+            }
+            try (eager;
+                 LlamaModel graphed = new LlamaModel(TINY, wd, cuda.dense(), cuda, 64);
+                 PagedHarness he = new PagedHarness(TINY, DType.BF16, 64, 4, 13, cuda.memory());
+                 PagedHarness hg = new PagedHarness(TINY, DType.BF16, 64, 4, 13, cuda.memory())) {
+                List<PagedHarness.Seq> se = List.of(new PagedHarness.Seq(), new PagedHarness.Seq());
+                List<PagedHarness.Seq> sg = List.of(new PagedHarness.Seq(), new PagedHarness.Seq());
+                Random r = new Random(8);
+                for (int step = 0; step < 14; step++) {
+                    List<int[]> toks = step == 0 ? tokens(r, 20, 9) : tokens(r, 1, 1);
+                    var a = he.step(se, toks, TINY.vocab());
+                    var b = hg.step(sg, toks, TINY.vocab());
+                    eager.forward(a.batch(), he.caches, a.logits());
+                    graphed.forward(b.batch(), hg.caches, b.logits());
+                    assertArrayEquals(a.logits().toArray(ValueLayout.JAVA_FLOAT), b.logits().toArray(ValueLayout.JAVA_FLOAT),
+                            "step " + step);
+                }
+                long[] counts = graphed.graphCounts();
+                assertTrue(counts[0] >= 1 && counts[1] >= 8, "captures " + counts[0] + ", replays " + counts[1]);
+                assertEquals(0, eager.graphCounts()[0]);
+            }
+        }
+    }
+
     /** The CUDA backend end to end (dense, scatter, planned attention) against the double-precision reference. */
     @ParameterizedTest(name = "{0} weights, {1} cache, page size {2}")
     @CsvSource({"f32, f32, 16", "f32, f32, 1", "f32, bf16, 4", "bf16, bf16, 16"})

@@ -113,6 +113,15 @@ public class cudart_h extends cudart_h$shared {
     public static int cudaMemcpyDefault() {
         return cudaMemcpyDefault;
     }
+    private static final int cudaStreamCaptureModeRelaxed = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * enum cudaStreamCaptureMode.cudaStreamCaptureModeRelaxed = 2
+     * }
+     */
+    public static int cudaStreamCaptureModeRelaxed() {
+        return cudaStreamCaptureModeRelaxed;
+    }
     /**
      * {@snippet lang=c :
      * typedef struct CUstream_st *cudaStream_t
@@ -125,6 +134,18 @@ public class cudart_h extends cudart_h$shared {
      * }
      */
     public static final AddressLayout cudaEvent_t = cudart_h.C_POINTER;
+    /**
+     * {@snippet lang=c :
+     * typedef struct CUgraph_st *cudaGraph_t
+     * }
+     */
+    public static final AddressLayout cudaGraph_t = cudart_h.C_POINTER;
+    /**
+     * {@snippet lang=c :
+     * typedef struct CUgraphExec_st *cudaGraphExec_t
+     * }
+     */
+    public static final AddressLayout cudaGraphExec_t = cudart_h.C_POINTER;
 
     private static class cudaDeviceSynchronize {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
@@ -175,6 +196,64 @@ public class cudart_h extends cudart_h$shared {
         try {
             if (TRACE_DOWNCALLS) {
                 traceDowncall("cudaDeviceSynchronize");
+            }
+            return (int)mh$.invokeExact();
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaGetLastError {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT    );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaGetLastError");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGetLastError()
+     * }
+     */
+    public static FunctionDescriptor cudaGetLastError$descriptor() {
+        return cudaGetLastError.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGetLastError()
+     * }
+     */
+    public static MethodHandle cudaGetLastError$handle() {
+        return cudaGetLastError.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGetLastError()
+     * }
+     */
+    public static MemorySegment cudaGetLastError$address() {
+        return cudaGetLastError.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGetLastError()
+     * }
+     */
+    public static int cudaGetLastError() {
+        var mh$ = cudaGetLastError.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaGetLastError");
             }
             return (int)mh$.invokeExact();
         } catch (Error | RuntimeException ex) {
@@ -598,6 +677,128 @@ public class cudart_h extends cudart_h$shared {
                 traceDowncall("cudaStreamSynchronize", stream);
             }
             return (int)mh$.invokeExact(stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaStreamBeginCapture {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaStreamBeginCapture");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+     * }
+     */
+    public static FunctionDescriptor cudaStreamBeginCapture$descriptor() {
+        return cudaStreamBeginCapture.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+     * }
+     */
+    public static MethodHandle cudaStreamBeginCapture$handle() {
+        return cudaStreamBeginCapture.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+     * }
+     */
+    public static MemorySegment cudaStreamBeginCapture$address() {
+        return cudaStreamBeginCapture.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+     * }
+     */
+    public static int cudaStreamBeginCapture(MemorySegment stream, int mode) {
+        var mh$ = cudaStreamBeginCapture.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaStreamBeginCapture", stream, mode);
+            }
+            return (int)mh$.invokeExact(stream, mode);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaStreamEndCapture {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaStreamEndCapture");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+     * }
+     */
+    public static FunctionDescriptor cudaStreamEndCapture$descriptor() {
+        return cudaStreamEndCapture.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+     * }
+     */
+    public static MethodHandle cudaStreamEndCapture$handle() {
+        return cudaStreamEndCapture.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+     * }
+     */
+    public static MemorySegment cudaStreamEndCapture$address() {
+        return cudaStreamEndCapture.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+     * }
+     */
+    public static int cudaStreamEndCapture(MemorySegment stream, MemorySegment pGraph) {
+        var mh$ = cudaStreamEndCapture.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaStreamEndCapture", stream, pGraph);
+            }
+            return (int)mh$.invokeExact(stream, pGraph);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1523,6 +1724,249 @@ public class cudart_h extends cudart_h$shared {
                 traceDowncall("cudaMemsetAsync", devPtr, value, count, stream);
             }
             return (int)mh$.invokeExact(devPtr, value, count, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaGraphInstantiate {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_POINTER,
+            cudart_h.C_LONG_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaGraphInstantiate");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+     * }
+     */
+    public static FunctionDescriptor cudaGraphInstantiate$descriptor() {
+        return cudaGraphInstantiate.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+     * }
+     */
+    public static MethodHandle cudaGraphInstantiate$handle() {
+        return cudaGraphInstantiate.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+     * }
+     */
+    public static MemorySegment cudaGraphInstantiate$address() {
+        return cudaGraphInstantiate.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+     * }
+     */
+    public static int cudaGraphInstantiate(MemorySegment pGraphExec, MemorySegment graph, long flags) {
+        var mh$ = cudaGraphInstantiate.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaGraphInstantiate", pGraphExec, graph, flags);
+            }
+            return (int)mh$.invokeExact(pGraphExec, graph, flags);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaGraphLaunch {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER,
+            cudart_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaGraphLaunch");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+     * }
+     */
+    public static FunctionDescriptor cudaGraphLaunch$descriptor() {
+        return cudaGraphLaunch.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+     * }
+     */
+    public static MethodHandle cudaGraphLaunch$handle() {
+        return cudaGraphLaunch.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+     * }
+     */
+    public static MemorySegment cudaGraphLaunch$address() {
+        return cudaGraphLaunch.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+     * }
+     */
+    public static int cudaGraphLaunch(MemorySegment graphExec, MemorySegment stream) {
+        var mh$ = cudaGraphLaunch.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaGraphLaunch", graphExec, stream);
+            }
+            return (int)mh$.invokeExact(graphExec, stream);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaGraphExecDestroy {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaGraphExecDestroy");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+     * }
+     */
+    public static FunctionDescriptor cudaGraphExecDestroy$descriptor() {
+        return cudaGraphExecDestroy.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+     * }
+     */
+    public static MethodHandle cudaGraphExecDestroy$handle() {
+        return cudaGraphExecDestroy.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+     * }
+     */
+    public static MemorySegment cudaGraphExecDestroy$address() {
+        return cudaGraphExecDestroy.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+     * }
+     */
+    public static int cudaGraphExecDestroy(MemorySegment graphExec) {
+        var mh$ = cudaGraphExecDestroy.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaGraphExecDestroy", graphExec);
+            }
+            return (int)mh$.invokeExact(graphExec);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cudaGraphDestroy {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            cudart_h.C_INT,
+            cudart_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cudaGraphDestroy");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+     * }
+     */
+    public static FunctionDescriptor cudaGraphDestroy$descriptor() {
+        return cudaGraphDestroy.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+     * }
+     */
+    public static MethodHandle cudaGraphDestroy$handle() {
+        return cudaGraphDestroy.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+     * }
+     */
+    public static MemorySegment cudaGraphDestroy$address() {
+        return cudaGraphDestroy.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+     * }
+     */
+    public static int cudaGraphDestroy(MemorySegment graph) {
+        var mh$ = cudaGraphDestroy.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cudaGraphDestroy", graph);
+            }
+            return (int)mh$.invokeExact(graph);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

@@ -20,6 +20,15 @@ public interface AttentionPlan {
 
     int numQoHeads();
 
+    /**
+     * What the plan's runs bake into their launches (work split, buffer and table addresses), for
+     * recording them in a {@link StepGraph}: a graph recorded with one plan replays correctly for
+     * a later plan with an equal key. Null when the runs cannot be recorded (host kernels).
+     */
+    default Object graphKey() {
+        return null;
+    }
+
     /** True for a decode plan (one query row per sequence). */
     default boolean decode() {
         return qoIndptr().equals(MemorySegment.NULL);

@@ -61,6 +61,17 @@ public interface BackendMemory extends AutoCloseable {
     void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset, long dstPitch,
                   long rowBytes, long rows);
 
+    /**
+     * Records the kernels and copies {@code issue} enqueues on this memory's stream as a
+     * {@link StepGraph}, without running them (CUDA stream capture): launching the graph later
+     * replays them with the same arguments and buffers. {@code issue} must not synchronize or
+     * read device memory back. Returns null when this memory cannot capture (host memory, or
+     * a capture that failed: the caller then runs the work directly).
+     */
+    default StepGraph capture(Runnable issue) {
+        return null;
+    }
+
     /** Waits until every copy and kernel issued on this memory's stream has finished (host: nothing to wait for). */
     default void synchronize() {}
 

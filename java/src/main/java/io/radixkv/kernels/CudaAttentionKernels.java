@@ -36,6 +36,9 @@ final class CudaAttentionKernels implements AttentionKernels {
 
         void destroyPlan(MemorySegment plan);
 
+        /** rkv_cuda_attn_plan_info: {decode, batch, split count or items, buffer address}. */
+        long[] info(MemorySegment plan);
+
         /** rkv_cuda_attn_plan_batch from host tables (qoIndptr NULL: decode). */
         void plan(MemorySegment plan, MemorySegment qoIndptr, MemorySegment kvIndptr, MemorySegment kvLastPageLen,
                   int batch, PagedKvLayout layout, int numQoHeads, MemorySegment stream);
@@ -143,6 +146,11 @@ final class CudaAttentionKernels implements AttentionKernels {
         device.merge(va, sa, vb, sb, vOut, sOut, numTokens, numHeads, headDim, stream);
     }
 
+    /** What a native plan of these kernels bakes into its launches ({@link CudaAttentionPlan#graphKey}). */
+    synchronized long[] planInfo(MemorySegment nativePlan) {
+        return device.info(nativePlan);
+    }
+
     /** Destroys the native plans (the backend's memory calls this at close, after its stream finished). */
     synchronized void close() {
         for (Slot s : new Slot[] {step, call}) {
@@ -181,9 +189,11 @@ final class CudaAttentionKernels implements AttentionKernels {
         };
         MemorySegment[] src = {table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), qoIndptr, bidirIndptr,
             bidirRegions};
+        // kv_indices (the only array whose length changes within a decode batch) goes last, so the
+        // other tables keep their device addresses from step to step (CUDA graphs bake them in)
         long[] offsets = new long[bytes.length];
         long total = 0;
-        for (int i = 0; i < bytes.length; i++) {
+        for (int i : new int[] {0, 2, 3, 4, 5, 1}) {
             offsets[i] = total;
             total += align(bytes[i]);
         }
@@ -234,6 +244,15 @@ final class CudaAttentionKernels implements AttentionKernels {
         @Override
         public void destroyPlan(MemorySegment plan) {
             CudaKvCacheKernels.check("rkv_cuda_attn_plan_destroy", radixkv_h.rkv_cuda_attn_plan_destroy(plan));
+        }
+
+        @Override
+        public long[] info(MemorySegment plan) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG, 4);
+                CudaKvCacheKernels.check("rkv_cuda_attn_plan_info", radixkv_h.rkv_cuda_attn_plan_info(plan, out));
+                return out.toArray(ValueLayout.JAVA_LONG);
+            }
         }
 
         @Override

@@ -21,6 +21,17 @@ record CudaAttentionPlan(CudaAttentionKernels owner, long generation, PagedKvLay
     record DeviceTables(MemorySegment kvIndptr, MemorySegment kvIndices, MemorySegment kvLastPageLen,
                         MemorySegment qoIndptr, MemorySegment bidirIndptr, MemorySegment bidirRegions) {}
 
+    /** The native plan's baked values (split count, buffer) and the device table addresses. */
+    private record GraphKey(long decode, long batch, long work, long buffer, long indptr, long indices, long last,
+                            long qoIndptr) {}
+
+    @Override
+    public Object graphKey() {
+        long[] info = owner.planInfo(nativePlan);
+        return new GraphKey(info[0], info[1], info[2], info[3], device.kvIndptr().address(),
+                device.kvIndices().address(), device.kvLastPageLen().address(), device.qoIndptr().address());
+    }
+
     @Override
     public String toString() {
         return "CudaAttentionPlan[" + (decode() ? "decode" : "prefill") + ", batch " + table.batchSize() + ", rows "

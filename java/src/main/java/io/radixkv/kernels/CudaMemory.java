@@ -170,6 +170,55 @@ final class CudaMemory implements BackendMemory {
         return true;
     }
 
+    /**
+     * CUDA stream capture of {@code issue} (relaxed mode) into an instantiated graph; null, with
+     * the stream and the error state as before, when the capture or instantiation fails (the
+     * caller then runs the work directly). An exception from {@code issue} ends the capture and
+     * propagates.
+     */
+    @Override
+    public StepGraph capture(Runnable issue) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment cell = arena.allocate(ValueLayout.ADDRESS);
+            if (cudart_h.cudaStreamBeginCapture(stream, cudart_h.cudaStreamCaptureModeRelaxed()) != cudart_h.cudaSuccess()) {
+                cudart_h.cudaGetLastError();
+                return null;
+            }
+            try {
+                issue.run();
+            } catch (RuntimeException | Error e) {
+                endCapture(cell);
+                throw e;
+            }
+            MemorySegment graph = endCapture(cell);
+            if (graph == null) {
+                return null;
+            }
+            int err = cudart_h.cudaGraphInstantiate(cell, graph, 0L);
+            cudart_h.cudaGraphDestroy(graph);
+            if (err != cudart_h.cudaSuccess()) {
+                cudart_h.cudaGetLastError();
+                return null;
+            }
+            return new CudaGraph(cell.get(ValueLayout.ADDRESS, 0), stream);
+        }
+    }
+
+    /** Ends the stream's capture: the graph, or null (error state cleared) when the capture was invalidated. */
+    private MemorySegment endCapture(MemorySegment cell) {
+        cell.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
+        int err = cudart_h.cudaStreamEndCapture(stream, cell);
+        MemorySegment graph = cell.get(ValueLayout.ADDRESS, 0);
+        if (err != cudart_h.cudaSuccess() || graph.equals(MemorySegment.NULL)) {
+            if (!graph.equals(MemorySegment.NULL)) {
+                cudart_h.cudaGraphDestroy(graph);
+            }
+            cudart_h.cudaGetLastError(); // the capture's error must not surface at the next launch
+            return null;
+        }
+        return graph;
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {

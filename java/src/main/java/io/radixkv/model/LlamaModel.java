@@ -63,6 +63,7 @@ public final class LlamaModel implements AutoCloseable {
     private final List<MemorySegment> layerInvFreq;
     private final BackendMemory memory;
     private final StepBuffers step;
+    private final StepGraphs graphs;
     // Scratch, [maxTokens, width] f32 each.
     private final MemorySegment hidden;
     private final MemorySegment normed;
@@ -124,6 +125,7 @@ public final class LlamaModel implements AutoCloseable {
         this.act = scratch(t * config.intermediate());
         this.branch = config.arch().sandwichNorms() ? scratch(t * config.hidden()) : null;
         this.step = new StepBuffers(memory, maxTokensPerStep);
+        this.graphs = new StepGraphs(memory, StepGraphs.enabledByDefault());
     }
 
     /**
@@ -185,6 +187,53 @@ public final class LlamaModel implements AutoCloseable {
     public void forward(ForwardBatch b, List<KvCacheView> layerCaches, StepOutput out) {
         boolean decode = validate(b, layerCaches, out);
         final int n = b.numTokens();
+        final int r = b.numLogitRows();
+        final int vocab = config.vocab();
+        StepBuffers.Inputs in = step.upload(b);
+        AttentionPlan plan = backend.attention().plan(layerCaches.get(0).layout(), b.kv(),
+                decode ? MemorySegment.NULL : b.qoIndptr(), config.heads());
+        // output buffers exist before anything is recorded (a graph must not allocate)
+        MemorySegment logits = r > 0 ? step.logitsTarget(out.logits(), r, vocab) : null;
+        MemorySegment argmax = r > 0 && out.argmax() != null ? step.argmaxTarget(out.argmax(), r) : null;
+        graphs.run(decode ? graphKey(b, plan, layerCaches, logits, argmax) : null,
+                () -> issue(b, in, plan, layerCaches, logits, argmax));
+        if (r == 0) {
+            memory.synchronize();
+        } else {
+            step.deliver(out, r, vocab);
+        }
+        backend.checkDeviceErrors();
+    }
+
+    /**
+     * The key under which a decode step's launches may be recorded and replayed, or null: small
+     * decode batches whose logit rows are all rows in order, with a plan whose runs can be
+     * recorded. Everything else a step's launches bake in is fixed for this model (scratch, weights,
+     * the step input buffers, the caches of an engine).
+     */
+    private Object graphKey(ForwardBatch b, AttentionPlan plan, List<KvCacheView> caches, MemorySegment logits,
+                            MemorySegment argmax) {
+        int n = b.numTokens();
+        if (!memory.isDevice() || n > GRAPH_MAX_ROWS || b.numLogitRows() != n) {
+            return null;
+        }
+        for (int i = 0; i < n; i++) {
+            if (b.logitRows().getAtIndex(I32, i) != i) {
+                return null;
+            }
+        }
+        Object planKey = plan.graphKey();
+        if (planKey == null) {
+            return null;
+        }
+        return List.of(n, planKey, logits.address(), argmax == null ? 0L : argmax.address(),
+                caches.get(0).kCache().address(), caches.size());
+    }
+
+    /** Issues one step's kernels: embedding, every layer, then the logit rows' norm, projection and argmax. */
+    private void issue(ForwardBatch b, StepBuffers.Inputs in, AttentionPlan plan, List<KvCacheView> layerCaches,
+                       MemorySegment logits, MemorySegment argmax) {
+        final int n = b.numTokens();
         final int h = config.hidden();
         final int qd = config.qDim();
         final int kvd = config.kvDim();
@@ -193,11 +242,6 @@ public final class LlamaModel implements AutoCloseable {
         final DType wt = weights.dtype();
         final float eps = config.rmsEps();
         final Architecture arch = config.arch();
-
-        StepBuffers.Inputs in = step.upload(b);
-        PagedKvLayout layout = layerCaches.get(0).layout();
-        AttentionPlan plan = backend.attention().plan(layout, b.kv(), decode ? MemorySegment.NULL : b.qoIndptr(),
-                config.heads());
         dense.embedding(in.tokenIds(), n, weights.embed(), wt, config.vocab(), h, hidden);
         if (embedScale != 1f) {
             dense.scale(hidden, (long) n * h, embedScale);
@@ -231,20 +275,18 @@ public final class LlamaModel implements AutoCloseable {
         }
         int r = b.numLogitRows();
         if (r == 0) {
-            memory.synchronize();
-            backend.checkDeviceErrors();
             return;
         }
         // Only the requested rows go through the final norm and the (vocab-wide) output projection.
         step.gatherRows(hidden, b.logitRows(), r, normed, (long) h * 4);
         dense.rmsnorm(normed, weights.finalNorm(), normed, r, h, eps, normOffset);
-        MemorySegment logits = step.logitsTarget(out.logits(), r, config.vocab());
         dense.linear(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
         if (arch.finalLogitSoftCap() > 0) {
             dense.softCap(logits, (long) r * config.vocab(), arch.finalLogitSoftCap());
         }
-        step.deliver(out, r, config.vocab(), dense);
-        backend.checkDeviceErrors();
+        if (argmax != null) {
+            dense.argmax(logits, r, config.vocab(), argmax);
+        }
     }
 
     /**
@@ -385,7 +427,17 @@ public final class LlamaModel implements AutoCloseable {
         return decode && batch == n;
     }
 
-    /** Scratch and tables live in the backend's memory and go with it; nothing to free here. */
+    /** Decode steps of at most this many rows may be recorded as graphs (the GEMV path of the GPU). */
+    static final int GRAPH_MAX_ROWS = 8;
+
+    /** Frees the recorded step graphs; scratch and tables live in the backend's memory and go with it. */
     @Override
-    public void close() {}
+    public void close() {
+        graphs.close();
+    }
+
+    /** Decode steps recorded as graphs and steps replayed from them so far (tests, benchmarks). */
+    long[] graphCounts() {
+        return new long[] {graphs.captures(), graphs.replays()};
+    }
 }

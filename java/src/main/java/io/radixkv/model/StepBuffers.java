@@ -1,7 +1,6 @@
 package io.radixkv.model;
 
 import io.radixkv.kernels.BackendMemory;
-import io.radixkv.kernels.DenseKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -57,30 +56,31 @@ final class StepBuffers {
         return logits;
     }
 
-    /**
-     * Makes what {@code out} asks for visible on the host: the argmax of each row (computed where
-     * the logits are) and, when wanted, the logits; with a device, the copies of this method are
-     * the step's one synchronization.
-     */
-    void deliver(StepOutput out, int rows, int vocab, DenseKernels dense) {
-        MemorySegment src = device ? logits : out.logits();
-        if (out.argmax() != null) {
-            MemorySegment ids = device ? argmax(rows) : out.argmax();
-            dense.argmax(src, rows, vocab, ids);
-            if (device) {
-                memory.copyToHost(ids, out.argmax(), 4L * rows);
-            }
+    /** Where the rows' argmax is computed: the caller's host buffer, or a device buffer (grown on demand). */
+    MemorySegment argmaxTarget(MemorySegment hostArgmax, int rows) {
+        if (!device) {
+            return hostArgmax;
         }
-        if (device && out.fullLogits()) {
-            memory.copyToHost(logits, out.logits(), 4L * rows * vocab);
-        }
-    }
-
-    private MemorySegment argmax(int rows) {
         if (argmax == null || argmax.byteSize() < 4L * rows) {
             argmax = memory.allocate(4L * Math.max(rows, 64));
         }
         return argmax;
+    }
+
+    /**
+     * Makes what {@code out} asks for visible on the host: with a device, copies the argmax (when
+     * asked for) and the logits (when wanted) back, the step's synchronization.
+     */
+    void deliver(StepOutput out, int rows, int vocab) {
+        if (!device) {
+            return;
+        }
+        if (out.argmax() != null) {
+            memory.copyToHost(argmax, out.argmax(), 4L * rows);
+        }
+        if (out.fullLogits()) {
+            memory.copyToHost(logits, out.logits(), 4L * rows * vocab);
+        }
     }
 
     /**
