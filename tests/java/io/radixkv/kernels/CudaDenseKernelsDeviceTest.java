@@ -28,12 +28,7 @@ class CudaDenseKernelsDeviceTest {
 
     @BeforeEach
     void device() {
-        String why = Backends.cudaUnavailableReason();
-        if (Boolean.getBoolean("radixkv.requireCuda") && !why.isEmpty()) {
-            fail("CUDA required but unavailable: " + why);
-        }
-        assumeTrue(why.isEmpty(), why);
-        cuda = Backends.create("cuda");
+        cuda = CudaDevice.backendOrSkip();
     }
 
     @AfterEach

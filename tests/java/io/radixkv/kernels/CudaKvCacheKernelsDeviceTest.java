@@ -20,14 +20,6 @@ import org.junit.jupiter.api.Test;
  * -Dradixkv.requireCuda).
  */
 class CudaKvCacheKernelsDeviceTest {
-    private static void requireDevice() {
-        String why = Backends.cudaUnavailableReason();
-        if (Boolean.getBoolean("radixkv.requireCuda") && !why.isEmpty()) {
-            fail("CUDA required but unavailable: " + why);
-        }
-        assumeTrue(why.isEmpty(), why);
-    }
-
     private static void assertPool(String what, MemorySegment want, BackendMemory dm, MemorySegment dev, Arena arena) {
         MemorySegment got = arena.allocate(want.byteSize());
         dm.copyToHost(dev, got, want.byteSize());
@@ -41,11 +33,10 @@ class CudaKvCacheKernelsDeviceTest {
 
     @Test
     void badSlotIsSkippedAndReportedOnceAndGoodSlotsMatchTheCpu() {
-        requireDevice();
         PagedKvLayout layout = new PagedKvLayout(DType.F32, 4, 2, 2, 8);
         int tokens = 3;
         long row = 2L * 8;
-        try (KernelBackend cuda = Backends.create("cuda"); KernelBackend cpu = Backends.create("cpu");
+        try (KernelBackend cuda = CudaDevice.backendOrSkip(); KernelBackend cpu = Backends.create("cpu");
                 Arena arena = Arena.ofConfined()) {
             MemorySegment hk = arena.allocate(4 * tokens * row), hv = arena.allocate(4 * tokens * row);
             for (long i = 0; i < tokens * row; i++) {

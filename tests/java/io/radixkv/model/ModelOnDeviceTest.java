@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.CpuBackend;
+import io.radixkv.kernels.CudaDevice;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.KernelBackend;
@@ -145,12 +146,7 @@ class ModelOnDeviceTest {
     }
 
     private static KernelBackend cudaOrSkip() {
-        String why = Backends.cudaUnavailableReason();
-        if (Boolean.getBoolean("radixkv.requireCuda") && !why.isEmpty()) {
-            throw new AssertionError("-Dradixkv.requireCuda=true but CUDA is unavailable: " + why);
-        }
-        assumeTrue(why.isEmpty(), () -> "no CUDA: " + why);
-        return Backends.create("cuda");
+        return CudaDevice.backendOrSkip();
     }
 
     /** Decode steps replayed from CUDA graphs give the eagerly issued steps' logits bit for bit. */
