@@ -12,14 +12,9 @@
 
 #include "radixkv.h"
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "cuda_bench: %s: %s\n", #x, cudaGetErrorString(e_));            \
-      return 1;                                                                             \
-    }                                                                                       \
-  } while (0)
+static const char* const kBenchName = "cuda_bench";
+#include "bench_util.cuh"
+
 #define RK(x)                                                                               \
   do {                                                                                      \
     if ((x) != RKV_OK) {                                                                    \
@@ -28,23 +23,6 @@
     }                                                                                       \
   } while (0)
 
-// Median-free simple timing: warm-up once, then `iters` runs between two events.
-template <typename F>
-static float time_ms(cudaStream_t s, int iters, F f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  f();
-  cudaEventRecord(a, s);
-  for (int i = 0; i < iters; i++) f();
-  cudaEventRecord(b, s);
-  cudaEventSynchronize(b);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return ms / iters;
-}
 
 int main() {
   int devices = 0;
@@ -56,13 +34,11 @@ int main() {
   CK(cudaStreamCreate(&s));
 
   // copy bandwidth: 1 GiB device-to-device, read + write bytes
-  const size_t bytes = size_t{1} << 30;
-  void *a = nullptr, *b = nullptr;
-  CK(cudaMalloc(&a, bytes));
-  CK(cudaMalloc(&b, bytes));
-  CK(cudaMemset(a, 1, bytes));
-  float ms = time_ms(s, 10, [&] { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s); });
-  const double copy_gbs = 2.0 * bytes / (ms * 1e6);
+  const double copy_gbs = copy_bandwidth_gbs(s, size_t{1} << 30);
+  if (copy_gbs < 0) {
+    std::fprintf(stderr, "%s: cannot allocate 2 GiB for the copy baseline\n", kBenchName);
+    return 1;
+  }
   std::printf("bench copy_d2d %.1f GB/s -\n", copy_gbs);
 
   // decode attention, bf16 pages of 16 tokens
@@ -70,9 +46,9 @@ int main() {
   const int pages_per_seq = ctx / page;
   const int64_t num_pages = (int64_t)batch * pages_per_seq;
   const size_t pool_bytes = (size_t)num_pages * page * kvh * hd * 2;  // 512 MiB each for K and V
-  void* k = a;
-  void* v = b;
-  if (pool_bytes > bytes) return 1;
+  void *k = nullptr, *v = nullptr;
+  CK(cudaMalloc(&k, pool_bytes));
+  CK(cudaMalloc(&v, pool_bytes));
   std::vector<int32_t> indptr(batch + 1), indices(num_pages), last(batch, page);
   for (int i = 0; i <= batch; i++) indptr[i] = i * pages_per_seq;
   for (int64_t i = 0; i < num_pages; i++) indices[i] = (int32_t)((i * 7919) % num_pages);  // scattered pages
@@ -95,7 +71,7 @@ int main() {
   rkv_cuda_attn_plan* plan = nullptr;
   RK(rkv_cuda_attn_plan_create(&plan));
   RK(rkv_cuda_attn_plan_batch(plan, nullptr, indptr.data(), last.data(), batch, page, qoh, kvh, hd, nullptr));
-  ms = time_ms(nullptr, 10, [&] {
+  float ms = time_ms(nullptr, 10, [&](int) {
     int r = rkv_cuda_decode_attention_run(plan, q, RKV_DTYPE_BF16, out, RKV_DTYPE_BF16, nullptr, k, v, RKV_DTYPE_BF16,
                                           num_pages, page, qoh, kvh, hd, d_indptr, d_indices, d_last, batch,
                                           0.08838834764f, 0.f, 1.f, 1.f, -1, nullptr);
@@ -118,7 +94,7 @@ int main() {
   CK(cudaMemset(w, 0, n * kk * 4));
   for (int32_t wd : {RKV_DTYPE_F32, RKV_DTYPE_BF16}) {
     st = RKV_OK;
-    ms = time_ms(s, 10, [&] {
+    ms = time_ms(s, 10, [&](int) {
       int r = rkv_cuda_linear(x, w, wd, y, m, n, kk, 0, s);
       if (r != RKV_OK) st = r;
     });

@@ -15,32 +15,10 @@
 
 #include "radixkv.h"
 
-#define CK(x)                                                                    \
-  do {                                                                           \
-    cudaError_t e_ = (x);                                                        \
-    if (e_ != cudaSuccess) {                                                     \
-      std::fprintf(stderr, "gemv_bench: %s: %s\n", #x, cudaGetErrorString(e_)); \
-      return 1;                                                                  \
-    }                                                                            \
-  } while (0)
+static const char* const kBenchName = "gemv_bench";
+#include "bench_util.cuh"
 
-// Warm-up once, then `iters` runs between two events; ms per run.
-template <typename F>
-static float time_ms(cudaStream_t s, int iters, F f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  f(0);
-  cudaEventRecord(a, s);
-  for (int i = 0; i < iters; i++) f(i);
-  cudaEventRecord(b, s);
-  cudaEventSynchronize(b);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return ms / iters;
-}
+
 
 int main() {
   int devices = 0;
@@ -52,16 +30,12 @@ int main() {
   CK(cudaStreamCreate(&s));
 
   // copy bandwidth: 1 GiB device-to-device, read + write bytes (as cuda_bench)
-  const size_t bytes = size_t{1} << 30;
-  void *a = nullptr, *b = nullptr;
-  CK(cudaMalloc(&a, bytes));
-  CK(cudaMalloc(&b, bytes));
-  CK(cudaMemset(a, 1, bytes));
-  float ms = time_ms(s, 10, [&](int) { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s); });
-  const double copy_gbs = 2.0 * bytes / (ms * 1e6);
+  const double copy_gbs = copy_bandwidth_gbs(s, size_t{1} << 30);
+  if (copy_gbs < 0) {
+    std::fprintf(stderr, "%s: cannot allocate 2 GiB for the copy baseline\n", kBenchName);
+    return 1;
+  }
   std::printf("bench gemv_copy_d2d %.1f GB/s -\n", copy_gbs);
-  CK(cudaFree(a));
-  CK(cudaFree(b));
 
   const int64_t n = 8192, k = 3072, max_m = 16;
   const int kBuffers = 8;
@@ -82,7 +56,7 @@ int main() {
     for (int64_t m : {int64_t{1}, int64_t{8}, int64_t{9}}) {
       if (m > 8 && !have_blas) continue;
       int st = RKV_OK;
-      ms = time_ms(s, 64, [&](int i) {
+      const float ms = time_ms(s, 64, [&](int i) {
         const int r = rkv_cuda_linear(x, w[i % kBuffers], wd, y, m, n, k, 0, s);
         if (r != RKV_OK) st = r;
       });
