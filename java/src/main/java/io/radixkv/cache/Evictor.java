@@ -3,6 +3,7 @@ package io.radixkv.cache;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Removes nodes from the trees and returns their pages through the {@link PageFreer}: policy-ordered
@@ -55,16 +56,7 @@ final class Evictor {
 
     /** See {@link RadixCache#evictNamespace}. */
     int evictNamespace(Namespace ns) {
-        Tree tree = trees.find(ns);
-        if (tree == null) {
-            return 0;
-        }
-        List<int[]> out = new ArrayList<>();
-        tree.lock.lock();
-        try {
-            if (tree.dead) {
-                return 0;
-            }
+        return removeFromNamespace(ns, tree -> {
             ArrayDeque<Node> stack = new ArrayDeque<>();
             stack.push(tree.root);
             List<Node> unlocked = new ArrayList<>();
@@ -77,18 +69,31 @@ final class Evictor {
                     }
                 });
             }
-            for (Node c : unlocked) {
-                removeSubtree(c, out);
-            }
-            trees.pruneIfEmpty(tree);
-        } finally {
-            tree.lock.unlock();
-        }
-        return freeAll(out);
+            return unlocked;
+        });
     }
 
     /** See {@link RadixCache#dropNamespace}. */
     int dropNamespace(Namespace ns) {
+        return removeFromNamespace(ns, tree -> {
+            List<Node> kids = new ArrayList<>();
+            tree.root.forEachChild(kids::add);
+            for (Node c : kids) {
+                if (c.lockRef > 0) {
+                    throw new IllegalStateException("cannot drop namespace " + ns + ": " + c.lockRef
+                            + " lock(s) held in it");
+                }
+            }
+            return kids;
+        });
+    }
+
+    /**
+     * Under the namespace tree's lock: removes the subtrees {@code pick} chooses (it may throw to
+     * refuse, removing nothing), prunes the tree if empty, then frees the pages outside the lock.
+     * Returns the pages freed (0 for an unknown or dead namespace).
+     */
+    private int removeFromNamespace(Namespace ns, Function<Tree, List<Node>> pick) {
         Tree tree = trees.find(ns);
         if (tree == null) {
             return 0;
@@ -99,15 +104,7 @@ final class Evictor {
             if (tree.dead) {
                 return 0;
             }
-            List<Node> kids = new ArrayList<>();
-            tree.root.forEachChild(kids::add);
-            for (Node c : kids) {
-                if (c.lockRef > 0) {
-                    throw new IllegalStateException("cannot drop namespace " + ns + ": " + c.lockRef
-                            + " lock(s) held in it");
-                }
-            }
-            for (Node c : kids) {
+            for (Node c : pick.apply(tree)) {
                 removeSubtree(c, out);
             }
             trees.pruneIfEmpty(tree);
