@@ -15,28 +15,12 @@
 
 #include "radixkv.h"
 #include "../rkv_test.h"
+#include "cuda_test_util.cuh"
 
 
 #define OK(call) EXPECT((call) == RKV_OK, "%s: %s", #call, rkv_cuda_last_error())
 
 static std::mt19937 rng(21);
-static cudaStream_t g_stream;
-
-template <typename T>
-static T* to_dev(const std::vector<T>& h) {
-  T* d = nullptr;
-  if (cudaMalloc(&d, h.size() * sizeof(T) + 16) != cudaSuccess) std::abort();
-  cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice);
-  return d;
-}
-
-template <typename T>
-static std::vector<T> to_host(const T* d, size_t n) {
-  cudaStreamSynchronize(g_stream);
-  std::vector<T> h(n);
-  cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost);
-  return h;
-}
 
 static std::vector<float> uniform(size_t n) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);

@@ -50,3 +50,21 @@ static double copy_bandwidth_gbs(cudaStream_t s, size_t bytes) {
   cudaFree(b);
   return 2.0 * bytes / (ms * 1e6);
 }
+
+// The start every benchmark program shares: 77 (skipped) without a device, 1 on a CUDA error,
+// else 0 with *s a new stream and *copy_gbs the copy baseline, printed as "bench <copy_name>".
+static int bench_start(const char* copy_name, cudaStream_t* s, double* copy_gbs) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("%s: no CUDA device, skipped\n", kBenchName);
+    return 77;
+  }
+  CK(cudaStreamCreate(s));
+  *copy_gbs = copy_bandwidth_gbs(*s, size_t{1} << 30);  // 1 GiB device-to-device
+  if (*copy_gbs < 0) {
+    std::fprintf(stderr, "%s: cannot allocate 2 GiB for the copy baseline\n", kBenchName);
+    return 1;
+  }
+  std::printf("bench %s %.1f GB/s -\n", copy_name, *copy_gbs);
+  return 0;
+}

@@ -25,21 +25,9 @@ static const char* const kBenchName = "cuda_bench";
 
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("cuda_bench: no CUDA device, skipped\n");
-    return 77;
-  }
   cudaStream_t s;
-  CK(cudaStreamCreate(&s));
-
-  // copy bandwidth: 1 GiB device-to-device, read + write bytes
-  const double copy_gbs = copy_bandwidth_gbs(s, size_t{1} << 30);
-  if (copy_gbs < 0) {
-    std::fprintf(stderr, "%s: cannot allocate 2 GiB for the copy baseline\n", kBenchName);
-    return 1;
-  }
-  std::printf("bench copy_d2d %.1f GB/s -\n", copy_gbs);
+  double copy_gbs;
+  if (int rc = bench_start("copy_d2d", &s, &copy_gbs)) return rc;
 
   // decode attention, bf16 pages of 16 tokens
   const int batch = 32, ctx = 8192, page = 16, kvh = 8, qoh = 32, hd = 128;

@@ -11,34 +11,18 @@
 
 #include "radixkv.h"
 #include "../rkv_test.h"
+#include "cuda_test_util.cuh"
 
 
 #define OK(call) EXPECT((call) == RKV_OK, "%s: %s", #call, rkv_cuda_last_error())
 
 static std::mt19937 rng(5);
-static cudaStream_t g_stream;
 
 static std::vector<float> randn(size_t n, float scale = 1.f) {
   std::normal_distribution<float> d(0.f, scale);
   std::vector<float> v(n);
   for (auto& x : v) x = d(rng);
   return v;
-}
-
-template <typename T>
-static T* to_dev(const std::vector<T>& h) {
-  T* d = nullptr;
-  if (cudaMalloc(&d, h.size() * sizeof(T) + 1) != cudaSuccess) std::abort();
-  cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice);
-  return d;
-}
-
-template <typename T>
-static std::vector<T> to_host(const T* d, size_t n) {
-  cudaStreamSynchronize(g_stream);
-  std::vector<T> h(n);
-  cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost);
-  return h;
 }
 
 static void expect_close(const char* what, const std::vector<float>& got, const std::vector<float>& want, float rel,

@@ -18,24 +18,10 @@
 static const char* const kBenchName = "gemv_bench";
 #include "bench_util.cuh"
 
-
-
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("gemv_bench: no CUDA device, skipped\n");
-    return 77;
-  }
   cudaStream_t s;
-  CK(cudaStreamCreate(&s));
-
-  // copy bandwidth: 1 GiB device-to-device, read + write bytes (as cuda_bench)
-  const double copy_gbs = copy_bandwidth_gbs(s, size_t{1} << 30);
-  if (copy_gbs < 0) {
-    std::fprintf(stderr, "%s: cannot allocate 2 GiB for the copy baseline\n", kBenchName);
-    return 1;
-  }
-  std::printf("bench gemv_copy_d2d %.1f GB/s -\n", copy_gbs);
+  double copy_gbs;
+  if (int rc = bench_start("gemv_copy_d2d", &s, &copy_gbs)) return rc;
 
   const int64_t n = 8192, k = 3072, max_m = 16;
   const int kBuffers = 8;

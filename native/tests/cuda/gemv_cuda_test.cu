@@ -17,11 +17,11 @@
 #include "gemv_math.h"
 #include "radixkv.h"
 #include "../rkv_test.h"
+#include "cuda_test_util.cuh"
 
 
 
 static std::mt19937 rng(11);
-static cudaStream_t g_stream;
 
 static const char* dt_name(int32_t d) { return d == RKV_DTYPE_F32 ? "f32" : "bf16"; }
 
@@ -30,22 +30,6 @@ static std::vector<float> randn(size_t n, float scale) {
   std::vector<float> v(n);
   for (auto& x : v) x = d(rng);
   return v;
-}
-
-// Device copy of h starting `offset_elems` elements into a fresh allocation (an offset view).
-template <typename T>
-static T* to_dev(const std::vector<T>& h, size_t offset_elems = 0) {
-  T* d = nullptr;
-  if (cudaMalloc(&d, (h.size() + offset_elems) * sizeof(T) + 16) != cudaSuccess) std::abort();
-  cudaMemcpy(d + offset_elems, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice);
-  return d;
-}
-
-static std::vector<float> to_host(const float* d, size_t n) {
-  cudaStreamSynchronize(g_stream);
-  std::vector<float> h(n);
-  cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost);
-  return h;
 }
 
 struct Case {
