@@ -21,6 +21,10 @@
 namespace rkv {
 namespace attn {
 
+// The register-tile helpers of attention_cpu_impl.h: inlined so their accumulators stay in
+// registers (an out-of-line tile spilled and zeroed them through the stack on every call).
+#define RKV_ATTN_INLINE static inline __attribute__((always_inline))
+
 constexpr int kBlock = 32;  // tokens per online-softmax block
 // Pseudo cache dtype for e4m3 blocks known to hold no NaN code: the vector loaders then skip
 // the NaN fix-up (blocks are scanned once, 64 bytes at a time, in attend_rows_t).

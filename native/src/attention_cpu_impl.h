@@ -53,43 +53,85 @@ static inline void prefetch_rows(const Rows& r, int n, int row_bytes, int64_t ho
   }
 }
 
-// Spreads the prefetches of the next block over the value loop of the current one (a few
-// lines per token step), so that memory stays busy while computing instead of receiving one
-// burst per block that stalls on the line-fill buffers.
-struct Prefetcher {
-  const uint8_t* const* k = nullptr;
-  const uint8_t* const* v = nullptr;
-  int64_t hoff = 0;
-  int n = 0, lines = 0;      // rows, 64-byte lines per row
-  int row = 0, line = 0;     // next (row, line); both K and V lines are issued for it
-  int per_step = 0;          // line pairs per token step
+// The K bytes of the next block as contiguous ranges (rows that follow each other in a page
+// merge: for token-major decode a block is one range per page). V lies at the same offsets
+// from v_base, so each K line prefetched is matched by its V line.
+struct PrefetchRanges {
+  uintptr_t start[kBlock];
+  uintptr_t end[kBlock];
+  intptr_t v_delta = 0;  // v address - k address (the same for every row)
+  int n = 0;
 
   void reset(const Rows& r, int rows, int row_bytes, int64_t head_off) {
-    k = r.k;
-    v = r.v;
-    n = rows;
-    lines = (row_bytes + 63) / 64;
-    hoff = head_off;
-    row = 0;
-    line = 0;
+    n = 0;
+    if (rows <= 0) return;
+    v_delta = (intptr_t)((uintptr_t)r.v[0] - (uintptr_t)r.k[0]);
+    for (int i = 0; i < rows; i++) {
+      const uintptr_t a = (uintptr_t)(r.k[i] + head_off);
+      if (n > 0 && end[n - 1] == a) {
+        end[n - 1] = a + row_bytes;
+      } else {
+        start[n] = a;
+        end[n] = a + row_bytes;
+        n++;
+      }
+    }
+  }
+  int64_t lines() const {
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) total += (int64_t)(end[i] - start[i] + 63) / 64;
+    return total;
+  }
+};
+
+// Spreads the prefetches of the next block over the value loop of the current one (a few
+// lines per token step), so that memory stays busy while computing instead of receiving one
+// burst per block that stalls on the line-fill buffers. A small cursor over PrefetchRanges:
+// value tiles copy it into registers for their token loop.
+struct Prefetcher {
+  const PrefetchRanges* ranges = nullptr;
+  uintptr_t cur = 0, end = 0;
+  intptr_t v_delta = 0;
+  int next = 0;      // next range to enter
+  int per_step = 0;  // line pairs per token step
+
+  void reset(const PrefetchRanges& r) {
+    ranges = &r;
+    next = 0;
+    cur = end = 0;
+    v_delta = r.v_delta;
   }
   inline void issue(int count) {
-    for (; count > 0 && row < n; count--) {
-      __builtin_prefetch(k[row] + hoff + 64 * line, 0, 2);  // prefetcht1: into L2
-      __builtin_prefetch(v[row] + hoff + 64 * line, 0, 2);  // prefetcht1: into L2
-      if (++line == lines) {
-        line = 0;
-        row++;
+    for (; count > 0; count--) {
+      if (cur >= end) {
+        if (ranges == nullptr || next >= ranges->n) return;
+        cur = ranges->start[next];
+        end = ranges->end[next];
+        next++;
       }
+      __builtin_prefetch(reinterpret_cast<const void*>(cur), 0, 2);            // prefetcht1: into L2
+      __builtin_prefetch(reinterpret_cast<const void*>(cur + v_delta), 0, 2);  // its V line
+      cur += 64;
     }
   }
   void finish() { issue(1 << 30); }
   // per_step so that the pending lines are issued over `steps` token steps
   void spread(int64_t steps) {
-    int64_t pending = (int64_t)(n - row) * lines;
+    int64_t pending = ranges ? ranges->lines() : 0;
     per_step = steps > 0 ? (int)((pending + steps - 1) / steps) : 0;
   }
 };
+
+// Whether the K or V bytes of the ranges hold an e4m3 NaN code (scanned a page run at a time).
+static inline bool ranges_have_e4m3_nan(const PrefetchRanges& r) {
+  for (int i = 0; i < r.n; i++) {
+    const int64_t bytes = (int64_t)(r.end[i] - r.start[i]);
+    if (I::has_e4m3_nan(reinterpret_cast<const uint8_t*>(r.start[i]), bytes) ||
+        I::has_e4m3_nan(reinterpret_cast<const uint8_t*>(r.start[i] + r.v_delta), bytes))
+      return true;
+  }
+  return false;
+}
 
 static inline bool block_has_e4m3_nan(const uint8_t* const* kr, const uint8_t* const* vr, int n, int row_bytes) {
   for (int i = 0; i < n; i++)
@@ -97,18 +139,36 @@ static inline bool block_has_e4m3_nan(const uint8_t* const* kr, const uint8_t* c
   return false;
 }
 
-// ---- scores: S[g][t] = q_g . k_t for GB rows x TB tokens, TB = W / GB ----
+// ---- scores: S[g][t] = q_g . k_t for GB rows x TB tokens ----
+// TB = W / (GB rounded up to a power of two): a GQA group of 3 takes one 3-row tile (the K
+// vectors converted once for the three rows) instead of a 2-row and a 1-row pass.
+template <int GB>
+static constexpr int score_tb() {
+  return I::W / (GB <= 1 ? 1 : GB <= 2 ? 2 : GB <= 4 ? 4 : GB <= 8 ? 8 : 16);
+}
+
 template <int DT, int GB>
-static inline void score_tile(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
-  constexpr int TB = I::W / GB;
+RKV_ATTN_INLINE void score_tile(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
+  constexpr int TB = score_tb<GB>();
   typename I::V acc[I::W];
   for (int j = 0; j < I::W; j++) acc[j] = I::zero();
-  for (int d = 0; d < hd; d += I::W) {
-    typename I::V qv[GB];
-    for (int g = 0; g < GB; g++) qv[g] = I::load(q + (int64_t)g * hd + d);
+  const uint8_t* kp[TB];
+  for (int t = 0; t < TB; t++) kp[t] = krow[t];
+  int d = 0;
+  for (; d + 2 * I::W <= hd; d += 2 * I::W) {
     for (int t = 0; t < TB; t++) {
-      typename I::V kv = I::template load_cvt<DT>(krow[t], d);
-      for (int g = 0; g < GB; g++) acc[g * TB + t] = I::fma(qv[g], kv, acc[g * TB + t]);
+      typename I::V k0, k1;
+      I::template load_cvt2<DT>(kp[t], d, k0, k1);
+      for (int g = 0; g < GB; g++) {
+        acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d), k0, acc[g * TB + t]);
+        acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d + I::W), k1, acc[g * TB + t]);
+      }
+    }
+  }
+  for (; d < hd; d += I::W) {
+    for (int t = 0; t < TB; t++) {
+      typename I::V kv = I::template load_cvt<DT>(kp[t], d);
+      for (int g = 0; g < GB; g++) acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d), kv, acc[g * TB + t]);
     }
   }
   alignas(64) float sums[I::W];
@@ -119,7 +179,7 @@ static inline void score_tile(const float* q, int hd, const uint8_t* const* krow
 
 template <int DT, int GB>
 static inline void score_rows(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS) {
-  constexpr int TB = I::W / GB;
+  constexpr int TB = score_tb<GB>();
   for (int t = 0; t < n_pad; t += TB) score_tile<DT, GB>(Q, hd, krow + t, S + t, ldS);
 }
 
@@ -133,6 +193,10 @@ static void scores_block(const float* Q, int R, int hd, const uint8_t* const* kr
   }
   if constexpr (I::W >= 8) {
     for (; r + 4 <= R; r += 4) score_rows<DT, 4>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+    if (r + 3 == R) {
+      score_rows<DT, 3>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+      return;
+    }
   }
   if constexpr (I::W >= 2) {
     for (; r + 2 <= R; r += 2) score_rows<DT, 2>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
@@ -197,9 +261,17 @@ struct Vis {
   int toff;
 };
 
+// CB vectors of one V row from element d0 (pairs widened together where the ISA can).
+template <int DT, int CB>
+RKV_ATTN_INLINE void load_v(const uint8_t* row, int d0, typename I::V* v) {
+  int c = 0;
+  for (; c + 2 <= CB; c += 2) I::template load_cvt2<DT>(row, d0 + c * I::W, v[c], v[c + 1]);
+  if (c < CB) v[c] = I::template load_cvt<DT>(row, d0 + c * I::W);
+}
+
 template <int DT, int RB, int CB>
-static inline void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                           const float* scale, Vis vis, int d0, Prefetcher& pf) {
+RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
+                             const float* scale, Vis vis, int d0, Prefetcher& pf) {
   typename I::V acc[RB][CB];
   // [a, b): tokens every row sees; [u0, u1): tokens some row sees (call-local indices)
   int a = 0, b = n, u0 = n, u1 = 0;
@@ -216,23 +288,45 @@ static inline void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, 
   }
   if (u0 < 0) u0 = 0;
   if (u1 > n) u1 = n;
-  for (int t = u0; t < u1; t++) {
-    pf.issue(pf.per_step);
-    typename I::V vv[CB];
-    for (int c = 0; c < CB; c++) vv[c] = I::template load_cvt<DT>(vrow[t], d0 + c * I::W);
-    if (t >= a && t < b) {
+  Prefetcher p = pf;  // a local copy keeps its cursor in registers through the token loop
+  const int per = p.per_step;
+  if (a <= u0 && b >= u1) {
+    // every row sees every token of [u0, u1) (decode, and prefill away from the diagonal)
+    int t = u0;
+    for (; t + 2 <= u1; t += 2) {
+      p.issue(2 * per);
+      typename I::V v0[CB], v1[CB];
+      load_v<DT, CB>(vrow[t], d0, v0);
+      load_v<DT, CB>(vrow[t + 1], d0, v1);
       for (int r = 0; r < RB; r++) {
-        typename I::V p = I::set1(P[(int64_t)r * ldP + t]);
-        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p, vv[c], acc[r][c]);
+        typename I::V p0 = I::set1(P[(int64_t)r * ldP + t]);
+        typename I::V p1 = I::set1(P[(int64_t)r * ldP + t + 1]);
+        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p0, v0[c], acc[r][c]);
+        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p1, v1[c], acc[r][c]);
       }
-    } else {
+    }
+    if (t < u1) {
+      p.issue(per);
+      typename I::V vv[CB];
+      load_v<DT, CB>(vrow[t], d0, vv);
+      for (int r = 0; r < RB; r++) {
+        typename I::V pr = I::set1(P[(int64_t)r * ldP + t]);
+        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(pr, vv[c], acc[r][c]);
+      }
+    }
+  } else {
+    for (int t = u0; t < u1; t++) {
+      p.issue(per);
+      typename I::V vv[CB];
+      load_v<DT, CB>(vrow[t], d0, vv);
       for (int r = 0; r < RB; r++) {
         if (t + vis.toff < vis.lo[r] || t + vis.toff >= vis.hi[r]) continue;
-        typename I::V p = I::set1(P[(int64_t)r * ldP + t]);
-        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p, vv[c], acc[r][c]);
+        typename I::V pr = I::set1(P[(int64_t)r * ldP + t]);
+        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(pr, vv[c], acc[r][c]);
       }
     }
   }
+  pf = p;
   for (int r = 0; r < RB; r++)
     for (int c = 0; c < CB; c++) I::store(O + (int64_t)r * hd + d0 + c * I::W, acc[r][c]);
 }
@@ -273,6 +367,7 @@ static inline int pv_calls(int R, int hd) {
   int calls = 0, r = 0;
   if (I::kAcc >= 16) for (; r + 8 <= R; r += 8) calls += pv_row_calls<8>(chunks);
   if (I::kAcc >= 8) for (; r + 4 <= R; r += 4) calls += pv_row_calls<4>(chunks);
+  if (I::kAcc >= 8 && r + 3 == R) return calls + pv_row_calls<3>(chunks);
   if (I::kAcc >= 2) for (; r + 2 <= R; r += 2) calls += pv_row_calls<2>(chunks);
   for (; r < R; r++) calls += pv_row_calls<1>(chunks);
   return calls;
@@ -291,6 +386,10 @@ static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow,
   if constexpr (I::kAcc >= 8) {
     for (; r + 4 <= R; r += 4)
       pv_rows<DT, 4>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, Vis{vis + r, vis + R + r, toff}, pf);
+    if (r + 3 == R) {  // a GQA group of 3: one pass over V instead of a 2-row and a 1-row pass
+      pv_rows<DT, 3>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale + r, Vis{vis + r, vis + R + r, toff}, pf);
+      return;
+    }
   }
   if constexpr (I::kAcc >= 2) {
     for (; r + 2 <= R; r += 2)
@@ -342,8 +441,12 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
     if (nn > 0) fill_rows(s, tn, nn, nxt);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
-      Prefetcher pf;  // head h's rows of the next block, issued during this block's value loop
-      if (nn > 0) pf.reset(nxt, nn, s.row_bytes, hoff);
+      PrefetchRanges pr;  // head h's rows of the next block, issued during this block's value loop
+      Prefetcher pf;
+      if (nn > 0) {
+        pr.reset(nxt, nn, s.row_bytes, hoff);
+        pf.reset(pr);
+      }
       pf.spread((int64_t)n * pv_calls(R, hd));
       for (int i = 0; i < kBlock; i++) {
         kr[i] = cur.k[i] + hoff;
@@ -398,7 +501,7 @@ template <int DT>
 static void token_major_block(const SeqView& s, int nh, const float* Q, int R, int64_t t, int n, RowLimits lim,
                               float soft_cap, float* O, float* m, float* l, const Scratch& sc, const Rows& cur,
                               Prefetcher& pf) {
-  constexpr int kSub = 16;
+  constexpr int kSub = 32;
   const int hd = s.head_dim;
   const uint8_t* rows[kSub];
   for (int j0 = 0; j0 < n; j0 += kSub) {
@@ -423,34 +526,69 @@ static void token_major_block(const SeqView& s, int nh, const float* Q, int R, i
   }
 }
 
+// The K ranges (all heads) of tokens [ta, tb) of one sequence, one per page touched.
+static inline void token_ranges(const SeqView& s, int64_t ta, int64_t tb, PrefetchRanges& pr) {
+  pr.n = 0;
+  if (tb <= ta) return;
+  const int64_t region = (int64_t)s.num_kv_heads * s.row_bytes;
+  pr.v_delta = (intptr_t)((uintptr_t)s.v_base - (uintptr_t)s.k_base);
+  for (int64_t t = ta; t < tb && pr.n < kBlock;) {
+    const int64_t pi = t / s.page_size, off = t - pi * s.page_size;
+    const int64_t take = (s.page_size - off < tb - t) ? s.page_size - off : tb - t;
+    const uintptr_t a = (uintptr_t)(s.k_base + ((int64_t)s.pages[pi] * s.page_size + off) * region);
+    pr.start[pr.n] = a;
+    pr.end[pr.n] = a + take * region;
+    pr.n++;
+    t += take;
+  }
+}
+
+// Blocks ahead whose K/V the token-major loop prefetches (2 measured no better from memory on
+// a 2-core Zen 3, and it leaves more lines in flight that the next call may not use).
+constexpr int kPrefetchAhead = 1;
+
 template <int DT>
 static void attend_token_major_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
                                  RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   const int hd = s.head_dim;
-  const int region = nh * s.row_bytes;  // bytes of all heads of one token
-  Rows cur, nxt;
+  Rows cur;
   int64_t t = t0;
   int n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
   if (n <= 0) return;
-  fill_rows(s, t, n, cur);
-  prefetch_rows(cur, n, region, 0);
-  while (n > 0) {
-    int64_t tn = t + n;
-    int nn = (int)(t1 - tn < kBlock ? t1 - tn : kBlock);
+  {
+    // the first blocks up front
+    PrefetchRanges pr;
     Prefetcher pf;
-    if (nn > 0) {
-      fill_rows(s, tn, nn, nxt);
-      pf.reset(nxt, nn, region, 0);
+    const int64_t te = t0 + (int64_t)kBlock * kPrefetchAhead < t1 ? t0 + (int64_t)kBlock * kPrefetchAhead : t1;
+    for (int64_t ta = t0; ta < te; ta += kBlock) {
+      token_ranges(s, ta, ta + kBlock < te ? ta + kBlock : te, pr);
+      pf.reset(pr);
+      pf.finish();
+    }
+  }
+  while (n > 0) {
+    fill_rows(s, t, n, cur);
+    PrefetchRanges pr;
+    Prefetcher pf;
+    const int64_t ta = t + (int64_t)kBlock * kPrefetchAhead;
+    if (ta < t1) {
+      token_ranges(s, ta, ta + kBlock < t1 ? ta + kBlock : t1, pr);
+      pf.reset(pr);
     }
     pf.spread((int64_t)n * nh * pv_calls(R, hd));
-    if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(cur.k, cur.v, n, region))
+    bool finite = false;
+    if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
+      PrefetchRanges here;
+      token_ranges(s, t, t + n, here);
+      finite = !ranges_have_e4m3_nan(here);
+    }
+    if (finite)
       token_major_block<kE4M3Finite>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, sc, cur, pf);
     else
       token_major_block<DT>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, sc, cur, pf);
     pf.finish();
-    cur = nxt;
-    t = tn;
-    n = nn;
+    t += n;
+    n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
   }
 }
 

@@ -7,8 +7,10 @@
 
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 // GCC 12's AVX-512 headers build many intrinsics on a self-initialized _mm512_undefined_*
-// operand, which -Wmaybe-uninitialized reports once inlined (GCC bug 105593, fixed in 13).
+// operand, which -Wmaybe-uninitialized (and, inlined into a function with vector out-parameters,
+// -Wuninitialized) reports (GCC bug 105593, fixed in 13).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include "attention_cpu.h"
@@ -47,8 +49,13 @@ struct I {
   static V load_cvt(const uint8_t* row, int d) {
     return load_as_float(row, d, DT == kE4M3Finite ? RKV_DTYPE_FP8_E4M3 : DT);
   }
-  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
-    for (int i = 0; i < bytes; i++)
+  template <int DT>
+  static void load_cvt2(const uint8_t* row, int d, V& a, V& b) {
+    a = load_cvt<DT>(row, d);
+    b = load_cvt<DT>(row, d + 1);
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int64_t bytes) {
+    for (int64_t i = 0; i < bytes; i++)
       if ((p[i] & 0x7F) == 0x7F) return true;
     return false;
   }
@@ -137,27 +144,53 @@ struct I {
       __m128i w = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + d)));
       return _mm256_cvtph_ps(_mm_slli_epi16(w, 8));
     } else {
-      // e4m3 magnitude bits shifted into an f16 (exponent bias 15 vs 7): value / 256, exact
-      // for normals and subnormals; code 0x7F (NaN) mapped to an f16 NaN.
-      __m128i w = _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + d)));
-      __m128i mag = _mm_and_si128(w, _mm_set1_epi16(0x7F));
-      __m128i h = _mm_or_si128(_mm_slli_epi16(mag, 7), _mm_slli_epi16(_mm_and_si128(w, _mm_set1_epi16(0x80)), 8));
-      if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
-        __m128i nan = _mm_cmpeq_epi16(mag, _mm_set1_epi16(0x7F));
-        h = _mm_blendv_epi8(h, _mm_set1_epi16(0x7E00), nan);
-      }
-      return _mm256_cvtph_ps(h);
+      __m128i w = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + d)));
+      return _mm256_cvtph_ps(e4m3_as_f16<DT>(w));
     }
   }
-  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
-    const __m256i m7f = _mm256_set1_epi8(0x7F);
-    int i = 0;
-    __m256i any = _mm256_setzero_si256();
-    for (; i + 32 <= bytes; i += 32) {
-      __m256i x = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), m7f);
-      any = _mm256_or_si256(any, _mm256_cmpeq_epi8(x, m7f));
+  // e4m3 codes (sign-extended to 16 bits) as f16 bit patterns of value / 256: the byte << 7
+  // puts the sign in bits 15 and 14 (14 cleared) and exponent + mantissa in bits 7..13, exact
+  // for normals and subnormals (f16's exponent bias is 15, e4m3's 7); code 0x7F (NaN) becomes
+  // an f16 NaN unless the block is known to hold none (kE4M3Finite).
+  template <int DT, typename W16>
+  static W16 e4m3_as_f16(W16 w) {
+    if constexpr (sizeof(W16) == 16) {
+      __m128i h = _mm_and_si128(_mm_slli_epi16(w, 7), _mm_set1_epi16((short)0xBF80));
+      if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
+        __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x7FFF)), _mm_set1_epi16(0x3F80));
+        h = _mm_blendv_epi8(h, _mm_set1_epi16(0x7E00), nan);
+      }
+      return h;
+    } else {
+      __m256i h = _mm256_and_si256(_mm256_slli_epi16(w, 7), _mm256_set1_epi16((short)0xBF80));
+      if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
+        __m256i nan = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)), _mm256_set1_epi16(0x3F80));
+        h = _mm256_blendv_epi8(h, _mm256_set1_epi16(0x7E00), nan);
+      }
+      return h;
     }
-    if (!_mm256_testz_si256(any, any)) return true;
+  }
+  // Two vectors (elements d .. d + 2W): fp8 widens 16 codes with one set of integer ops.
+  template <int DT>
+  static void load_cvt2(const uint8_t* row, int d, V& a, V& b) {
+    if constexpr (DT == RKV_DTYPE_FP8_E4M3 || DT == kE4M3Finite || DT == RKV_DTYPE_FP8_E5M2) {
+      __m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + d)));
+      __m256i h = DT == RKV_DTYPE_FP8_E5M2 ? _mm256_slli_epi16(w, 8) : e4m3_as_f16<DT>(w);
+      a = _mm256_cvtph_ps(_mm256_castsi256_si128(h));
+      b = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
+    } else {
+      a = load_cvt<DT>(row, d);
+      b = load_cvt<DT>(row, d + W);
+    }
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int64_t bytes) {
+    // per byte position, the largest magnitude code seen: 0x7F only where a NaN was
+    const __m256i m7f = _mm256_set1_epi8(0x7F);
+    int64_t i = 0;
+    __m256i mx = _mm256_setzero_si256();
+    for (; i + 32 <= bytes; i += 32)
+      mx = _mm256_max_epu8(mx, _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), m7f));
+    if (_mm256_movemask_epi8(_mm256_cmpeq_epi8(mx, m7f)) != 0) return true;
     for (; i < bytes; i++)
       if ((p[i] & 0x7F) == 0x7F) return true;
     return false;
@@ -253,10 +286,33 @@ struct I {
       return _mm512_cvtph_ps(h);
     }
   }
-  static bool has_e4m3_nan(const uint8_t* p, int bytes) {
+  // Two vectors (elements d .. d + 2W): fp8 widens 32 codes with one set of integer ops.
+  template <int DT>
+  static void load_cvt2(const uint8_t* row, int d, V& a, V& b) {
+    if constexpr (DT == RKV_DTYPE_FP8_E4M3 || DT == kE4M3Finite || DT == RKV_DTYPE_FP8_E5M2) {
+      __m512i w = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + d)));
+      __m512i h;
+      if constexpr (DT == RKV_DTYPE_FP8_E5M2) {
+        h = _mm512_slli_epi16(w, 8);
+      } else {
+        h = _mm512_and_si512(_mm512_slli_epi16(w, 7), _mm512_set1_epi16((short)0xBF80));
+        if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
+          __mmask32 nan = _mm512_cmpeq_epi16_mask(_mm512_and_si512(h, _mm512_set1_epi16(0x7FFF)),
+                                                  _mm512_set1_epi16(0x3F80));
+          h = _mm512_mask_mov_epi16(h, nan, _mm512_set1_epi16(0x7E00));
+        }
+      }
+      a = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+      b = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
+    } else {
+      a = load_cvt<DT>(row, d);
+      b = load_cvt<DT>(row, d + W);
+    }
+  }
+  static bool has_e4m3_nan(const uint8_t* p, int64_t bytes) {
     const __m512i m7f = _mm512_set1_epi8(0x7F);
     __mmask64 any = 0;
-    for (int i = 0; i < bytes; i += 64) {
+    for (int64_t i = 0; i < bytes; i += 64) {
       __mmask64 lm = bytes - i >= 64 ? ~0ULL : ((1ULL << (bytes - i)) - 1);
       __m512i x = _mm512_and_si512(_mm512_maskz_loadu_epi8(lm, p + i), m7f);
       any |= _mm512_mask_cmpeq_epi8_mask(lm, x, m7f);
