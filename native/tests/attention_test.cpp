@@ -292,6 +292,11 @@ int main(int, char** argv) {
       {RKV_DTYPE_FP8_E4M3, 32, 4, 4, 64, {90, 300}, {90, 30}, 0.f, true},
       {RKV_DTYPE_FP8_E5M2, 1, 2, 1, 128, {50}, {20}, 0.f, true},
       {RKV_DTYPE_F16, 16, 12, 4, 64, {5000}, {}, 0.f, false},  // split-KV with threads
+      // GQA groups of 3 (Llama 3.2 3B's ratio): the 3-row score and value tiles, decode and
+      // prefill (rows seeing different tokens on the diagonal), fp8 and bf16
+      {RKV_DTYPE_FP8_E4M3, 16, 12, 4, 128, {77, 1, 40}, {}, 0.f, false},
+      {RKV_DTYPE_BF16, 16, 24, 8, 128, {130, 64}, {60, 64}, 0.f, false},
+      {RKV_DTYPE_F32, 1, 3, 1, 64, {33}, {33}, 0.f, false},
       // sliding windows (window_left = W - 1): smaller than, equal to and larger than the context,
       // on and across page boundaries, with GQA, split-KV, soft cap and bidirectional regions
       {RKV_DTYPE_F32, 16, 8, 2, 64, {0, 1, 15, 16, 17, 100}, {}, 0.f, false, 15},

@@ -73,19 +73,27 @@ final class BenchRunner {
         }
     }
 
-    /** Two short requests through prefill and decode, outside the workload's namespace. */
+    /**
+     * Two short requests through prefill and decode, outside the workload's namespace. For
+     * {@code llama_bench}, one whole repetition instead (as llama.cpp's llama-bench warms up):
+     * a short warm-up leaves the JIT compiling through the timed decode, and on a 2-core machine
+     * a compiler thread that takes a core from a kernel thread stalls every parallel region.
+     */
     private static void warmUp(Engine engine, Workload w) {
         SplittableRandom rnd = new SplittableRandom(12345);
         int vocab = Math.min(engine.modelConfig().vocab(), 32000);
-        int len = Math.min(256, Math.max(16, (int) (w.promptTokens() / Math.max(1, w.size()))));
+        boolean llama = w.name().equals(BenchCommand.LLAMA_BENCH) && !w.requests().isEmpty();
+        int len = llama ? w.requests().get(0).prompt().length
+                : Math.min(256, Math.max(16, (int) (w.promptTokens() / Math.max(1, w.size()))));
+        int maxTokens = llama ? w.requests().get(0).maxTokens() : 8;
         List<GenerateRequest> reqs = new ArrayList<>();
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < (llama ? 1 : 2); i++) {
             int[] p = new int[len];
             for (int k = 0; k < len; k++) {
                 p[k] = rnd.nextInt(1, vocab);
             }
             reqs.add(new GenerateRequest("warmup-" + i, p, Namespace.ofSalt("radixkv-bench-warmup"),
-                    SamplingParams.greedy(8)));
+                    SamplingParams.greedy(maxTokens)));
         }
         engine.runConcurrently(reqs);
     }
