@@ -92,8 +92,9 @@ struct Prefetcher {
   const PrefetchRanges* ranges = nullptr;
   uintptr_t cur = 0, end = 0;
   intptr_t v_delta = 0;
-  int next = 0;      // next range to enter
-  int per_step = 0;  // line pairs per token step
+  int next = 0;           // next range to enter
+  uint32_t rate_q16 = 0;  // line pairs per step, 16.16 fixed point
+  uint32_t credit = 0;    // fraction of a line pair owed (16.16)
 
   void reset(const PrefetchRanges& r) {
     ranges = &r;
@@ -101,7 +102,7 @@ struct Prefetcher {
     cur = end = 0;
     v_delta = r.v_delta;
   }
-  inline void issue(int count) {
+  inline void issue(int64_t count) {
     for (; count > 0; count--) {
       if (cur >= end) {
         if (ranges == nullptr || next >= ranges->n) return;
@@ -114,11 +115,21 @@ struct Prefetcher {
       cur += 64;
     }
   }
-  void finish() { issue(1 << 30); }
-  // per_step so that the pending lines are issued over `steps` token steps
+  // `count` steps' share of the lines: an even rate over the block (bursts faster than memory
+  // fill the miss buffers, and a prefetch that finds them full stalls the core's compute)
+  inline void step(int count) {
+    credit += rate_q16 * (uint32_t)count;
+    const uint32_t k = credit >> 16;
+    credit &= 0xFFFFu;
+    if (k) issue(k);
+  }
+  void finish() { issue(int64_t(1) << 40); }
+  // the rate at which the pending lines are issued over `steps` steps
   void spread(int64_t steps) {
-    int64_t pending = ranges ? ranges->lines() : 0;
-    per_step = steps > 0 ? (int)((pending + steps - 1) / steps) : 0;
+    const int64_t pending = ranges ? ranges->lines() : 0;
+    int64_t r = steps > 0 ? ((pending << 16) + steps - 1) / steps : 0;
+    rate_q16 = (uint32_t)(r > (int64_t)1 << 24 ? (int64_t)1 << 24 : r);
+    credit = 0;
   }
 };
 
@@ -289,12 +300,11 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
   if (u0 < 0) u0 = 0;
   if (u1 > n) u1 = n;
   Prefetcher p = pf;  // a local copy keeps its cursor in registers through the token loop
-  const int per = p.per_step;
   if (a <= u0 && b >= u1) {
     // every row sees every token of [u0, u1) (decode, and prefill away from the diagonal)
     int t = u0;
     for (; t + 2 <= u1; t += 2) {
-      p.issue(2 * per);
+      p.step(2);
       typename I::V v0[CB], v1[CB];
       load_v<DT, CB>(vrow[t], d0, v0);
       load_v<DT, CB>(vrow[t + 1], d0, v1);
@@ -306,7 +316,7 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
       }
     }
     if (t < u1) {
-      p.issue(per);
+      p.step(1);
       typename I::V vv[CB];
       load_v<DT, CB>(vrow[t], d0, vv);
       for (int r = 0; r < RB; r++) {
@@ -316,7 +326,7 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
     }
   } else {
     for (int t = u0; t < u1; t++) {
-      p.issue(per);
+      p.step(1);
       typename I::V vv[CB];
       load_v<DT, CB>(vrow[t], d0, vv);
       for (int r = 0; r < RB; r++) {
@@ -373,7 +383,7 @@ static inline int pv_calls(int R, int hd) {
   return calls;
 }
 
-// pf.per_step must be set by the caller (line pairs per token step). vis: [2][R] visible
+// pf must have its rate set by the caller (Prefetcher::spread). vis: [2][R] visible
 // ranges from softmax_block; toff: index of this call's first token in the softmax block.
 template <int DT>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
@@ -492,6 +502,10 @@ static void attend_rows(const SeqView& s, int nh, const float* Q, int R, int64_t
   }
 }
 
+// Prefetch steps a head's scores of one token count for: about half the time of its value
+// tiles, so the next block's lines are spread over the whole block, not only its value loop.
+static inline int token_major_score_steps(int R, int hd) { return (pv_calls(R, hd) + 1) / 2; }
+
 // Decode variant over all nh KV heads of each token (nh > 1, heads contiguous in a token row):
 // K and V are consumed token-major in sub-tiles of 16 tokens, heads inner, so each page region
 // is read front to back (hardware prefetchers follow it) and the next block's whole region is
@@ -503,6 +517,7 @@ static void token_major_block(const SeqView& s, int nh, const float* Q, int R, i
                               Prefetcher& pf) {
   constexpr int kSub = 32;
   const int hd = s.head_dim;
+  const int score_steps = token_major_score_steps(R, hd);
   const uint8_t* rows[kSub];
   for (int j0 = 0; j0 < n; j0 += kSub) {
     const int nj = n - j0 < kSub ? n - j0 : kSub;
@@ -510,6 +525,7 @@ static void token_major_block(const SeqView& s, int nh, const float* Q, int R, i
       const int64_t hoff = (int64_t)h * s.row_bytes;
       for (int i = 0; i < kSub; i++) rows[i] = cur.k[j0 + i] + hoff;
       scores_block<DT>(Q + (int64_t)h * R * hd, R, hd, rows, nj, sc.S + (int64_t)h * R * kBlock + j0, kBlock);
+      pf.step(nj * score_steps);
     }
   }
   for (int h = 0; h < nh; h++)
@@ -575,7 +591,7 @@ static void attend_token_major_t(const SeqView& s, int nh, const float* Q, int R
       token_ranges(s, ta, ta + kBlock < t1 ? ta + kBlock : t1, pr);
       pf.reset(pr);
     }
-    pf.spread((int64_t)n * nh * pv_calls(R, hd));
+    pf.spread((int64_t)n * nh * (pv_calls(R, hd) + token_major_score_steps(R, hd)));
     bool finite = false;
     if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
       PrefetchRanges here;
