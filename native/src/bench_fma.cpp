@@ -1,7 +1,8 @@
 // rkv_bench_fma_peak: the single-precision FMA throughput the kernels' OpenMP threads can
-// reach, as the yardstick for GEMM efficiency in benchmarks. Every thread runs 16
-// independent vector FMA chains (enough to cover FMA latency x ports on current x86 cores)
-// until a shared deadline; the result is total flops / wall time of the parallel region.
+// reach, as the yardstick for GEMM efficiency in benchmarks. Every thread runs independent
+// vector FMA chains (enough to cover FMA latency x ports on current x86 cores, few enough to
+// stay in registers) until a shared deadline; the result is total flops / wall time of the
+// parallel region.
 #include <omp.h>
 
 #include <cmath>
@@ -17,10 +18,10 @@
 
 namespace {
 
-constexpr int kChains = 16;
 constexpr long kItersPerCheck = 4096;
 
 #if defined(__AVX512F__)
+constexpr int kChains = 16;  // + 2 constants: 18 of 32 registers
 constexpr int kLanes = 16;
 // Runs until omp_get_wtime() >= deadline; returns FMA lane-operations done and a checksum.
 double fma_chains(double deadline, float* checksum) {
@@ -41,6 +42,9 @@ double fma_chains(double deadline, float* checksum) {
   return ops;
 }
 #elif defined(__AVX2__) && defined(__FMA__)
+// 12 chains + 2 constants fit AVX2's 16 registers (16 chains spilled to the stack and measured
+// half the real peak on Zen 3); 12 >= latency x ports on Haswell through Zen 4 (5 x 2).
+constexpr int kChains = 12;
 constexpr int kLanes = 8;
 double fma_chains(double deadline, float* checksum) {
   __m256 acc[kChains];
@@ -65,6 +69,7 @@ double fma_chains(double deadline, float* checksum) {
 }
 #else
 // No vector FMA at compile time: scalar fmaf chains (what the kernels could use here too).
+constexpr int kChains = 12;
 constexpr int kLanes = 1;
 double fma_chains(double deadline, float* checksum) {
   float acc[kChains];
