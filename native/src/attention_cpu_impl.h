@@ -303,7 +303,9 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
   if (a <= u0 && b >= u1) {
     // every row sees every token of [u0, u1) (decode, and prefill away from the diagonal)
     int t = u0;
-    for (; t + 2 <= u1; t += 2) {
+    // two tokens per step when both tokens' V vectors fit beside the accumulators
+    constexpr bool kTwo = RB * CB + 2 * CB + 2 <= I::kRegs;
+    if constexpr (kTwo) for (; t + 2 <= u1; t += 2) {
       p.step(2);
       typename I::V v0[CB], v1[CB];
       load_v<DT, CB>(vrow[t], d0, v0);
@@ -315,7 +317,7 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
         for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p1, v1[c], acc[r][c]);
       }
     }
-    if (t < u1) {
+    for (; t < u1; t++) {
       p.step(1);
       typename I::V vv[CB];
       load_v<DT, CB>(vrow[t], d0, vv);
@@ -343,7 +345,7 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
 
 template <int RB>
 static constexpr int pv_cbmax() {
-  return I::kAcc / RB >= 4 ? 4 : (I::kAcc / RB >= 2 ? 2 : 1);
+  return I::kPvAcc / RB >= 4 ? 4 : I::kPvAcc / RB >= 3 ? 3 : I::kPvAcc / RB >= 2 ? 2 : 1;
 }
 
 // Number of pv_tile calls pv_rows<RB> makes for `chunks` head_dim chunks.
@@ -352,6 +354,7 @@ static inline int pv_row_calls(int chunks) {
   constexpr int CBMAX = pv_cbmax<RB>();
   int calls = 0, c = 0;
   if (CBMAX >= 4) for (; c + 4 <= chunks; c += 4) calls++;
+  if (CBMAX == 3) for (; c + 3 <= chunks; c += 3) calls++;
   if (CBMAX >= 2) for (; c + 2 <= chunks; c += 2) calls++;
   return calls + (chunks - c);
 }
@@ -364,6 +367,9 @@ static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, 
   int c = 0;
   if constexpr (CBMAX >= 4) {
     for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+  }
+  if constexpr (CBMAX == 3) {
+    for (; c + 3 <= chunks; c += 3) pv_tile<DT, RB, 3>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
   if constexpr (CBMAX >= 2) {
     for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);

@@ -31,6 +31,8 @@ struct I {
   using V = float;
   static constexpr int W = 1;
   static constexpr int kAcc = 1;
+  static constexpr int kPvAcc = 1;
+  static constexpr int kRegs = 1;
   static V zero() { return 0.f; }
   static V set1(float x) { return x; }
   static V load(const float* p) { return *p; }
@@ -72,6 +74,8 @@ struct I {
   using V = __m256;
   static constexpr int W = 8;
   static constexpr int kAcc = 8;
+  static constexpr int kPvAcc = 12;  // value tiles: 4 rows x 3 vectors + 3 V + 1 P of 16 registers
+  static constexpr int kRegs = 16;
   static V zero() { return _mm256_setzero_ps(); }
   static V set1(float x) { return _mm256_set1_ps(x); }
   static V load(const float* p) { return _mm256_loadu_ps(p); }
@@ -208,6 +212,8 @@ struct I {
   using V = __m512;
   static constexpr int W = 16;
   static constexpr int kAcc = 16;
+  static constexpr int kPvAcc = 16;
+  static constexpr int kRegs = 32;
   static V zero() { return _mm512_setzero_ps(); }
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
