@@ -248,28 +248,35 @@ RKV_AVX2_INLINE void a2_store_bf16(uint16_t* p, __m256 v) {
   _mm_storeu_si128((__m128i*)p, a2_pack16(r));
 }
 
-// f32 -> fp8 codes (fp8_encode lane-wise) in 8 int32 lanes. Saturation is a clamp of |x| to
-// the largest finite value (every |x| >= max rounds or saturates to it: ties at max + half
-// ulp go to the even max); the normal range rounds the dropped mantissa bits to nearest even
-// with an integer add; the subnormal range adds 2^(24 - bias - mbits), whose ulp is the
-// smallest subnormal, so the FP adder rounds |x| to a multiple of it (RNE, exact: the
-// sum's bits minus the constant's are the code); NaN -> 0x7F.
+// |x| -> fp8 magnitude codes (fp8_encode lane-wise, without sign and NaN) in 8 int32 lanes.
+// Saturation is a clamp of |x| to the largest finite value (every |x| >= max rounds or
+// saturates to it: ties at max + half ulp go to the even max); the normal range rounds the
+// dropped mantissa bits to nearest even with an integer add, the exponent rebias folded into
+// the add's constant (valid for |x| >= the smallest normal, the lanes it is kept for); the
+// subnormal range adds 2^(24 - bias - mbits), whose ulp is the smallest subnormal, so the
+// FP adder rounds |x| to a multiple of it (RNE, exact: the sum's bits minus the constant's
+// are the code). NaN lanes come out as the largest code: callers replace them.
 template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
-RKV_AVX2_INLINE __m256i a2_fp8_codes(__m256 v) {
+RKV_AVX2_INLINE __m256i a2_fp8_magnitude_codes(__m256i a) {
   constexpr int drop = 23 - MB;
   constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
+  constexpr uint32_t round_rebias = ((1u << (drop - 1)) - 1u) - ((uint32_t)(127 - BIAS) << 23);
+  __m256i c = _mm256_min_epi32(a, s1(MAXF));
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(c, drop), s1(1));
+  __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(c, lsb), s1(round_rebias)), drop);
+  __m256 fs = _mm256_add_ps(_mm256_castsi256_ps(c), _mm256_castsi256_ps(s1(magic)));
+  __m256i rs = _mm256_sub_epi32(_mm256_castps_si256(fs), s1(magic));
+  return sel(ge(c, MINN), rn, rs);
+}
+
+// f32 -> fp8 codes in 8 int32 lanes: sign or'ed in, NaN -> 0x7F.
+template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+RKV_AVX2_INLINE __m256i a2_fp8_codes(__m256 v) {
   __m256i u = _mm256_castps_si256(v);
   __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 24), s1(0x80));
   __m256i a = _mm256_and_si256(u, s1(0x7FFFFFFFu));
-  __m256i nan = _mm256_cmpgt_epi32(a, s1(0x7F800000u));
-  __m256i c = _mm256_min_epi32(a, s1(MAXF));
-  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(c, drop), s1(1));
-  __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(c, _mm256_add_epi32(lsb, s1((1u << (drop - 1)) - 1u))), drop);
-  rn = _mm256_sub_epi32(rn, s1((uint32_t)(127 - BIAS) << MB));
-  __m256 fs = _mm256_add_ps(_mm256_castsi256_ps(c), _mm256_castsi256_ps(s1(magic)));
-  __m256i rs = _mm256_sub_epi32(_mm256_castps_si256(fs), s1(magic));
-  __m256i r = _mm256_or_si256(sel(ge(c, MINN), rn, rs), sign);
-  return sel(nan, s1(0x7F), r);
+  __m256i r = _mm256_or_si256(a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a), sign);
+  return sel(_mm256_cmpgt_epi32(a, s1(0x7F800000u)), s1(0x7F), r);
 }
 
 template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
@@ -281,13 +288,25 @@ RKV_AVX2_INLINE void a2_store_fp8(uint8_t* p, __m256 v) {
   _mm_storel_epi64((__m128i*)p, _mm_unpacklo_epi32(lo, hi));
 }
 
-// 32 fp8 codes from four vectors of 8 in one 32-byte store.
+// 32 fp8 codes from four vectors of 8 in one 32-byte store. Signs and NaN masks are packed
+// to bytes with the same signed-saturating packs as the codes (a saturated int32 keeps its
+// sign, and a -1 mask stays -1), so both are applied once per 32 values at byte level.
 template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
 RKV_AVX2_INLINE void a2_store_fp8x32(uint8_t* p, __m256 v0, __m256 v1, __m256 v2, __m256 v3) {
-  __m256i p01 = _mm256_packus_epi32(a2_fp8_codes<MB, BIAS, MAXF, MINN>(v0), a2_fp8_codes<MB, BIAS, MAXF, MINN>(v1));
-  __m256i p23 = _mm256_packus_epi32(a2_fp8_codes<MB, BIAS, MAXF, MINN>(v2), a2_fp8_codes<MB, BIAS, MAXF, MINN>(v3));
+  const __m256i abs_mask = s1(0x7FFFFFFFu), inf = s1(0x7F800000u);
+  __m256i u0 = _mm256_castps_si256(v0), u1 = _mm256_castps_si256(v1);
+  __m256i u2 = _mm256_castps_si256(v2), u3 = _mm256_castps_si256(v3);
+  __m256i a0 = _mm256_and_si256(u0, abs_mask), a1 = _mm256_and_si256(u1, abs_mask);
+  __m256i a2 = _mm256_and_si256(u2, abs_mask), a3 = _mm256_and_si256(u3, abs_mask);
+  __m256i codes = _mm256_packus_epi16(
+      _mm256_packus_epi32(a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a0), a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a1)),
+      _mm256_packus_epi32(a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a2), a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a3)));
+  __m256i signs = _mm256_packs_epi16(_mm256_packs_epi32(u0, u1), _mm256_packs_epi32(u2, u3));
+  __m256i nans = _mm256_packs_epi16(_mm256_packs_epi32(_mm256_cmpgt_epi32(a0, inf), _mm256_cmpgt_epi32(a1, inf)),
+                                    _mm256_packs_epi32(_mm256_cmpgt_epi32(a2, inf), _mm256_cmpgt_epi32(a3, inf)));
+  __m256i b = _mm256_or_si256(codes, _mm256_and_si256(signs, _mm256_set1_epi8((char)0x80)));
+  b = _mm256_blendv_epi8(b, _mm256_set1_epi8(0x7F), nans);
   // dwords: v0[0..3] v1[0..3] v2[0..3] v3[0..3] | v0[4..7] v1[4..7] v2[4..7] v3[4..7]
-  __m256i b = _mm256_packus_epi16(p01, p23);
   b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   _mm256_storeu_si256((__m256i*)p, b);
 }
@@ -307,7 +326,14 @@ RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
   const __m256 vs = _mm256_set1_ps(scale);
   int64_t i = 0;
   if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
+    // Quantizing is compute-heavy enough that the out-of-order window covers only a few
+    // source lines: misses are requested 2 KiB ahead (measured 1.1-1.4x from memory on Zen 3,
+    // against no prefetch; 0.5-4 KiB all helped, 2 KiB most consistently). Prefetches past
+    // the end of the row are harmless (they never fault).
+    constexpr int ss = SD == RKV_DTYPE_F32 ? 4 : SD == RKV_DTYPE_FP8_E4M3 || SD == RKV_DTYPE_FP8_E5M2 ? 1 : 2;
+    constexpr int64_t kPrefetchBytes = 2048;
     for (; i + 32 <= n; i += 32) {
+      for (int l = 0; l < 32 * ss; l += 64) _mm_prefetch((const char*)src + i * ss + kPrefetchBytes + l, _MM_HINT_T0);
       __m256 x[4];
       for (int j = 0; j < 4; j++) {
         x[j] = a2_load8<SD>(src, i + 8 * j);
