@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "attention_cpu.h"
+#include "kv_convert.h"
 #include "rkv_dtype.h"
 #include "rkv_softmax.h"
 
@@ -108,7 +109,15 @@ SeqView seq_view(const Common& c, const void* k_cache, const void* v_cache, cons
 
 // Loads `rows` consecutive q rows of head_dim (starting at element index `base`) into f32, scaled.
 void load_q(const void* q, int32_t dtype, int64_t base, int64_t n, float mul, float* dst) {
-  for (int64_t i = 0; i < n; i++) dst[i] = load_as_float(q, base + i, dtype) * mul;
+  // the row converter widens f16/bf16 exactly (vectorized; per element this was 5% of prefill)
+  if (dtype == RKV_DTYPE_F32) {
+    const float* src = static_cast<const float*>(q) + base;
+    for (int64_t i = 0; i < n; i++) dst[i] = src[i] * mul;
+    return;
+  }
+  const RowConverter rc = row_converter(dtype, RKV_DTYPE_F32, 1.0f);
+  rc.fn(static_cast<const char*>(q) + base * dtype_size(dtype), dst, n, rc.scale);
+  for (int64_t i = 0; i < n; i++) dst[i] *= mul;
 }
 
 void store_out(void* out, int32_t dtype, int64_t base, const float* src, int64_t n) {

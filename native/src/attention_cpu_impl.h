@@ -354,7 +354,7 @@ static inline int pv_row_calls(int chunks) {
   constexpr int CBMAX = pv_cbmax<RB>();
   int calls = 0, c = 0;
   if (CBMAX >= 4) for (; c + 4 <= chunks; c += 4) calls++;
-  if (CBMAX == 3) for (; c + 3 <= chunks; c += 3) calls++;
+  if (CBMAX == 3) for (; c + 3 <= chunks && chunks - c != 4; c += 3) calls++;
   if (CBMAX >= 2) for (; c + 2 <= chunks; c += 2) calls++;
   return calls + (chunks - c);
 }
@@ -369,7 +369,9 @@ static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, 
     for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
   if constexpr (CBMAX == 3) {
-    for (; c + 3 <= chunks; c += 3) pv_tile<DT, RB, 3>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    // 3-vector tiles, but a remainder of 4 is two 2-vector tiles, not a 3 and a 1 (a 1-vector
+    // tile has RB FMA chains: too few to cover the FMA latency)
+    for (; c + 3 <= chunks && chunks - c != 4; c += 3) pv_tile<DT, RB, 3>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
   if constexpr (CBMAX >= 2) {
     for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
