@@ -158,12 +158,12 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
                      : w_dtype == RKV_DTYPE_BF16 ? pick<RKV_DTYPE_BF16>(isa)
                                                  : pick<RKV_DTYPE_F16>(isa);
   const bool parallel = m * n * k >= kParallelMacs && n >= 8;
-  // Each thread streams one contiguous range of weight rows (a multiple of 4 rows, so the
-  // register tiles stay whole except at the end of the matrix).
+  // Each thread streams one contiguous range of weight rows (a multiple of 12 rows, so the
+  // register tiles of 2, 3 and 4 weight rows stay whole except at the end of the matrix).
 #pragma omp parallel if (parallel)
   {
     const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t per = ((n + nt - 1) / nt + 3) / 4 * 4;
+    const int64_t per = ((n + nt - 1) / nt + 11) / 12 * 12;
     const int64_t j0 = t * per < n ? t * per : n;
     const int64_t j1 = j0 + per < n ? j0 + per : n;
     if (j0 < j1) fn(x, w, y, m, n, k, j0, j1, accumulate);
