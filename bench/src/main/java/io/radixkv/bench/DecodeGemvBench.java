@@ -25,7 +25,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * The dense layer of decode batches (m = 1, 4, 16 rows) at the memory limit: {@code rkv_linear}
+ * The dense layer of decode batches (m = 1, 4, 8, 16 rows) at the memory limit: {@code rkv_linear}
  * on the small / seed-model gate_up shape (n = 8192, k = 3072), f32, bf16 and f16 weights,
  * 1 and 2 threads. Two weight matrices are used alternately (96 MiB for half-precision
  * weights, 192 MiB for f32: beyond any last-level cache), so every call streams its weights
@@ -55,7 +55,7 @@ public class DecodeGemvBench {
     private static final long N = 8192;
     private static final long K = 3072;
 
-    @Param({"1", "4", "16"})
+    @Param({"1", "4", "8", "16"})
     public int m;
 
     @Param({"f32", "bf16", "f16"})
