@@ -194,18 +194,20 @@ static inline void score_rows(const float* Q, int hd, const uint8_t* const* krow
   for (int t = 0; t < n_pad; t += TB) score_tile<DT, GB>(Q, hd, krow + t, S + t, ldS);
 }
 
-// f32 K rows (prefill's packed tiles) on 8 lanes: 4 rows x 3 tokens, 12 FMA chains of one FMA
+// K rows of f32 (prefill's packed tiles), bf16 or f16 on 8 lanes: 4 rows x 3 tokens, 12 FMA chains of one FMA
 // per step of 8 elements (score_tile's 4 x 2 has 8 chains of two dependent FMAs per step of 16,
 // exactly the FMA latency with no slack) and each q vector loaded once per step, not once per
 // token. Every dot product sums in score_tile's order (lane j over elements j, j + 8, ..., then
 // reduce_w), so scores are bit-identical to it; padding accumulators only feed unused lanes.
+template <int DT>
 RKV_ATTN_INLINE void score_tile_4x3(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
   typename I::V acc[16];
   for (int j = 0; j < 16; j++) acc[j] = I::zero();
-  const float* kp[3];
-  for (int t = 0; t < 3; t++) kp[t] = reinterpret_cast<const float*>(krow[t]);
+  const uint8_t* kp[3];
+  for (int t = 0; t < 3; t++) kp[t] = krow[t];
   for (int d = 0; d < hd; d += I::W) {
-    typename I::V k0 = I::load(kp[0] + d), k1 = I::load(kp[1] + d), k2 = I::load(kp[2] + d);
+    typename I::V k0 = I::template load_cvt<DT>(kp[0], d), k1 = I::template load_cvt<DT>(kp[1], d),
+                  k2 = I::template load_cvt<DT>(kp[2], d);
     for (int g = 0; g < 4; g++) {
       typename I::V qv = I::load(q + (int64_t)g * hd + d);
       acc[g * 3] = I::fma(qv, k0, acc[g * 3]);
@@ -225,13 +227,13 @@ static void scores_block(const float* Q, int R, int hd, const uint8_t* const* kr
   // tokens are padded up to a multiple of W (the padding rows are valid, masked later)
   int n_pad = (n + I::W - 1) / I::W * I::W;
   int r = 0;
-  if constexpr (I::W == 8 && DT == RKV_DTYPE_F32) {
+  if constexpr (I::W == 8 && (DT == RKV_DTYPE_F32 || DT == RKV_DTYPE_BF16 || DT == RKV_DTYPE_F16)) {
     for (; r + 4 <= R; r += 4) {
       const float* Qr = Q + (int64_t)r * hd;
       float* Sr = S + (int64_t)r * ldS;
       int t = 0;
       // n_pad is a multiple of 8: 3-token tiles, then 2-token tiles for a remainder of 2 or 4
-      for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) score_tile_4x3(Qr, hd, krow + t, Sr + t, ldS);
+      for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) score_tile_4x3<DT>(Qr, hd, krow + t, Sr + t, ldS);
       for (; t < n_pad; t += 2) score_tile<DT, 4>(Qr, hd, krow + t, Sr + t, ldS);
     }
   }
