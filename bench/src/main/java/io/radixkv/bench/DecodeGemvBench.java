@@ -32,7 +32,10 @@ import org.openjdk.jmh.infra.Blackhole;
  * from memory. Secondary scores: {@code gbs}, weight GB/s, next to {@code readBaseline}'s
  * {@code gbs} (rkv_bench_read over the same bytes with the same threads, same run): the ratio
  * is the target (≥ 0.85); {@code gflop}, GFLOP/s, next to {@code fmaPeak}'s (large m is bound
- * by the FMA units, not by memory).
+ * by the FMA units, not by memory). On a host whose bandwidth wanders between time windows,
+ * {@code linearThenRead} is the figure to quote: every invocation runs the layer and then
+ * rkv_bench_read over the other matrix, timing both, and each iteration prints one line with the
+ * two bandwidths and their ratio from the same seconds.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -71,6 +74,9 @@ public class DecodeGemvBench {
     private MemorySegment y;
     private final MemorySegment[] w = new MemorySegment[2];
     private int next;
+    private long pairLinearNanos;
+    private long pairReadNanos;
+    private long pairBytes;
 
     @Setup(Level.Trial)
     public void setup() {
@@ -122,6 +128,39 @@ public class DecodeGemvBench {
         MemorySegment ws = nextWeights();
         bh.consume(BandwidthBaselines.read(ws));
         c.gbs += ws.byteSize() / 1e9;
+    }
+
+    /**
+     * The layer, then rkv_bench_read over the other weight matrix (same bytes, same threads), each
+     * timed: the read baseline interleaved call by call with the kernel it is the yardstick for.
+     */
+    @Benchmark
+    public void linearThenRead(Counters c, Blackhole bh) {
+        radixkv_h.rkv_set_num_threads(threads);
+        MemorySegment ws = nextWeights();
+        long t0 = System.nanoTime();
+        dense.linear(x, ws, dtype, y, m, N, K, false);
+        long t1 = System.nanoTime();
+        bh.consume(BandwidthBaselines.read(nextWeights()));
+        long t2 = System.nanoTime();
+        pairLinearNanos += t1 - t0;
+        pairReadNanos += t2 - t1;
+        pairBytes += ws.byteSize();
+        c.gbs += ws.byteSize() / 1e9;
+        c.gflop += 2.0 * m * N * K / 1e9;
+    }
+
+    @TearDown(Level.Iteration)
+    public void reportInterleaved() {
+        if (pairBytes == 0) {
+            return;
+        }
+        double linear = pairBytes / (double) pairLinearNanos, read = pairBytes / (double) pairReadNanos;
+        System.out.printf("# interleaved m=%d %s %d thread(s): linear %.1f GB/s, read %.1f GB/s, ratio %.2f%n", m,
+                weights, threads, linear, read, linear / read);
+        pairLinearNanos = 0;
+        pairReadNanos = 0;
+        pairBytes = 0;
     }
 
     /** rkv_bench_fma_peak for 50 ms per call with the same threads: the FMA peak (GFLOP/s). */
