@@ -145,6 +145,43 @@ public class AttentionDecodeBench {
         counter.bytes += bytesPerCall;
     }
 
+    private long pairDecodeNanos;
+    private long pairReadNanos;
+    private long pairDecodeBytes;
+    private long pairReadBytes;
+
+    /**
+     * One decode call, then the read baseline over the K and V pools, each timed: the yardstick
+     * interleaved call by call with the kernel (a host whose bandwidth wanders between time windows
+     * skews the separate {@code readBaseline} method); each iteration prints both and the ratio.
+     */
+    @Benchmark
+    public void decodeThenRead(Bytes counter, Blackhole bh) throws Exception {
+        long t0 = System.nanoTime();
+        decode(counter);
+        long t1 = System.nanoTime();
+        bh.consume(AttentionBenchData.streamRead(readPool, threads, data.cache.kCache(), data.cache.vCache()));
+        long t2 = System.nanoTime();
+        pairDecodeNanos += t1 - t0;
+        pairReadNanos += t2 - t1;
+        pairDecodeBytes += bytesPerCall;
+        pairReadBytes += data.cache.kCache().byteSize() + data.cache.vCache().byteSize();
+    }
+
+    @TearDown(Level.Iteration)
+    public void reportInterleaved() {
+        if (pairDecodeNanos == 0) {
+            return;
+        }
+        double decode = pairDecodeBytes / (double) pairDecodeNanos, read = pairReadBytes / (double) pairReadNanos;
+        System.out.printf("# interleaved decode %s %d thread(s): %.1f GB/s, read %.1f GB/s, ratio %.2f, %.1f calls/s%n",
+                dtype, threads, decode, read, decode / read, pairDecodeBytes / (double) bytesPerCall * 1e9 / pairDecodeNanos);
+        pairDecodeNanos = 0;
+        pairReadNanos = 0;
+        pairDecodeBytes = 0;
+        pairReadBytes = 0;
+    }
+
     @Benchmark
     public void readBaseline(Bytes counter, Blackhole bh) throws Exception {
         bh.consume(AttentionBenchData.streamRead(readPool, threads, data.cache.kCache(), data.cache.vCache()));
