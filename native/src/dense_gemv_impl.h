@@ -18,20 +18,25 @@ static inline void tile(const float* x, int64_t k, const typename Elem<DT>::T* w
   for (int u = 0; u < U; u++)
     for (int r = 0; r < MR; r++)
       for (int c = 0; c < NR; c++) a[u][r][c] = I::zero();
+  // steps per prefetch: a step narrower than 32 bytes of a row (bf16/f16 with U = 1) is
+  // unrolled twice under one prefetch per row (4 per line were issued, each a load-port uop)
+  constexpr int P = U * L * (int)sizeof(typename Elem<DT>::T) < 32 ? 2 : 1;
   int64_t kk = 0;
-  for (; kk + U * L <= k; kk += U * L) {
+  for (; kk + P * U * L <= k; kk += P * U * L) {
     // software prefetch a fixed distance ahead in every weight row (the stream prefetcher
     // stops at 4 KiB pages; this keeps the misses in flight across them)
     for (int c = 0; c < NR; c++)
-      for (int e = 0; e < U * L; e += kLineStep) __builtin_prefetch(w + c * k + kk + e + kPrefetchElems<DT>, 0, 0);
-    for (int u = 0; u < U; u++) {
-      V wv[NR];
-      for (int c = 0; c < NR; c++) wv[c] = I::template load<DT>(w + c * k + kk + u * L);
-      for (int r = 0; r < MR; r++) {
-        V xv = I::loadx(x + r * k + kk + u * L);
-        for (int c = 0; c < NR; c++) a[u][r][c] = I::fma(xv, wv[c], a[u][r][c]);
+      for (int e = 0; e < P * U * L; e += kLineStep) __builtin_prefetch(w + c * k + kk + e + kPrefetchElems<DT>, 0, 0);
+    for (int p = 0; p < P; p++)
+      for (int u = 0; u < U; u++) {
+        const int64_t ko = kk + (p * U + u) * L;
+        V wv[NR];
+        for (int c = 0; c < NR; c++) wv[c] = I::template load<DT>(w + c * k + ko);
+        for (int r = 0; r < MR; r++) {
+          V xv = I::loadx(x + r * k + ko);
+          for (int c = 0; c < NR; c++) a[u][r][c] = I::fma(xv, wv[c], a[u][r][c]);
+        }
       }
-    }
   }
   for (; kk + L <= k; kk += L) {
     V wv[NR];
