@@ -37,7 +37,9 @@ struct I {
   static V set1(float x) { return x; }
   static V load(const float* p) { return *p; }
   static void store(float* p, V v) { *p = v; }
-  static V fma(V a, V b, V c) { return a * b + c; }
+  // always fused: `a * b + c` was contracted to an FMA in some instantiations and not in others,
+  // so a row's result depended on which tile path (packed or not) computed it
+  static V fma(V a, V b, V c) { return std::fma(a, b, c); }
   static V mul(V a, V b) { return a * b; }
   static V add(V a, V b) { return a + b; }
   static V sub(V a, V b) { return a - b; }
