@@ -58,7 +58,7 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
   const int G = num_qo_heads / num_kv_heads;
   const int hd = head_dim;
   // Query tile: about 64 rows (q tokens x GQA heads) reuse each K/V block.
-  const int qt = std::max(1, 128 / G);
+  const int qt = std::max(1, 64 / G);
   const int Rmax = qt * G;
 
   struct Item {
