@@ -288,22 +288,26 @@ void rows_independent_of_call(const char* isa, std::mt19937& rng) {
   for (int dt : {RKV_DTYPE_F32, RKV_DTYPE_BF16, RKV_DTYPE_F16, RKV_DTYPE_FP8_E4M3}) {
     for (int gqa : {1, 3, 4, 8}) {
       const int nqo = nkv * gqa, es = dt == RKV_DTYPE_F32 ? 4 : dt == RKV_DTYPE_FP8_E4M3 ? 1 : 2;
-      std::vector<uint8_t> k((size_t)pages * ps * nkv * hd * es), v(k.size());
-      for (size_t i = 0; i < k.size() / es; i++) {
-        const float a = U(rng), b = U(rng);
-        rkv_convert(&a, RKV_DTYPE_F32, k.data() + i * es, dt, 1, 1.f);
-        rkv_convert(&b, RKV_DTYPE_F32, v.data() + i * es, dt, 1, 1.f);
+      const size_t n = (size_t)pages * ps * nkv * hd;
+      std::vector<float> kf(n), vf(n);
+      for (size_t i = 0; i < n; i++) {
+        kf[i] = U(rng);
+        vf[i] = U(rng);
       }
+      std::vector<uint8_t> k(n * es), v(n * es);
+      int rc = rkv_convert(kf.data(), RKV_DTYPE_F32, k.data(), dt, (int64_t)n, 1.f);
+      rc |= rkv_convert(vf.data(), RKV_DTYPE_F32, v.data(), dt, (int64_t)n, 1.f);
       std::vector<int> indptr{0, pages}, indices(pages), last{len - (pages - 1) * ps};
       for (int i = 0; i < pages; i++) indices[i] = pages - 1 - i;
       std::vector<float> q((size_t)ql * nqo * hd), whole(q.size());
       for (auto& x : q) x = U(rng);
       std::vector<int> qo{0, ql};
-      int rc = rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, whole.data(), RKV_DTYPE_F32, nullptr, qo.data(),
+      rc |= rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, whole.data(), RKV_DTYPE_F32, nullptr, qo.data(),
                                             k.data(), v.data(), dt, pages, ps, nqo, nkv, hd, indptr.data(),
                                             indices.data(), last.data(), 1, nullptr, nullptr, 0.09f, 0.f, 1.f, 1.f, -1);
       bool ok = rc == RKV_OK;
-      for (int tail : {1, 3, 5, 17}) {  // 1-4 query tokens take unpacked tiles, 17 packed ones
+      // a call of fewer than 16 rows (query tokens x GQA) takes unpacked tiles, a larger one packed
+      for (int tail : {1, 3, 5, 17}) {
         const size_t off = (size_t)(ql - tail) * nqo * hd;
         std::vector<float> part((size_t)tail * nqo * hd);
         std::vector<int> qt{0, tail};

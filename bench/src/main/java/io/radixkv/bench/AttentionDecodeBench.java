@@ -145,10 +145,9 @@ public class AttentionDecodeBench {
         counter.bytes += bytesPerCall;
     }
 
-    private long pairDecodeNanos;
-    private long pairReadNanos;
-    private long pairDecodeBytes;
-    private long pairReadBytes;
+    private final SameWindowRatio interleaved = new SameWindowRatio();
+    private long interleavedCalls;
+    private long interleavedDecodeNanos;
 
     /**
      * One decode call, then the read baseline over the K and V pools, each timed: the yardstick
@@ -162,24 +161,20 @@ public class AttentionDecodeBench {
         long t1 = System.nanoTime();
         bh.consume(AttentionBenchData.streamRead(readPool, threads, data.cache.kCache(), data.cache.vCache()));
         long t2 = System.nanoTime();
-        pairDecodeNanos += t1 - t0;
-        pairReadNanos += t2 - t1;
-        pairDecodeBytes += bytesPerCall;
-        pairReadBytes += data.cache.kCache().byteSize() + data.cache.vCache().byteSize();
+        interleaved.add(t1 - t0, bytesPerCall, t2 - t1, data.cache.kCache().byteSize() + data.cache.vCache().byteSize());
+        interleavedCalls++;
+        interleavedDecodeNanos += t1 - t0;
     }
 
     @TearDown(Level.Iteration)
     public void reportInterleaved() {
-        if (pairDecodeNanos == 0) {
+        if (interleavedCalls == 0) {
             return;
         }
-        double decode = pairDecodeBytes / (double) pairDecodeNanos, read = pairReadBytes / (double) pairReadNanos;
-        System.out.printf("# interleaved decode %s %d thread(s): %.1f GB/s, read %.1f GB/s, ratio %.2f, %.1f calls/s%n",
-                dtype, threads, decode, read, decode / read, pairDecodeBytes / (double) bytesPerCall * 1e9 / pairDecodeNanos);
-        pairDecodeNanos = 0;
-        pairReadNanos = 0;
-        pairDecodeBytes = 0;
-        pairReadBytes = 0;
+        interleaved.reportAndReset(String.format("decode %s %d thread(s), %.1f calls/s", dtype, threads,
+                interleavedCalls * 1e9 / interleavedDecodeNanos));
+        interleavedCalls = 0;
+        interleavedDecodeNanos = 0;
     }
 
     @Benchmark

@@ -74,9 +74,7 @@ public class DecodeGemvBench {
     private MemorySegment y;
     private final MemorySegment[] w = new MemorySegment[2];
     private int next;
-    private long pairLinearNanos;
-    private long pairReadNanos;
-    private long pairBytes;
+    private final SameWindowRatio interleaved = new SameWindowRatio();
 
     @Setup(Level.Trial)
     public void setup() {
@@ -143,24 +141,14 @@ public class DecodeGemvBench {
         long t1 = System.nanoTime();
         bh.consume(BandwidthBaselines.read(nextWeights()));
         long t2 = System.nanoTime();
-        pairLinearNanos += t1 - t0;
-        pairReadNanos += t2 - t1;
-        pairBytes += ws.byteSize();
+        interleaved.add(t1 - t0, ws.byteSize(), t2 - t1, ws.byteSize());
         c.gbs += ws.byteSize() / 1e9;
         c.gflop += 2.0 * m * N * K / 1e9;
     }
 
     @TearDown(Level.Iteration)
     public void reportInterleaved() {
-        if (pairBytes == 0) {
-            return;
-        }
-        double linear = pairBytes / (double) pairLinearNanos, read = pairBytes / (double) pairReadNanos;
-        System.out.printf("# interleaved m=%d %s %d thread(s): linear %.1f GB/s, read %.1f GB/s, ratio %.2f%n", m,
-                weights, threads, linear, read, linear / read);
-        pairLinearNanos = 0;
-        pairReadNanos = 0;
-        pairBytes = 0;
+        interleaved.reportAndReset(String.format("m=%d %s %d thread(s): linear", m, weights, threads));
     }
 
     /** rkv_bench_fma_peak for 50 ms per call with the same threads: the FMA peak (GFLOP/s). */
