@@ -8,8 +8,9 @@
 #include <cmath>
 
 #include "rkv_common.h"
+#include "rkv_isa.h"
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
@@ -20,46 +21,47 @@ namespace {
 
 constexpr long kItersPerCheck = 4096;
 
-#if defined(__AVX512F__)
-constexpr int kChains = 16;  // + 2 constants: 18 of 32 registers
-constexpr int kLanes = 16;
-// Runs until omp_get_wtime() >= deadline; returns FMA lane-operations done and a checksum.
-double fma_chains(double deadline, float* checksum) {
-  __m512 acc[kChains];
-  for (int c = 0; c < kChains; c++) acc[c] = _mm512_set1_ps(0.001f * (c + 1));
+// Each variant runs until omp_get_wtime() >= deadline and returns the FMA lane-operations done
+// (and a checksum). The AVX-512 and AVX2 variants are compiled with target attributes and
+// chosen at run time, as the kernels are (rkv_isa.h): a portable x86-64-v3 build measured the
+// AVX2 peak, half of what the AVX-512 kernels can reach on a CPU with full-width FMA units.
+#if defined(__x86_64__)
+constexpr int kChains512 = 16;  // + 2 constants: 18 of 32 registers
+__attribute__((target("avx512f"))) double fma_chains_avx512(double deadline, float* checksum) {
+  __m512 acc[kChains512];
+  for (int c = 0; c < kChains512; c++) acc[c] = _mm512_set1_ps(0.001f * (c + 1));
   const __m512 a = _mm512_set1_ps(0.99999994f);
   const __m512 b = _mm512_set1_ps(1e-7f);
   double ops = 0;
   do {
     for (long i = 0; i < kItersPerCheck; i++) {
-      for (int c = 0; c < kChains; c++) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
+      for (int c = 0; c < kChains512; c++) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
     }
-    ops += double(kItersPerCheck) * kChains * kLanes;
+    ops += double(kItersPerCheck) * kChains512 * 16;
   } while (omp_get_wtime() < deadline);
   __m512 s = acc[0];
-  for (int c = 1; c < kChains; c++) s = _mm512_add_ps(s, acc[c]);
+  for (int c = 1; c < kChains512; c++) s = _mm512_add_ps(s, acc[c]);
   *checksum = _mm512_reduce_add_ps(s);
   return ops;
 }
-#elif defined(__AVX2__) && defined(__FMA__)
+
 // 12 chains + 2 constants fit AVX2's 16 registers (16 chains spilled to the stack and measured
 // half the real peak on Zen 3); 12 >= latency x ports on Haswell through Zen 4 (5 x 2).
-constexpr int kChains = 12;
-constexpr int kLanes = 8;
-double fma_chains(double deadline, float* checksum) {
-  __m256 acc[kChains];
-  for (int c = 0; c < kChains; c++) acc[c] = _mm256_set1_ps(0.001f * (c + 1));
+constexpr int kChains256 = 12;
+__attribute__((target("avx2,fma"))) double fma_chains_avx2(double deadline, float* checksum) {
+  __m256 acc[kChains256];
+  for (int c = 0; c < kChains256; c++) acc[c] = _mm256_set1_ps(0.001f * (c + 1));
   const __m256 a = _mm256_set1_ps(0.99999994f);
   const __m256 b = _mm256_set1_ps(1e-7f);
   double ops = 0;
   do {
     for (long i = 0; i < kItersPerCheck; i++) {
-      for (int c = 0; c < kChains; c++) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
+      for (int c = 0; c < kChains256; c++) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
     }
-    ops += double(kItersPerCheck) * kChains * kLanes;
+    ops += double(kItersPerCheck) * kChains256 * 8;
   } while (omp_get_wtime() < deadline);
   __m256 s = acc[0];
-  for (int c = 1; c < kChains; c++) s = _mm256_add_ps(s, acc[c]);
+  for (int c = 1; c < kChains256; c++) s = _mm256_add_ps(s, acc[c]);
   float t[8];
   _mm256_storeu_ps(t, s);
   float r = 0;
@@ -67,26 +69,35 @@ double fma_chains(double deadline, float* checksum) {
   *checksum = r;
   return ops;
 }
-#else
-// No vector FMA at compile time: scalar fmaf chains (what the kernels could use here too).
-constexpr int kChains = 12;
-constexpr int kLanes = 1;
-double fma_chains(double deadline, float* checksum) {
-  float acc[kChains];
-  for (int c = 0; c < kChains; c++) acc[c] = 0.001f * (c + 1);
+#endif
+
+// No vector FMA: scalar fmaf chains (what the kernels use there too).
+constexpr int kChainsScalar = 12;
+double fma_chains_scalar(double deadline, float* checksum) {
+  float acc[kChainsScalar];
+  for (int c = 0; c < kChainsScalar; c++) acc[c] = 0.001f * (c + 1);
   double ops = 0;
   do {
     for (long i = 0; i < kItersPerCheck; i++) {
-      for (int c = 0; c < kChains; c++) acc[c] = std::fma(acc[c], 0.99999994f, 1e-7f);
+      for (int c = 0; c < kChainsScalar; c++) acc[c] = std::fma(acc[c], 0.99999994f, 1e-7f);
     }
-    ops += double(kItersPerCheck) * kChains * kLanes;
+    ops += double(kItersPerCheck) * kChainsScalar;
   } while (omp_get_wtime() < deadline);
   float r = 0;
   for (float v : acc) r += v;
   *checksum = r;
   return ops;
 }
+
+// The widest FMA the kernels use on this CPU (the same probe and RADIXKV_ISA override).
+double fma_chains(double deadline, float* checksum) {
+#if defined(__x86_64__)
+  static const rkv::CpuIsa isa = rkv::cpu_isa();
+  if (isa == rkv::kIsaAvx512) return fma_chains_avx512(deadline, checksum);
+  if (isa == rkv::kIsaAvx2) return fma_chains_avx2(deadline, checksum);
 #endif
+  return fma_chains_scalar(deadline, checksum);
+}
 
 volatile float g_sink;
 
