@@ -9,8 +9,11 @@
 // block of 4 rows of x instead of from memory). U independent accumulator sets hide the FMA
 // latency when MR * NR is small.
 
+// kb elements of MR rows of x (row stride ld) against kb elements of NR weight rows (stride ld).
+// Prefetches each weight row pf elements past the element being loaded (pf = 0: none).
 template <int DT, int MR, int NR, int U>
-static inline void tile(const float* x, int64_t k, const typename Elem<DT>::T* w, float* y, int64_t n, bool acc) {
+static inline void tile(const float* x, int64_t ld, int64_t kb, const typename Elem<DT>::T* w, int64_t pf, float* y,
+                        int64_t n, bool acc) {
   using V = typename I::V;
   constexpr int L = I::W;
   constexpr int kLineStep = 64 / (int)sizeof(typename Elem<DT>::T);  // elements per cache line
@@ -22,27 +25,28 @@ static inline void tile(const float* x, int64_t k, const typename Elem<DT>::T* w
   // unrolled twice under one prefetch per row (4 per line were issued, each a load-port uop)
   constexpr int P = U * L * (int)sizeof(typename Elem<DT>::T) < 32 ? 2 : 1;
   int64_t kk = 0;
-  for (; kk + P * U * L <= k; kk += P * U * L) {
-    // software prefetch a fixed distance ahead in every weight row (the stream prefetcher
-    // stops at 4 KiB pages; this keeps the misses in flight across them)
-    for (int c = 0; c < NR; c++)
-      for (int e = 0; e < P * U * L; e += kLineStep) __builtin_prefetch(w + c * k + kk + e + kPrefetchElems<DT>, 0, 0);
+  for (; kk + P * U * L <= kb; kk += P * U * L) {
+    // software prefetch in every weight row (the stream prefetcher stops at 4 KiB pages; this
+    // keeps the misses in flight across them)
+    if (pf)
+      for (int c = 0; c < NR; c++)
+        for (int e = 0; e < P * U * L; e += kLineStep) __builtin_prefetch(w + c * ld + kk + e + pf, 0, 0);
     for (int p = 0; p < P; p++)
       for (int u = 0; u < U; u++) {
         const int64_t ko = kk + (p * U + u) * L;
         V wv[NR];
-        for (int c = 0; c < NR; c++) wv[c] = I::template load<DT>(w + c * k + ko);
+        for (int c = 0; c < NR; c++) wv[c] = I::template load<DT>(w + c * ld + ko);
         for (int r = 0; r < MR; r++) {
-          V xv = I::loadx(x + r * k + ko);
+          V xv = I::loadx(x + r * ld + ko);
           for (int c = 0; c < NR; c++) a[u][r][c] = I::fma(xv, wv[c], a[u][r][c]);
         }
       }
   }
-  for (; kk + L <= k; kk += L) {
+  for (; kk + L <= kb; kk += L) {
     V wv[NR];
-    for (int c = 0; c < NR; c++) wv[c] = I::template load<DT>(w + c * k + kk);
+    for (int c = 0; c < NR; c++) wv[c] = I::template load<DT>(w + c * ld + kk);
     for (int r = 0; r < MR; r++) {
-      V xv = I::loadx(x + r * k + kk);
+      V xv = I::loadx(x + r * ld + kk);
       for (int c = 0; c < NR; c++) a[0][r][c] = I::fma(xv, wv[c], a[0][r][c]);
     }
   }
@@ -53,45 +57,69 @@ static inline void tile(const float* x, int64_t k, const typename Elem<DT>::T* w
       for (int u = 1; u < U; u++) t = I::add(t, a[u][r][c]);
       s[r][c] = I::hsum(t);
     }
-  for (; kk < k; kk++)
+  for (; kk < kb; kk++)
     for (int c = 0; c < NR; c++) {
-      const float wf = Elem<DT>::to_float(w[c * k + kk]);
-      for (int r = 0; r < MR; r++) s[r][c] += x[r * k + kk] * wf;
+      const float wf = Elem<DT>::to_float(w[c * ld + kk]);
+      for (int r = 0; r < MR; r++) s[r][c] += x[r * ld + kk] * wf;
     }
   for (int r = 0; r < MR; r++)
     for (int c = 0; c < NR; c++) y[r * n + c] = acc ? y[r * n + c] + s[r][c] : s[r][c];
 }
 
-// Rows of x in blocks of at most 4 against NR weight rows starting at w (output column j).
+// Rows of x in blocks of at most 4 against NR weight rows starting at w (output column j), over
+// kb elements from the start of the chunk. Only the first block of x prefetches (pf); the
+// others find the NR weight rows in L1.
 template <int DT, int NR>
-static inline void column_block(const float* x, int64_t m, int64_t k, const typename Elem<DT>::T* w, float* y,
-                                int64_t n, bool acc) {
+static inline void column_block(const float* x, int64_t m, int64_t ld, int64_t kb, const typename Elem<DT>::T* w,
+                                int64_t pf, float* y, int64_t n, bool acc) {
   for (int64_t i0 = 0; i0 < m; i0 += 4) {
-    const float* xb = x + i0 * k;
+    const float* xb = x + i0 * ld;
     float* yb = y + i0 * n;
+    const int64_t p = i0 == 0 ? pf : 0;
     switch (m - i0 < 4 ? m - i0 : 4) {
-      case 4: tile<DT, 4, NR, 1>(xb, k, w, yb, n, acc); break;
-      case 3: tile<DT, 3, NR, 1>(xb, k, w, yb, n, acc); break;
-      case 2: tile<DT, 2, NR, 2>(xb, k, w, yb, n, acc); break;
-      default: tile<DT, 1, NR, 4>(xb, k, w, yb, n, acc); break;
+      case 4: tile<DT, 4, NR, 1>(xb, ld, kb, w, p, yb, n, acc); break;
+      case 3: tile<DT, 3, NR, 1>(xb, ld, kb, w, p, yb, n, acc); break;
+      case 2: tile<DT, 2, NR, 2>(xb, ld, kb, w, p, yb, n, acc); break;
+      default: tile<DT, 1, NR, 4>(xb, ld, kb, w, p, yb, n, acc); break;
     }
   }
 }
 
 // Output columns [j0, j1) (weight rows j0..j1-1) for all m rows.
+//
+// m <= 2: one row (or two) of weights at a time over all of k, prefetched kPrefetchElems ahead
+// in the row: one linear stream, x (<= 24 KiB) stays in L1.
+//
+// m >= 3: x is m * k * 4 bytes (48 KiB at m = 4, k = 3072: the whole L1 of a Zen 5 or
+// Skylake core), and every NR-row weight tile re-reads all of it; from L2 those x loads
+// crowded out the weight stream and memory time stopped overlapping compute (4 x 4 tiles ran at
+// 1/(1/in-cache + 1/read)). So k is taken in chunks whose m rows of x fill half of L1: each
+// pass over the range streams one chunk of every weight row (each weight byte is still read once
+// from memory), partial sums go through y, and each tile prefetches the same chunk of the next
+// NR weight rows (one tile ahead: the chunks of a pass are kb elements every k, which the
+// hardware's stream prefetchers do not follow).
 template <int DT>
 static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
                        int64_t j1, bool acc) {
   const auto* w = static_cast<const typename Elem<DT>::T*>(wv);
   int64_t j = j0;
   if (m == 1) {
-    for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, w + j * k, y + j, n, acc);
+    for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
     return;
   }
   if (m == 2) {
-    for (; j < j1; j++) tile<DT, 2, 1, 2>(x, k, w + j * k, y + j, n, acc);
+    for (; j < j1; j++) tile<DT, 2, 1, 2>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
     return;
   }
-  for (; j + I::kNR <= j1; j += I::kNR) column_block<DT, I::kNR>(x, m, k, w + j * k, y + j, n, acc);
-  for (; j < j1; j++) column_block<DT, 1>(x, m, k, w + j * k, y + j, n, acc);
+  const int64_t per_row = x_chunk_bytes() / (m * (int64_t)sizeof(float)) / 64 * 64;
+  const int64_t kc = per_row < 128 ? 128 : per_row;
+  for (int64_t k0 = 0; k0 < k; k0 += kc) {
+    const int64_t kb = k - k0 < kc ? k - k0 : kc;
+    const bool acc_chunk = acc || k0 > 0;
+    const float* xc = x + k0;
+    const auto* wc = w + k0;
+    for (j = j0; j + I::kNR <= j1; j += I::kNR)
+      column_block<DT, I::kNR>(xc, m, k, kb, wc + j * k, I::kNR * k, y + j, n, acc_chunk);
+    for (; j < j1; j++) column_block<DT, 1>(xc, m, k, kb, wc + j * k, k, y + j, n, acc_chunk);
+  }
 }

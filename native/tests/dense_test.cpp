@@ -291,6 +291,9 @@ int main(int, char** argv) {
     for (int32_t wdt : wdts) {
       test_linear(m, 37, 75, wdt, m % 2 == 0);
       test_linear(m, 203, 517, wdt, m % 2 == 1);
+      // k split into several chunks for m >= 3 (x chunks of at most 32 KiB): partial sums
+      // through y, a chunk tail, prefetches of the next weight tile
+      if (m >= 3) test_linear(m, 37, 3000, wdt, m % 2 == 0);
     }
   }
   test_rmsnorm(0.f);
