@@ -317,15 +317,21 @@ struct I {
       b = load_cvt<DT>(row, d + W);
     }
   }
+  // A byte max over whole vectors (two chains), one compare at the end; only the tail is masked.
+  // (A masked load, compare and mask-or per 64 bytes was 20% of fp8 decode in cache on Zen 5.)
   static bool has_e4m3_nan(const uint8_t* p, int64_t bytes) {
     const __m512i m7f = _mm512_set1_epi8(0x7F);
-    __mmask64 any = 0;
-    for (int64_t i = 0; i < bytes; i += 64) {
-      __mmask64 lm = bytes - i >= 64 ? ~0ULL : ((1ULL << (bytes - i)) - 1);
-      __m512i x = _mm512_and_si512(_mm512_maskz_loadu_epi8(lm, p + i), m7f);
-      any |= _mm512_mask_cmpeq_epi8_mask(lm, x, m7f);
+    __m512i m0 = _mm512_setzero_si512(), m1 = m0;
+    int64_t i = 0;
+    for (; i + 128 <= bytes; i += 128) {
+      m0 = _mm512_max_epu8(m0, _mm512_and_si512(_mm512_loadu_si512(p + i), m7f));
+      m1 = _mm512_max_epu8(m1, _mm512_and_si512(_mm512_loadu_si512(p + i + 64), m7f));
     }
-    return any != 0;
+    for (; i < bytes; i += 64) {
+      const __mmask64 lm = bytes - i >= 64 ? ~0ULL : ((1ULL << (bytes - i)) - 1);
+      m0 = _mm512_max_epu8(m0, _mm512_and_si512(_mm512_maskz_loadu_epi8(lm, p + i), m7f));
+    }
+    return _mm512_cmpeq_epi8_mask(_mm512_max_epu8(m0, m1), m7f) != 0;
   }
 };
 #include "attention_cpu_impl.h"
