@@ -57,6 +57,8 @@ struct Scratch {
   int* vis;
   float* pack;        // attend only; may be null (no f32 packing)
   const float* ones;  // attend_token_major only
+  float* kt;          // attend only: kBlock * head_dim floats for a transposed K tile (AVX-512
+                      // prefill scores); null: scores from K row tiles
 };
 
 // attend: R rows per KV head, one KV head after another per token block (prefill).

@@ -46,6 +46,17 @@ struct I {
   static V max(V a, V b) { return a > b ? a : b; }
   static float hmax(V v) { return v; }
   static float hsum(V v) { return v; }
+  // rows r[0..W) of W lanes -> columns (r[j] lane i = old r[i] lane j). Through memory: only the
+  // AVX-512 prefill scores transpose K tiles (its I has the register version).
+  static void transpose_w(V* r) {
+    alignas(64) float m[W * W];
+    for (int i = 0; i < W; i++) store(m + i * W, r[i]);
+    for (int j = 0; j < W; j++) {
+      alignas(64) float c[W];
+      for (int i = 0; i < W; i++) c[i] = m[i * W + j];
+      r[j] = load(c);
+    }
+  }
   static V exp2(V x) { return x < -125.f ? 0.f : exp2f(x); }
   static V logit2(V s, float cap) { return logit_base2(s, cap); }
   static V reduce_w(const V* acc) { return acc[0]; }
@@ -92,6 +103,17 @@ struct I {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+  }
+  // rows r[0..W) of W lanes -> columns (r[j] lane i = old r[i] lane j). Through memory: only the
+  // AVX-512 prefill scores transpose K tiles (its I has the register version).
+  static void transpose_w(V* r) {
+    alignas(64) float m[W * W];
+    for (int i = 0; i < W; i++) store(m + i * W, r[i]);
+    for (int j = 0; j < W; j++) {
+      alignas(64) float c[W];
+      for (int i = 0; i < W; i++) c[i] = m[i * W + j];
+      r[j] = load(c);
+    }
   }
   static float hmax(V v) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -229,6 +251,33 @@ struct I {
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static float hsum(V v) { return _mm512_reduce_add_ps(v); }
   static float hmax(V v) { return _mm512_reduce_max_ps(v); }
+  // 16 x 16 transpose in registers: r[j] lane i = old r[i] lane j (unpack ps, unpack pd, then
+  // 128-bit lanes regrouped twice).
+  static void transpose_w(V* r) {
+    V t[16];
+    for (int i = 0; i < 8; i++) {
+      t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+      const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+      const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+      r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));      // rows 4i..4i+3, column 4L of lane L
+      r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));  // column 4L + 1
+      r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));  // column 4L + 2
+      r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));  // column 4L + 3
+    }
+    V o[16];
+    for (int j = 0; j < 4; j++) {
+      const V a = _mm512_shuffle_f32x4(r[j], r[4 + j], 0x88), b = _mm512_shuffle_f32x4(r[j], r[4 + j], 0xDD);
+      const V c = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0x88), d = _mm512_shuffle_f32x4(r[8 + j], r[12 + j], 0xDD);
+      o[j] = _mm512_shuffle_f32x4(a, c, 0x88);
+      o[8 + j] = _mm512_shuffle_f32x4(a, c, 0xDD);
+      o[4 + j] = _mm512_shuffle_f32x4(b, d, 0x88);
+      o[12 + j] = _mm512_shuffle_f32x4(b, d, 0xDD);
+    }
+    for (int j = 0; j < 16; j++) r[j] = o[j];
+  }
   static V exp2(V x) {
     const V lo = _mm512_set1_ps(-125.f);
     __mmask16 keep = _mm512_cmp_ps_mask(x, lo, _CMP_NLT_UQ);  // not (x < -125): keeps NaN

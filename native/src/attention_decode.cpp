@@ -76,7 +76,7 @@ int decode_planned(const Common& c, const void* q, void* out, float* lse, const 
         S((size_t)num_qo_heads * kBlock), scale(num_qo_heads), ones(G, 1.f);
     std::vector<int> vis((size_t)2 * num_qo_heads);
     std::vector<int64_t> lo(G), hi(G);
-    const Scratch scratch{S.data(), scale.data(), vis.data(), nullptr, ones.data()};
+    const Scratch scratch{S.data(), scale.data(), vis.data(), nullptr, ones.data(), nullptr};
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < n_items; it++) {
       const DecodeItem& w = items[it];
