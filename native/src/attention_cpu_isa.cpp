@@ -232,6 +232,7 @@ struct I {
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 namespace avx512 {
+#include "rkv_reduce_avx512.h"
 struct I {
   using V = __m512;
   static constexpr int W = 16;
@@ -301,26 +302,8 @@ struct I {
   }
   // logit_base2 (rkv_softmax.h) lane-wise
   static V logit2(V s, float cap) { return _mm512_mul_ps(_mm512_set1_ps(cap * kLog2e), tanh(s)); }
-  // lane j of the result = sum of the lanes of acc[j] (transpose-reduction, 45 instructions
-  // for 16 dot products instead of 16 horizontal reductions). The zero-masked forms with a
-  // full mask compile to the plain instructions; the unmasked intrinsics of GCC 12 pass an
-  // uninitialized _mm512_undefined_* operand that -Wuninitialized reports.
-  static constexpr __mmask16 kAll16 = 0xFFFF;
-  static constexpr __mmask8 kAll8 = 0xFF;
-  static V reduce_w(const V* a) {
-    V b[8], c[4], e[2];
-    for (int i = 0; i < 8; i++)
-      b[i] = _mm512_add_ps(_mm512_maskz_unpacklo_ps(kAll16, a[2 * i], a[2 * i + 1]), _mm512_maskz_unpackhi_ps(kAll16, a[2 * i], a[2 * i + 1]));
-    for (int i = 0; i < 4; i++) {
-      __m512d x = _mm512_castps_pd(b[2 * i]), y = _mm512_castps_pd(b[2 * i + 1]);
-      c[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_maskz_unpacklo_pd(kAll8, x, y)), _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(kAll8, x, y)));
-    }
-    // c[i]: 128-bit lane k holds partial sums of a[4i..4i+3] over that lane's elements
-    for (int i = 0; i < 2; i++)
-      e[i] = _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll16, c[2 * i], c[2 * i + 1], 0x88),
-                           _mm512_maskz_shuffle_f32x4(kAll16, c[2 * i], c[2 * i + 1], 0xDD));
-    return _mm512_add_ps(_mm512_maskz_shuffle_f32x4(kAll16, e[0], e[1], 0x88), _mm512_maskz_shuffle_f32x4(kAll16, e[0], e[1], 0xDD));
-  }
+  // lane j of the result = sum of the lanes of acc[j] (rkv_reduce_avx512.h)
+  static V reduce_w(const V* a) { return reduce_16x16(a); }
   template <int DT>
   static V load_cvt(const uint8_t* row, int d) {
     if constexpr (DT == RKV_DTYPE_F32) {

@@ -51,12 +51,28 @@ static inline void tile(const float* x, int64_t ld, int64_t kb, const typename E
     }
   }
   float s[MR][NR];
-  for (int r = 0; r < MR; r++)
-    for (int c = 0; c < NR; c++) {
-      V t = a[0][r][c];
-      for (int u = 1; u < U; u++) t = I::add(t, a[u][r][c]);
-      s[r][c] = I::hsum(t);
-    }
+  if constexpr (I::kReduce16 && MR * NR > 4 && MR * NR <= 16) {
+    // one transpose-reduction for the tile instead of MR x NR horizontal sums (they were ~20%
+    // of a k-chunk's instructions at m = 16)
+    V t[16];
+    for (int r = 0; r < MR; r++)
+      for (int c = 0; c < NR; c++) {
+        t[r * NR + c] = a[0][r][c];
+        for (int u = 1; u < U; u++) t[r * NR + c] = I::add(t[r * NR + c], a[u][r][c]);
+      }
+    for (int i = MR * NR; i < 16; i++) t[i] = I::zero();
+    alignas(64) float sums[16];
+    I::store(sums, I::reduce16(t));
+    for (int r = 0; r < MR; r++)
+      for (int c = 0; c < NR; c++) s[r][c] = sums[r * NR + c];
+  } else {
+    for (int r = 0; r < MR; r++)
+      for (int c = 0; c < NR; c++) {
+        V t = a[0][r][c];
+        for (int u = 1; u < U; u++) t = I::add(t, a[u][r][c]);
+        s[r][c] = I::hsum(t);
+      }
+  }
   for (; kk < kb; kk++)
     for (int c = 0; c < NR; c++) {
       const float wf = Elem<DT>::to_float(w[c * ld + kk]);
