@@ -477,14 +477,15 @@ static void pack_block(const uint8_t* const* src, int n, int hd, float* dst, con
 // bit-identical to whole-prompt prefill).
 // Kt[d][t] for the block's tokens, W x W sub-tiles transposed in registers; tokens n .. kBlock-1
 // are zero (their scores are masked).
-template <int DT>
+// (Isa: only AVX-512's I has transpose_w; a dependent name, so other ISAs never instantiate it.)
+template <int DT, typename Isa = I>
 static void transpose_k(const uint8_t* const* krow, int n, int hd, float* kt) {
-  for (int t0 = 0; t0 < kBlock; t0 += I::W)
-    for (int d0 = 0; d0 < hd; d0 += I::W) {
-      typename I::V r[I::W];
-      for (int i = 0; i < I::W; i++) r[i] = t0 + i < n ? I::template load_cvt<DT>(krow[t0 + i], d0) : I::zero();
-      I::transpose_w(r);
-      for (int j = 0; j < I::W; j++) I::store(kt + (int64_t)(d0 + j) * kBlock + t0, r[j]);
+  for (int t0 = 0; t0 < kBlock; t0 += Isa::W)
+    for (int d0 = 0; d0 < hd; d0 += Isa::W) {
+      typename Isa::V r[Isa::W];
+      for (int i = 0; i < Isa::W; i++) r[i] = t0 + i < n ? Isa::template load_cvt<DT>(krow[t0 + i], d0) : Isa::zero();
+      Isa::transpose_w(r);
+      for (int j = 0; j < Isa::W; j++) Isa::store(kt + (int64_t)(d0 + j) * kBlock + t0, r[j]);
     }
 }
 
@@ -573,20 +574,25 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
       float* Oh = O + (int64_t)h * R * hd;
       float* mh = m + (int64_t)h * R;
       float* lh = l + (int64_t)h * R;
-      if (I::W == 16 && sc.kt != nullptr) {
-        transpose_k<DT>(kr, n, hd, sc.kt);
-        scores_kt(Qh, R, hd, sc.kt, n, S, kBlock);
-        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
-        if (pack != nullptr && DT != RKV_DTYPE_F32) {
-          const uint8_t* pvr[kBlock];
-          pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
-          pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
-        } else if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes)) {
-          pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
-        } else {
-          pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
+      if constexpr (I::W == 16) {
+        if (sc.kt != nullptr) {
+          transpose_k<DT>(kr, n, hd, sc.kt);
+          scores_kt(Qh, R, hd, sc.kt, n, S, kBlock);
+          softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
+          if (pack != nullptr && DT != RKV_DTYPE_F32) {
+            const uint8_t* pvr[kBlock];
+            pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
+            pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
+          } else if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes)) {
+            pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
+          } else {
+            pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
+          }
+          pf.finish();
+          continue;
         }
-      } else if (pack != nullptr && DT != RKV_DTYPE_F32) {
+      }
+      if (pack != nullptr && DT != RKV_DTYPE_F32) {
         const uint8_t* pk[kBlock];
         const uint8_t* pvr[kBlock];
         pack_block<DT>(kr, n, hd, pack, pk);

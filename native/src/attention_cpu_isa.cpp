@@ -46,17 +46,6 @@ struct I {
   static V max(V a, V b) { return a > b ? a : b; }
   static float hmax(V v) { return v; }
   static float hsum(V v) { return v; }
-  // rows r[0..W) of W lanes -> columns (r[j] lane i = old r[i] lane j). Through memory: only the
-  // AVX-512 prefill scores transpose K tiles (its I has the register version).
-  static void transpose_w(V* r) {
-    alignas(64) float m[W * W];
-    for (int i = 0; i < W; i++) store(m + i * W, r[i]);
-    for (int j = 0; j < W; j++) {
-      alignas(64) float c[W];
-      for (int i = 0; i < W; i++) c[i] = m[i * W + j];
-      r[j] = load(c);
-    }
-  }
   static V exp2(V x) { return x < -125.f ? 0.f : exp2f(x); }
   static V logit2(V s, float cap) { return logit_base2(s, cap); }
   static V reduce_w(const V* acc) { return acc[0]; }
@@ -103,17 +92,6 @@ struct I {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
-  }
-  // rows r[0..W) of W lanes -> columns (r[j] lane i = old r[i] lane j). Through memory: only the
-  // AVX-512 prefill scores transpose K tiles (its I has the register version).
-  static void transpose_w(V* r) {
-    alignas(64) float m[W * W];
-    for (int i = 0; i < W; i++) store(m + i * W, r[i]);
-    for (int j = 0; j < W; j++) {
-      alignas(64) float c[W];
-      for (int i = 0; i < W; i++) c[i] = m[i * W + j];
-      r[j] = load(c);
-    }
   }
   static float hmax(V v) {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
