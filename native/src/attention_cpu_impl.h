@@ -517,16 +517,17 @@ static void scores_kt_nv(const float* Q, int R, int hd, const float* kt, float* 
   for (; r < R; r++) kt_tile<1, NV>(Q + (int64_t)r * hd, hd, kt, S + (int64_t)r * ldS, ldS);
 }
 
-// Scores of tokens [0, n) padded to a multiple of W, as scores_block writes them.
-// AVX-512 only (attend_rows_t takes this path where W == 16).
-static void scores_kt(const float* Q, int R, int hd, const float* kt, int n, float* S, int ldS) {
-  if constexpr (I::W == 16) {
-    static_assert(I::W != 16 || kBlock == 2 * I::W, "the AVX-512 micro-kernel covers a block in 2 vectors");
-    if (n > I::W)
-      scores_kt_nv<2>(Q, R, hd, kt, S, ldS);
-    else
-      scores_kt_nv<1>(Q, R, hd, kt, S, ldS);
-  }
+// Scores of tokens [0, n) padded to a multiple of W, as scores_block writes them, through Kt.
+// AVX-512 only (Isa: a dependent name, so only attend_rows_t's W == 16 branch instantiates it).
+template <int DT, typename Isa = I>
+static void scores_kt(const float* Q, int R, int hd, const uint8_t* const* krow, int n, float* kt, float* S,
+                      int ldS) {
+  static_assert(kBlock == 2 * Isa::W, "the AVX-512 micro-kernel covers a block in 2 vectors");
+  transpose_k<DT, Isa>(krow, n, hd, kt);
+  if (n > Isa::W)
+    scores_kt_nv<2>(Q, R, hd, kt, S, ldS);
+  else
+    scores_kt_nv<1>(Q, R, hd, kt, S, ldS);
 }
 
 // Attention of R query rows per KV head for nh consecutive KV heads (starting at s.kv_head)
@@ -574,41 +575,37 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
       float* Oh = O + (int64_t)h * R * hd;
       float* mh = m + (int64_t)h * R;
       float* lh = l + (int64_t)h * R;
+      // K and V as the kernels read them: packed to f32 tiles (prefill, R >= 16), e4m3 known to
+      // hold no NaN code (the loaders skip the fix-up), or the cache rows as they are
+      const bool packed = pack != nullptr && DT != RKV_DTYPE_F32;
+      const bool finite = !packed && DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes);
+      const uint8_t* pvr[kBlock];
+      if (packed) pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
+      bool scored = false;
       if constexpr (I::W == 16) {
         if (sc.kt != nullptr) {
-          transpose_k<DT>(kr, n, hd, sc.kt);
-          scores_kt(Qh, R, hd, sc.kt, n, S, kBlock);
-          softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
-          if (pack != nullptr && DT != RKV_DTYPE_F32) {
-            const uint8_t* pvr[kBlock];
-            pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
-            pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
-          } else if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes)) {
-            pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
-          } else {
-            pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
-          }
-          pf.finish();
-          continue;
+          scores_kt<DT>(Qh, R, hd, kr, n, sc.kt, S, kBlock);
+          scored = true;
         }
       }
-      if (pack != nullptr && DT != RKV_DTYPE_F32) {
-        const uint8_t* pk[kBlock];
-        const uint8_t* pvr[kBlock];
-        pack_block<DT>(kr, n, hd, pack, pk);
-        pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
-        scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kBlock);
-        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
-        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
-      } else if (DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes)) {
-        scores_block<kE4M3Finite>(Qh, R, hd, kr, n, S, kBlock);
-        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
-        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
-      } else {
-        scores_block<DT>(Qh, R, hd, kr, n, S, kBlock);
-        softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
-        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
+      if (!scored) {
+        if (packed) {
+          const uint8_t* pk[kBlock];
+          pack_block<DT>(kr, n, hd, pack, pk);
+          scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kBlock);
+        } else if (finite) {
+          scores_block<kE4M3Finite>(Qh, R, hd, kr, n, S, kBlock);
+        } else {
+          scores_block<DT>(Qh, R, hd, kr, n, S, kBlock);
+        }
       }
+      softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
+      if (packed)
+        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
+      else if (finite)
+        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
+      else
+        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
       pf.finish();
     }
     cur = nxt;

@@ -78,14 +78,11 @@ struct I {
   static constexpr int kNR = 2;
   static V zero() { return 0.f; }
   static V loadx(const float* p) { return *p; }
-  static void store(float* p, V v) { *p = v; }
   template <int DT>
   static V load(const typename Elem<DT>::T* p) { return Elem<DT>::to_float(*p); }
   static V fma(V a, V b, V c) { return a * b + c; }
   static V add(V a, V b) { return a + b; }
   static float hsum(V v) { return v; }
-  static constexpr bool kReduce16 = false;
-  static V reduce16(const V* a) { return a[0]; }  // unused (kReduce16)
 };
 #include "dense_gemv_impl.h"
 }  // namespace scalar
@@ -104,7 +101,6 @@ struct I {
   static constexpr int kNR = 3;
   static V zero() { return _mm256_setzero_ps(); }
   static V loadx(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   template <int DT>
   static V load(const typename Elem<DT>::T* p) {
     if constexpr (DT == RKV_DTYPE_F32) {
@@ -124,8 +120,6 @@ struct I {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
-  static constexpr bool kReduce16 = false;
-  static V reduce16(const V* a) { return a[0]; }  // unused (kReduce16)
 };
 #include "dense_gemv_impl.h"
 }  // namespace avx2
@@ -157,8 +151,7 @@ struct I {
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static float hsum(V v) { return _mm512_reduce_add_ps(v); }
-  // the sums of up to 16 vectors at once (rkv_reduce_avx512.h)
-  static constexpr bool kReduce16 = true;
+  // lane j = the sum of a[j]'s lanes, for 16 vectors at once (rkv_reduce_avx512.h)
   static V reduce16(const V* a) { return reduce_16x16(a); }
 };
 #include "dense_gemv_impl.h"

@@ -9,6 +9,24 @@
 // block of 4 rows of x instead of from memory). U independent accumulator sets hide the FMA
 // latency when MR * NR is small.
 
+// The MR x NR sums of a tile's accumulators (at most 16) by one transpose-reduction instead of
+// MR x NR horizontal sums (they were ~20% of a k-chunk's instructions at m = 16). AVX-512 only
+// (Isa: a dependent name, so only the I that has reduce16 and store instantiates it).
+template <int MR, int NR, int U, typename Isa = I>
+static inline void tile_sums16(const typename Isa::V (&a)[U][MR][NR], float (&s)[MR][NR]) {
+  typename Isa::V t[16];
+  for (int r = 0; r < MR; r++)
+    for (int c = 0; c < NR; c++) {
+      t[r * NR + c] = a[0][r][c];
+      for (int u = 1; u < U; u++) t[r * NR + c] = Isa::add(t[r * NR + c], a[u][r][c]);
+    }
+  for (int i = MR * NR; i < 16; i++) t[i] = Isa::zero();
+  alignas(64) float sums[16];
+  Isa::store(sums, Isa::reduce16(t));
+  for (int r = 0; r < MR; r++)
+    for (int c = 0; c < NR; c++) s[r][c] = sums[r * NR + c];
+}
+
 // kb elements of MR rows of x (row stride ld) against kb elements of NR weight rows (stride ld).
 // Prefetches each weight row pf elements past the element being loaded (pf = 0: none).
 template <int DT, int MR, int NR, int U>
@@ -51,20 +69,8 @@ static inline void tile(const float* x, int64_t ld, int64_t kb, const typename E
     }
   }
   float s[MR][NR];
-  if constexpr (I::kReduce16 && MR * NR > 4 && MR * NR <= 16) {
-    // one transpose-reduction for the tile instead of MR x NR horizontal sums (they were ~20%
-    // of a k-chunk's instructions at m = 16)
-    V t[16];
-    for (int r = 0; r < MR; r++)
-      for (int c = 0; c < NR; c++) {
-        t[r * NR + c] = a[0][r][c];
-        for (int u = 1; u < U; u++) t[r * NR + c] = I::add(t[r * NR + c], a[u][r][c]);
-      }
-    for (int i = MR * NR; i < 16; i++) t[i] = I::zero();
-    alignas(64) float sums[16];
-    I::store(sums, I::reduce16(t));
-    for (int r = 0; r < MR; r++)
-      for (int c = 0; c < NR; c++) s[r][c] = sums[r * NR + c];
+  if constexpr (I::W == 16 && MR * NR > 4 && MR * NR <= 16) {
+    tile_sums16<MR, NR, U>(a, s);
   } else {
     for (int r = 0; r < MR; r++)
       for (int c = 0; c < NR; c++) {
