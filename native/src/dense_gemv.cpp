@@ -53,19 +53,24 @@ constexpr int kPrefetchBytes = 8192;
 template <int DT>
 constexpr int64_t kPrefetchElems = kPrefetchBytes / (int64_t)sizeof(typename Elem<DT>::T);
 
-// Bytes of x per k-chunk for m >= 3 (dense_gemv_impl.h): half of the L1 data cache, the rest
-// for the weight tiles and their prefetches. Zen 5 (48 KiB L1), bf16 and f16, 1 thread, from
-// memory, m = 4 / 8: 16 KiB 0.87 / 0.46 of read, 24 KiB 0.89-0.91 / 0.56, 32 KiB 0.84-0.86 /
-// 0.57, 48 KiB 0.71-0.76 / 0.46.
-int64_t x_chunk_bytes() {
+// L1 data cache size (sysconf; 32 KiB where a VM does not report it, the smallest current x86
+// L1), clamped to 16-64 KiB.
+int64_t l1_bytes() {
   static const int64_t bytes = [] {
-    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    if (l1 <= 0) l1 = 32 * 1024;  // not reported (some VMs): the smallest current x86 L1
-    const int64_t half = l1 / 2;
-    return half < 8 * 1024 ? int64_t{8 * 1024} : half > 32 * 1024 ? int64_t{32 * 1024} : half;
+    const long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    const int64_t b = l1 <= 0 ? 32 * 1024 : l1;
+    return b < 16 * 1024 ? int64_t{16 * 1024} : b > 64 * 1024 ? int64_t{64 * 1024} : b;
   }();
   return bytes;
 }
+
+// Bytes of x per k-chunk (dense_gemv_impl.h). m >= 3: half of L1, the rest for the 4-row weight
+// tiles and their prefetches. Zen 5 (48 KiB L1), bf16 and f16, 1 thread, from memory, k = 3072,
+// m = 4 / 8: 16 KiB 0.87 / 0.46 of read, 24 KiB 0.89-0.91 / 0.56, 32 KiB 0.84-0.86 / 0.57,
+// 48 KiB 0.71-0.76 / 0.46. m <= 2: a third, since each weight row's chunk (m = 1) or 4-row tile
+// (m = 2) is bigger against x and the next one is in flight beside it; bf16, k = 14336, m = 1 /
+// 2: 16 KiB 0.86 / 0.85-0.87 of read, 24 KiB 0.76-0.77 / 0.80-0.82 (f32 m = 2 level).
+int64_t x_chunk_bytes(int64_t m) { return m <= 2 ? l1_bytes() / 3 : l1_bytes() / 2; }
 
 using RangeFn = void (*)(const float* x, const void* w, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
                          int64_t j1, bool acc);

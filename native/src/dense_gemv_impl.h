@@ -109,37 +109,52 @@ static inline void column_block(const float* x, int64_t m, int64_t ld, int64_t k
 
 // Output columns [j0, j1) (weight rows j0..j1-1) for all m rows.
 //
-// m <= 2: one row (or two) of weights at a time over all of k, prefetched kPrefetchElems ahead
-// in the row: one linear stream, x (<= 24 KiB) stays in L1.
+// m = 1 with f32 weights: kNR-row tiles over all of k, x loaded once per tile, kNR linear
+// streams left to the hardware prefetchers (a software prefetch cost 3-6%). Zen 5, 1 thread,
+// k = 14336 / 3072: 1.03-1.05 / 0.95-0.99 of read against 0.91-0.92 / 0.94-0.96 one row at a
+// time; bf16 and f16 tiles ran at 0.64-0.73 (their x loads are two lines per weight line: the
+// row paths below keep them in L1).
 //
-// m >= 3: x is m * k * 4 bytes (48 KiB at m = 4, k = 3072: the whole L1 of a Zen 5 or
-// Skylake core), and every NR-row weight tile re-reads all of it; from L2 those x loads
-// crowded out the weight stream and memory time stopped overlapping compute (4 x 4 tiles ran at
-// 1/(1/in-cache + 1/read)). So k is taken in chunks whose m rows of x fill half of L1: each
-// pass over the range streams one chunk of every weight row (each weight byte is still read once
-// from memory), partial sums go through y, and each tile prefetches the same chunk of the next
-// NR weight rows (one tile ahead: the chunks of a pass are kb elements every k, which the
-// hardware's stream prefetchers do not follow).
+// m <= 2 with x in half of L1: one row (or two) of weights at a time over all of k, prefetched
+// kPrefetchElems ahead in the row: one linear stream.
+//
+// Otherwise x does not stay in L1 (48 KiB at m = 4, k = 3072: the whole L1 of a Zen 5 or
+// Skylake core; 56 KiB at m = 1, k = 14336), and every weight row or tile re-reads all of it
+// from L2; those x loads crowded out the weight stream and memory time stopped overlapping
+// compute (4 x 4 tiles ran at 1/(1/in-cache + 1/read); bf16 m = 1 at k = 14336 fell from 1.1 to
+// 0.65 of read). So k is taken in chunks of x that fit in L1 beside the weights in flight
+// (x_chunk_bytes): each pass over the range streams one chunk of every weight row (each weight
+// byte is still read once from memory), partial sums go through y, and each row (m = 1) or
+// NR-row tile prefetches the same chunk of the next one (the chunks of a pass are kb elements
+// every k, which the hardware's stream prefetchers do not follow).
 template <int DT>
 static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
                        int64_t j1, bool acc) {
   const auto* w = static_cast<const typename Elem<DT>::T*>(wv);
   int64_t j = j0;
-  if (m == 1) {
-    for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
+  if (m == 1 && DT == RKV_DTYPE_F32) {
+    for (; j + I::kNR <= j1; j += I::kNR) tile<DT, 1, I::kNR, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
+    for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
     return;
   }
-  if (m == 2) {
-    for (; j < j1; j++) tile<DT, 2, 1, 2>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
+  if (m <= 2 && m * k * (int64_t)sizeof(float) <= l1_bytes() / 2) {
+    for (; j < j1; j++) {
+      if (m == 1) tile<DT, 1, 1, 4>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
+      else tile<DT, 2, 1, 2>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
+    }
     return;
   }
-  const int64_t per_row = x_chunk_bytes() / (m * (int64_t)sizeof(float)) / 64 * 64;
+  const int64_t per_row = x_chunk_bytes(m) / (m * (int64_t)sizeof(float)) / 64 * 64;
   const int64_t kc = per_row < 128 ? 128 : per_row;
   for (int64_t k0 = 0; k0 < k; k0 += kc) {
     const int64_t kb = k - k0 < kc ? k - k0 : kc;
     const bool acc_chunk = acc || k0 > 0;
     const float* xc = x + k0;
     const auto* wc = w + k0;
+    if (m == 1) {
+      for (j = j0; j < j1; j++) tile<DT, 1, 1, 4>(xc, k, kb, wc + j * k, k, y + j, n, acc_chunk);
+      continue;
+    }
     for (j = j0; j + I::kNR <= j1; j += I::kNR)
       column_block<DT, I::kNR>(xc, m, k, kb, wc + j * k, I::kNR * k, y + j, n, acc_chunk);
     for (; j < j1; j++) column_block<DT, 1>(xc, m, k, kb, wc + j * k, k, y + j, n, acc_chunk);
