@@ -115,14 +115,19 @@ static inline void column_block(const float* x, int64_t m, int64_t ld, int64_t k
 // time; bf16 and f16 tiles ran at 0.64-0.73 (their x loads are two lines per weight line: the
 // row paths below keep them in L1).
 //
-// m <= 2 with x in half of L1: one row (or two) of weights at a time over all of k, prefetched
-// kPrefetchElems ahead in the row: one linear stream.
+// m <= 2 with x in three quarters of L1: one row (or two) of weights at a time over all of k,
+// prefetched kPrefetchElems ahead in the row: one linear stream. It slows down as x grows (Zen 5,
+// bf16, m = 1, 1 thread: 40.5 GB/s up to k = 4096, 35.6 at 6144, 33 at 8192, 26-27 at 14336)
+// but stays ahead of chunks, which break the stream into runs, until x passes ~36-40 KiB (k =
+// 6912 / 8192 / 9728 / 11008 / 14336: 35.3 / 32.8 / 28.7 / 27.9 / 26.4 GB/s against 31.5 /
+// 31.2 / 30.4 / 31.0 / 30.0 in chunks; m = 2 at x = 32 / 48 KiB: 0.87 / 0.61 of read against
+// 0.80 / 0.72).
 //
 // Otherwise x does not stay in L1 (48 KiB at m = 4, k = 3072: the whole L1 of a Zen 5 or
 // Skylake core; 56 KiB at m = 1, k = 14336), and every weight row or tile re-reads all of it
 // from L2; those x loads crowded out the weight stream and memory time stopped overlapping
-// compute (4 x 4 tiles ran at 1/(1/in-cache + 1/read); bf16 m = 1 at k = 14336 fell from 1.1 to
-// 0.65 of read). So k is taken in chunks of x that fit in L1 beside the weights in flight
+// compute (4 x 4 tiles ran at 1/(1/in-cache + 1/read)). So k is taken in chunks of x that fit in
+// L1 beside the weights in flight
 // (x_chunk_bytes): each pass over the range streams one chunk of every weight row (each weight
 // byte is still read once from memory), partial sums go through y, and each row (m = 1) or
 // NR-row tile prefetches the same chunk of the next one (the chunks of a pass are kb elements
@@ -137,7 +142,7 @@ static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int6
     for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
     return;
   }
-  if (m <= 2 && m * k * (int64_t)sizeof(float) <= l1_bytes() / 2) {
+  if (m <= 2 && m * k * (int64_t)sizeof(float) <= l1_bytes() * 3 / 4) {
     for (; j < j1; j++) {
       if (m == 1) tile<DT, 1, 1, 4>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
       else tile<DT, 2, 1, 2>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
