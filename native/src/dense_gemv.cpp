@@ -67,9 +67,8 @@ int64_t l1_bytes() {
 // Bytes of x per k-chunk (dense_gemv_impl.h). m >= 3: half of L1, the rest for the 4-row weight
 // tiles and their prefetches. Zen 5 (48 KiB L1), bf16 and f16, 1 thread, from memory, k = 3072,
 // m = 4 / 8: 16 KiB 0.87 / 0.46 of read, 24 KiB 0.89-0.91 / 0.56, 32 KiB 0.84-0.86 / 0.57,
-// 48 KiB 0.71-0.76 / 0.46. m <= 2: a third, since each weight row's chunk (m = 1) or 4-row tile
-// (m = 2) is bigger against x and the next one is in flight beside it; bf16, k = 14336, m = 1 /
-// 2: 16 KiB 1.13x / 1.05x of 24 KiB (f32 m = 2 level).
+// 48 KiB 0.71-0.76 / 0.46. m = 2: a third, since each 4-row tile's chunk is bigger against x and
+// the next one is in flight beside it (bf16, k = 14336: 1.05x of half).
 int64_t x_chunk_bytes(int64_t m) { return m <= 2 ? l1_bytes() / 3 : l1_bytes() / 2; }
 
 using RangeFn = void (*)(const float* x, const void* w, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,

@@ -112,26 +112,26 @@ static inline void column_block(const float* x, int64_t m, int64_t ld, int64_t k
 // m = 1 with f32 weights: kNR-row tiles over all of k, x loaded once per tile, kNR linear
 // streams left to the hardware prefetchers (a software prefetch cost 3-6%). Zen 5, 1 thread,
 // k = 14336 / 3072: 1.03-1.05 / 0.95-0.99 of read against 0.91-0.92 / 0.94-0.96 one row at a
-// time; bf16 and f16 tiles ran at 0.64-0.73 (their x loads are two lines per weight line: the
-// row paths below keep them in L1).
+// time; bf16 and f16 tiles ran at 0.64-0.73 (their x loads are two lines per weight line).
 //
-// m <= 2 with x in three quarters of L1: one row (or two) of weights at a time over all of k,
-// prefetched kPrefetchElems ahead in the row: one linear stream. It slows down as x grows (Zen 5,
-// bf16, m = 1, 1 thread: 40.5 GB/s up to k = 4096, 35.6 at 6144, 33 at 8192, 26-27 at 14336)
-// but stays ahead of chunks, which break the stream into runs, until x passes ~36-40 KiB (k =
-// 6912 / 8192 / 9728 / 11008 / 14336: 35.3 / 32.8 / 28.7 / 27.9 / 26.4 GB/s against 31.5 /
-// 31.2 / 30.4 / 31.0 / 30.0 in chunks; m = 2 at x = 32 / 48 KiB: 0.87 / 0.61 of read against
-// 0.80 / 0.72).
+// m = 1 (bf16, f16), and m = 2 with x in three quarters of L1: one row (or two) of weights at a
+// time over all of k, prefetched kPrefetchElems ahead in the row: one linear stream. For m = 1
+// it slows down on one core as x outgrows L1 (Zen 5, bf16: 40.5 GB/s up to k = 4096, 33 at
+// 8192, 26-27 at 14336), and chunks of x (below) win there by 1.1x on one thread, but they
+// break the stream into runs, which costs more where memory is the limit: 2 threads, k = 9728 /
+// 14336, 0.72-0.73 / 0.83 of read against 0.81 / 0.93 for whole rows, and Qwen3-4B decoded
+// 6-9% slower with them.
 //
-// Otherwise x does not stay in L1 (48 KiB at m = 4, k = 3072: the whole L1 of a Zen 5 or
-// Skylake core; 56 KiB at m = 1, k = 14336), and every weight row or tile re-reads all of it
-// from L2; those x loads crowded out the weight stream and memory time stopped overlapping
-// compute (4 x 4 tiles ran at 1/(1/in-cache + 1/read)). So k is taken in chunks of x that fit in
-// L1 beside the weights in flight
-// (x_chunk_bytes): each pass over the range streams one chunk of every weight row (each weight
-// byte is still read once from memory), partial sums go through y, and each row (m = 1) or
+// Otherwise (m = 2 with a larger x, m >= 3) x does not stay in L1 (48 KiB at m = 4, k = 3072: the
+// whole L1 of a Zen 5 or Skylake core), and every weight tile re-reads all of it from L2; those
+// x loads crowded out the weight stream and memory time stopped overlapping compute (4 x 4 tiles
+// ran at 1/(1/in-cache + 1/read)). So k is taken in chunks of x that fit in L1 beside the
+// weights in flight (x_chunk_bytes): each pass over the range streams one chunk of every weight
+// row (each weight byte is still read once from memory), partial sums go through y, and each
 // NR-row tile prefetches the same chunk of the next one (the chunks of a pass are kb elements
-// every k, which the hardware's stream prefetchers do not follow).
+// every k, which the hardware's stream prefetchers do not follow). m = 2, bf16, k = 9728 /
+// 14336: 1 thread 0.36 -> 0.68 of read, 2 threads 0.59-0.64 -> 0.70-0.82; at x = 32 / 48 KiB
+// (k = 4096 / 6144) whole rows 0.87 / 0.61 against chunks 0.80 / 0.72.
 template <int DT>
 static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
                        int64_t j1, bool acc) {
@@ -142,7 +142,7 @@ static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int6
     for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
     return;
   }
-  if (m <= 2 && m * k * (int64_t)sizeof(float) <= l1_bytes() * 3 / 4) {
+  if (m == 1 || (m == 2 && 2 * k * (int64_t)sizeof(float) <= l1_bytes() * 3 / 4)) {
     for (; j < j1; j++) {
       if (m == 1) tile<DT, 1, 1, 4>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
       else tile<DT, 2, 1, 2>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
@@ -156,10 +156,6 @@ static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int6
     const bool acc_chunk = acc || k0 > 0;
     const float* xc = x + k0;
     const auto* wc = w + k0;
-    if (m == 1) {
-      for (j = j0; j < j1; j++) tile<DT, 1, 1, 4>(xc, k, kb, wc + j * k, k, y + j, n, acc_chunk);
-      continue;
-    }
     for (j = j0; j + I::kNR <= j1; j += I::kNR)
       column_block<DT, I::kNR>(xc, m, k, kb, wc + j * k, I::kNR * k, y + j, n, acc_chunk);
     for (; j < j1; j++) column_block<DT, 1>(xc, m, k, kb, wc + j * k, k, y + j, n, acc_chunk);
