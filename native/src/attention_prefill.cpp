@@ -72,6 +72,21 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
       for (int h = 0; h < num_kv_heads; h++) items.push_back({b, h, i0, std::min(ql, i0 + qt)});
   }
   const int64_t n_items = (int64_t)items.size();
+  // The q rows an item reads and the out rows it writes: G heads of each of its query tokens,
+  // one contiguous run per token, tokens num_qo_heads rows apart. Prefetched (out for writing)
+  // one item ahead: loaded on demand, a tile's 64 q rows stalled on the cache one row at a time
+  // (load_q was 6% of a 1-thread prefill, the out copy 3%). Zen 5, 1 thread, bf16 q 512:
+  // 1.03-1.04x.
+  const int64_t q_es = dtype_size(q_dtype), out_es = dtype_size(out_dtype);
+  auto prefetch_item_rows = [&](const Item& x) {
+    for (int32_t i = x.i0; i < x.i1; i++) {
+      const int64_t e = ((int64_t)(qo_indptr[x.b] + i) * num_qo_heads + (int64_t)x.h * G) * hd;
+      const char* pq = static_cast<const char*>(q) + e * q_es;
+      const char* po = static_cast<const char*>(out) + e * out_es;
+      for (int64_t o = 0; o < G * hd * q_es; o += 64) __builtin_prefetch(pq + o, 0, 3);
+      for (int64_t o = 0; o < G * hd * out_es; o += 64) __builtin_prefetch(po + o, 1, 3);
+    }
+  };
 
 #pragma omp parallel num_threads(threads_for(n_items))
   {
@@ -82,6 +97,7 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < n_items; it++) {
       const Item& w = items[it];
+      if (it + 1 < n_items) prefetch_item_rows(items[it + 1]);
       const int64_t kv_len = lens[w.b];
       const int32_t q_len = qo_indptr[w.b + 1] - qo_indptr[w.b];
       const int64_t off = kv_len - q_len;  // global position of query 0
