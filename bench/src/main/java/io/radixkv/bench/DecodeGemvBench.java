@@ -25,8 +25,9 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * The dense layer of decode batches (m = 1, 4, 8, 16 rows) at the memory limit: {@code rkv_linear}
- * on the small / seed-model gate_up shape (n = 8192, k = 3072), f32, bf16 and f16 weights,
+ * The dense layer of decode batches (m = 1, 2, 4, 8, 16 rows) at the memory limit: {@code rkv_linear}
+ * on the small / seed-model gate_up shape (n = 8192, k = 3072; {@code -p k=14336} for long rows),
+ * f32, bf16 and f16 weights,
  * 1 and 2 threads. Two weight matrices are used alternately (96 MiB for half-precision
  * weights, 192 MiB for f32: beyond any last-level cache), so every call streams its weights
  * from memory. Secondary scores: {@code gbs}, weight GB/s, next to {@code readBaseline}'s
@@ -55,11 +56,20 @@ public class DecodeGemvBench {
         }
     }
 
-    private static final long N = 8192;
-    private static final long K = 3072;
+    /** Weight elements per matrix (n x k): 8192 x 3072 at the default k. */
+    private static final long ELEMENTS = 8192L * 3072;
 
-    @Param({"1", "4", "8", "16"})
+    @Param({"1", "2", "4", "8", "16"})
     public int m;
+
+    /**
+     * Row length. 3072: the gate_up shape; 14336: a long-row down projection (Llama 3.1 8B), where
+     * x no longer fits in L1 beside the weight stream. n = 8192 * 3072 / k keeps the bytes.
+     */
+    @Param({"3072"})
+    public long k;
+
+    private long n;
 
     @Param({"f32", "bf16", "f16"})
     public String weights;
@@ -80,10 +90,11 @@ public class DecodeGemvBench {
     public void setup() {
         dtype = DType.parse(weights);
         arena = Arena.ofShared();
-        x = random(m * K, DType.F32, 1);
-        w[0] = random(N * K, dtype, 2);
-        w[1] = random(N * K, dtype, 3);
-        y = arena.allocate(4L * m * N, 64);
+        n = ELEMENTS / k;
+        x = random(m * k, DType.F32, 1);
+        w[0] = random(n * k, dtype, 2);
+        w[1] = random(n * k, dtype, 3);
+        y = arena.allocate(4L * m * n, 64);
     }
 
     private MemorySegment random(long count, DType d, long seed) {
@@ -114,9 +125,9 @@ public class DecodeGemvBench {
     public void linear(Counters c) {
         radixkv_h.rkv_set_num_threads(threads);
         MemorySegment ws = nextWeights();
-        dense.linear(x, ws, dtype, y, m, N, K, false);
+        dense.linear(x, ws, dtype, y, m, n, k, false);
         c.gbs += ws.byteSize() / 1e9;
-        c.gflop += 2.0 * m * N * K / 1e9;
+        c.gflop += 2.0 * m * n * k / 1e9;
     }
 
     /** rkv_bench_read over the same weight bytes with the same threads: the read bandwidth. */
@@ -137,18 +148,18 @@ public class DecodeGemvBench {
         radixkv_h.rkv_set_num_threads(threads);
         MemorySegment ws = nextWeights();
         long t0 = System.nanoTime();
-        dense.linear(x, ws, dtype, y, m, N, K, false);
+        dense.linear(x, ws, dtype, y, m, n, k, false);
         long t1 = System.nanoTime();
         bh.consume(BandwidthBaselines.read(nextWeights()));
         long t2 = System.nanoTime();
         interleaved.add(t1 - t0, ws.byteSize(), t2 - t1, ws.byteSize());
         c.gbs += ws.byteSize() / 1e9;
-        c.gflop += 2.0 * m * N * K / 1e9;
+        c.gflop += 2.0 * m * n * k / 1e9;
     }
 
     @TearDown(Level.Iteration)
     public void reportInterleaved() {
-        interleaved.reportAndReset(String.format("m=%d %s %d thread(s): linear", m, weights, threads));
+        interleaved.reportAndReset(String.format("m=%d k=%d %s %d thread(s): linear", m, k, weights, threads));
     }
 
     /** rkv_bench_fma_peak for 50 ms per call with the same threads: the FMA peak (GFLOP/s). */
