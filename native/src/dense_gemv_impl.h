@@ -116,11 +116,13 @@ static inline void column_block(const float* x, int64_t m, int64_t ld, int64_t k
 //
 // m = 1 (bf16, f16), and m = 2 with x in three quarters of L1: one row (or two) of weights at a
 // time over all of k, prefetched kPrefetchElems ahead in the row: one linear stream. For m = 1
-// it slows down on one core as x outgrows L1 (Zen 5, bf16: 40.5 GB/s up to k = 4096, 33 at
-// 8192, 26-27 at 14336), and chunks of x (below) win there by 1.1x on one thread, but they
-// break the stream into runs, which costs more where memory is the limit: 2 threads, k = 9728 /
-// 14336, 0.72-0.73 / 0.83 of read against 0.81 / 0.93 for whole rows, and Qwen3-4B decoded
-// 6-9% slower with them.
+// a row is core-bound once x outgrows L1 (Zen 5, bf16: 40.5 GB/s up to k = 4096, 33 at 8192,
+// 26 at 14336 on one core: every weight line needs two lines of x from L2), so past 3/4 of L1
+// rows go two at a time, x loaded once per pair, each row prefetched kLongRowPrefetchElems
+// ahead: k = 14336, 1 / 2 threads 1.12x / 1.10-1.12x, k = 9728 1.02-1.03x / 1.04-1.05x (bf16,
+// f16, AVX-512 and AVX2 alike). Chunks of x (as below) won 1.1x on one thread but broke the
+// stream into runs, which cost 7-10% on two when memory was the limit, and Qwen3-4B decoded
+// 6-9% slower with them; three rows a pair level, four 0.58-0.60 of read.
 //
 // Otherwise (m = 2 with a larger x, m >= 3) x does not stay in L1 (48 KiB at m = 4, k = 3072: the
 // whole L1 of a Zen 5 or Skylake core), and every weight tile re-reads all of it from L2; those
@@ -140,6 +142,11 @@ static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int6
   if (m == 1 && DT == RKV_DTYPE_F32) {
     for (; j + I::kNR <= j1; j += I::kNR) tile<DT, 1, I::kNR, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
     for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
+    return;
+  }
+  if (m == 1 && k * (int64_t)sizeof(float) > l1_bytes() * 3 / 4) {
+    for (; j + 2 <= j1; j += 2) tile<DT, 1, 2, 4>(x, k, k, w + j * k, kLongRowPrefetchElems, y + j, n, acc);
+    for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, kPrefetchElems<DT>, y + j, n, acc);
     return;
   }
   if (m == 1 || (m == 2 && 2 * k * (int64_t)sizeof(float) <= l1_bytes() * 3 / 4)) {
