@@ -109,10 +109,12 @@ static inline void column_block(const float* x, int64_t m, int64_t ld, int64_t k
 
 // Output columns [j0, j1) (weight rows j0..j1-1) for all m rows.
 //
-// m = 1 with f32 weights: kNR-row tiles over all of k, x loaded once per tile, kNR linear
+// m <= 2 with f32 weights: kNR-row tiles over all of k, x loaded once per tile, kNR linear
 // streams left to the hardware prefetchers (a software prefetch cost 3-6%). Zen 5, 1 thread,
-// k = 14336 / 3072: 1.03-1.05 / 0.95-0.99 of read against 0.91-0.92 / 0.94-0.96 one row at a
-// time; bf16 and f16 tiles ran at 0.64-0.73 (their x loads are two lines per weight line).
+// m = 1, k = 14336 / 3072: 1.03-1.05 / 0.95-0.99 of read against 0.91-0.92 / 0.94-0.96 one row
+// at a time; m = 2: 0.90-0.91 / 0.78-0.82 against 0.76 / 0.54-0.74 (one row at a time, each
+// 64-byte load of an x that is not 64-byte aligned touched two lines, twice per weight line;
+// AVX2 alike). bf16 and f16 tiles ran at 0.64-0.73 (their x loads are two lines per weight line).
 //
 // m = 1 (bf16, f16), and m = 2 with x in three quarters of L1: one row (or two) of weights at a
 // time over all of k, prefetched kPrefetchElems ahead in the row: one linear stream. For m = 1
@@ -142,6 +144,11 @@ static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int6
   if (m == 1 && DT == RKV_DTYPE_F32) {
     for (; j + I::kNR <= j1; j += I::kNR) tile<DT, 1, I::kNR, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
     for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
+    return;
+  }
+  if (m == 2 && DT == RKV_DTYPE_F32) {
+    for (; j + I::kNR <= j1; j += I::kNR) tile<DT, 2, I::kNR, 2>(x, k, k, w + j * k, 0, y + j, n, acc);
+    for (; j < j1; j++) tile<DT, 2, 1, 2>(x, k, k, w + j * k, 0, y + j, n, acc);
     return;
   }
   if (m == 1 && k * (int64_t)sizeof(float) > l1_bytes() * 3 / 4) {

@@ -294,9 +294,9 @@ int main(int, char** argv) {
       // k split into several chunks (x chunks of at most 32 KiB): partial sums
       // through y, a chunk tail, prefetches of the next weight tile
       if (m >= 3) test_linear(m, 37, 3000, wdt, m % 2 == 0);
-      // long rows, x past 3/4 of any L1 (at most 48 KiB): m = 1 two rows at a time (4-row tiles
-      // for f32), m = 2 in chunks of 4-row tiles, each prefetching the next one's chunk; a scalar
-      // tail and an odd row
+      // long rows, x past 3/4 of any L1 (at most 48 KiB): m = 1 two rows at a time, m = 2 in
+      // chunks of 4-row tiles, each prefetching the next one's chunk (f32: kNR-row tiles over
+      // all of k); a scalar tail and an odd row
       if (m <= 2) test_linear(m, 37, 20001, wdt, m == 2);
     }
   }
