@@ -141,14 +141,15 @@ static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int6
                        int64_t j1, bool acc) {
   const auto* w = static_cast<const typename Elem<DT>::T*>(wv);
   int64_t j = j0;
-  if (m == 1 && DT == RKV_DTYPE_F32) {
-    for (; j + I::kNR <= j1; j += I::kNR) tile<DT, 1, I::kNR, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
-    for (; j < j1; j++) tile<DT, 1, 1, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
-    return;
-  }
-  if (m == 2 && DT == RKV_DTYPE_F32) {
-    for (; j + I::kNR <= j1; j += I::kNR) tile<DT, 2, I::kNR, 2>(x, k, k, w + j * k, 0, y + j, n, acc);
-    for (; j < j1; j++) tile<DT, 2, 1, 2>(x, k, k, w + j * k, 0, y + j, n, acc);
+  if (DT == RKV_DTYPE_F32 && m <= 2) {
+    for (; j + I::kNR <= j1; j += I::kNR) {
+      if (m == 1) tile<DT, 1, I::kNR, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
+      else tile<DT, 2, I::kNR, 2>(x, k, k, w + j * k, 0, y + j, n, acc);
+    }
+    for (; j < j1; j++) {
+      if (m == 1) tile<DT, 1, 1, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
+      else tile<DT, 2, 1, 2>(x, k, k, w + j * k, 0, y + j, n, acc);
+    }
     return;
   }
   if (m == 1 && k * (int64_t)sizeof(float) > l1_bytes() * 3 / 4) {
