@@ -49,6 +49,25 @@ struct RowLimits {
   const int64_t* hi;
 };
 
+// A float buffer whose first element is 64-byte aligned (malloc aligns to 16): the kernels load
+// whole cache lines of their scratch (K^T tiles, packed V rows, q rows, accumulators), and a
+// 64-byte load across two lines costs two.
+class AlignedFloats {
+ public:
+  explicit AlignedFloats(size_t n) : buf_(n + 16), n_(n) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(buf_.data());
+    off_ = (64 - a % 64) % 64 / sizeof(float);
+  }
+  float* data() { return buf_.data() + off_; }
+  float* begin() { return data(); }
+  float* end() { return data() + n_; }
+
+ private:
+  std::vector<float> buf_;
+  size_t n_;
+  size_t off_ = 0;
+};
+
 // Per-thread scratch of one attend call (sizes: see attend_rows_t / token_major_block in
 // attention_cpu_impl.h).
 struct Scratch {

@@ -90,8 +90,9 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
 
 #pragma omp parallel num_threads(threads_for(n_items))
   {
-    std::vector<float> Q((size_t)Rmax * hd), O((size_t)Rmax * hd), m(Rmax), l(Rmax), S((size_t)Rmax * kBlock),
-        scale(Rmax), pack((size_t)2 * kBlock * hd), kt((size_t)kBlock * hd);
+    AlignedFloats Q((size_t)Rmax * hd), O((size_t)Rmax * hd), S((size_t)Rmax * kBlock), pack((size_t)2 * kBlock * hd),
+        kt((size_t)kBlock * hd);
+    std::vector<float> m(Rmax), l(Rmax), scale(Rmax);
     std::vector<int> vis((size_t)2 * Rmax);
     std::vector<int64_t> lo(Rmax), hi(Rmax);
 #pragma omp for schedule(dynamic, 1)
