@@ -47,8 +47,9 @@ struct Elem<RKV_DTYPE_F16> {
 // How far ahead of the loads the weight stream is prefetched for m <= 2 (bytes / element size;
 // past the row end it runs into the next rows, which are next in the stream). At Zen 5's
 // ~40 GB/s per core, 1 KiB ahead was ~25 ns, far less than a miss: 8 KiB, from memory,
-// 1 thread, m = 1 / 2, new / old: bf16 1.08-1.13 / 0.82-0.91 of read against 0.91 / 0.61;
-// f16 1.07-1.09 / 0.82-0.90 against 0.89 / 0.61; f32 0.94-0.95 / 0.84 against 0.92 / 0.63.
+// 1 thread, m = 1 / 2, new / old (A/B harness; its absolute ratios to read were inflated by
+// matrix bytes left in L3, see README): bf16 1.19-1.24x / 1.34-1.49x, f16 1.20-1.22x /
+// 1.34-1.48x, f32 1.02-1.03x / 1.33x.
 constexpr int kPrefetchBytes = 8192;
 template <int DT>
 constexpr int64_t kPrefetchElems = kPrefetchBytes / (int64_t)sizeof(typename Elem<DT>::T);

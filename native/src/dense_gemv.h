@@ -1,6 +1,7 @@
 // Small-m dense layer (decode batches): y[m, n] (+)= x[m, k] . w[n, k]^T for m <= kGemvMaxRows,
 // weights f32, bf16 or f16. Bound by streaming the weights once, so it reads them in row order
-// (one range of rows per thread) and, for m >= 3, in k-chunks whose m rows of x stay in L1.
+// (one range of rows per thread) and, where the m rows of x outgrow L1 (m >= 3, or m = 2 with
+// long rows), in k-chunks whose rows of x stay in L1.
 #pragma once
 
 #include <stdint.h>

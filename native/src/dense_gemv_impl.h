@@ -142,14 +142,8 @@ static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int6
   const auto* w = static_cast<const typename Elem<DT>::T*>(wv);
   int64_t j = j0;
   if (DT == RKV_DTYPE_F32 && m <= 2) {
-    for (; j + I::kNR <= j1; j += I::kNR) {
-      if (m == 1) tile<DT, 1, I::kNR, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
-      else tile<DT, 2, I::kNR, 2>(x, k, k, w + j * k, 0, y + j, n, acc);
-    }
-    for (; j < j1; j++) {
-      if (m == 1) tile<DT, 1, 1, 4>(x, k, k, w + j * k, 0, y + j, n, acc);
-      else tile<DT, 2, 1, 2>(x, k, k, w + j * k, 0, y + j, n, acc);
-    }
+    for (; j + I::kNR <= j1; j += I::kNR) column_block<DT, I::kNR>(x, m, k, k, w + j * k, 0, y + j, n, acc);
+    for (; j < j1; j++) column_block<DT, 1>(x, m, k, k, w + j * k, 0, y + j, n, acc);
     return;
   }
   if (m == 1 && k * (int64_t)sizeof(float) > l1_bytes() * 3 / 4) {
