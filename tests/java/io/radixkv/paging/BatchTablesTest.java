@@ -48,7 +48,8 @@ class BatchTablesTest {
 
     @Test
     void csrSlotMappingAndPositionsForAMixedBatch() {
-        try (KvSequences s = new KvSequences(new BlockAllocator(32), 4, 4, 8);
+        // plain LIFO placement (runs of 1 page): ids handed out in order, as listed below
+        try (KvSequences s = new KvSequences(new BlockAllocator(32, 1), 4, 4, 8);
              BatchTables bt = new BatchTables(4, 64, 32)) {
             int a = s.open(1);
             int b = s.open(2);

@@ -384,4 +384,86 @@ class BlockAllocatorTest {
         BlockAllocator a = new BlockAllocator(5);
         assertArrayEquals(new int[] {0, 1, 2, 3, 4}, alloc(a, 5, 1));
     }
+
+    /** Pages {@code pages[i + 1] != pages[i] + 1}: where a reader of the sequence jumps. */
+    private static int jumps(int[] pages, int n) {
+        int j = 0;
+        for (int i = 1; i < n; i++) {
+            if (pages[i] != pages[i - 1] + 1) j++;
+        }
+        return j;
+    }
+
+    /**
+     * Four sequences prefilled one after another, then growing a page each in turn (a decode
+     * batch): each keeps its pages consecutive for a run at a time, where the plain LIFO
+     * placement ({@code runPages} 1) interleaves them page by page.
+     */
+    @Test
+    void interleavedGrowthKeepsEachSequenceConsecutive() {
+        for (int runPages : new int[] {16, 1}) {
+            BlockAllocator a = new BlockAllocator(1000, runPages);
+            int[][] pages = new int[4][200];
+            for (int s = 0; s < 4; s++) {
+                assertTrue(a.allocate(3, s, pages[s], 0, -1));
+            }
+            for (int i = 3; i < 200; i++) {
+                for (int s = 0; s < 4; s++) {
+                    pages[s][i] = a.allocateOne(s, pages[s][i - 1]);
+                    assertTrue(pages[s][i] >= 0);
+                }
+            }
+            a.checkInvariants();
+            for (int s = 0; s < 4; s++) {
+                int j = jumps(pages[s], 200);
+                if (runPages == 16) {
+                    // a jump only where the sequence reaches the end of a run another one holds
+                    assertTrue(j <= 200 / 16, "sequence " + s + " jumps " + j + " times: " + Arrays.toString(pages[s]));
+                } else {
+                    assertTrue(j >= 190, "plain LIFO interleaves: " + j);
+                }
+            }
+        }
+    }
+
+    @Test
+    void allocationFollowsTheHintWhereFreeAndElsewhereWhenNot() {
+        BlockAllocator a = new BlockAllocator(64, 8);
+        int[] first = alloc(a, 3, 1);
+        assertArrayEquals(new int[] {0, 1, 2}, first);
+        assertEquals(3, a.allocateOne(1, 2), "the page after the hint");
+        // a new sequence (no hint) starts a wholly free run, leaving 4..7 free for the first
+        assertEquals(8, a.allocateOne(2, -1));
+        assertEquals(4, a.allocateOne(1, 3));
+        // the hint's next page is taken: a fresh run; the hint is only a hint (any id)
+        assertEquals(9, a.allocateOne(2, 8));
+        assertEquals(16, a.allocateOne(3, 8));
+        assertEquals(24, a.allocateOne(4, 63));
+        assertEquals(32, a.allocateOne(5, 1_000_000));
+        int[] out = new int[4];
+        assertTrue(a.allocate(4, 1, out, 0, 4));
+        assertArrayEquals(new int[] {5, 6, 7, 40}, out, "consecutive through the free pages, then a fresh run");
+        a.checkInvariants();
+    }
+
+    @Test
+    void withNoWhollyFreeRunEveryFreePageIsStillHandedOut() {
+        BlockAllocator a = new BlockAllocator(64, 8);
+        int[] all = alloc(a, 64, 1);
+        for (int i = 0; i < 64; i += 2) a.free(all[i]); // one page in two: no run wholly free
+        a.checkInvariants();
+        int[] got = alloc(a, 32, 2);
+        Set<Integer> distinct = new HashSet<>();
+        for (int p : got) {
+            assertTrue(p % 2 == 0 && distinct.add(p), "page " + p);
+        }
+        assertEquals(0, a.freePages());
+        assertEquals(-1, a.allocateOne(3, 5));
+        a.checkInvariants();
+        // freeing a whole run makes it the next placement again
+        for (int p = 8; p < 16; p++) a.free(p);
+        a.checkInvariants();
+        assertEquals(8, a.allocateOne(4, -1));
+        assertThrows(IllegalArgumentException.class, () -> new BlockAllocator(8, 0));
+    }
 }

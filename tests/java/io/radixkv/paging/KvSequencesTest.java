@@ -496,4 +496,30 @@ class KvSequencesTest {
             assertEquals(42, s.ownerOf(b));
         }
     }
+
+    /** Decode growth and later reserves place a sequence's pages after its last one. */
+    @Test
+    void growthFollowsTheSequencesLastPage() {
+        try (KvSequences s = seqs(256, 16, 4, 64)) {
+            int a = s.open(1);
+            int b = s.open(2);
+            assertTrue(s.reserve(a, 40));
+            assertTrue(s.reserve(b, 40));
+            s.setLength(a, 40);
+            s.setLength(b, 40);
+            for (int step = 0; step < 5 * 16; step++) {
+                for (int seq : new int[] {a, b}) {
+                    assertTrue(s.growForDecode(seq));
+                    s.setLength(seq, s.length(seq) + 1);
+                }
+            }
+            assertTrue(s.reserve(a, s.capacity(a) + 16));
+            for (int seq : new int[] {a, b}) {
+                for (int i = 1; i < s.pageCount(seq); i++) {
+                    assertEquals(s.pageAt(seq, i - 1) + 1, s.pageAt(seq, i), "sequence " + seq + " page " + i);
+                }
+            }
+            s.checkInvariants();
+        }
+    }
 }

@@ -6,6 +6,7 @@ import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.paging.BlockAllocator;
 import java.lang.foreign.Arena;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -26,7 +27,7 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Shared setup of the attention benchmarks: a paged K/V pool filled with finite, normal random
  * values of the cache dtype (no denormals, no NaN: they would distort timings), a page table
- * whose pages are shuffled across the pool, and the baselines measured in the same run: memory
+ * whose pages are shuffled across the pool (or laid out as the engine's allocator lays them out), and the baselines measured in the same run: memory
  * read bandwidth ({@code rkv_bench_read} when the library has it, else a Vector API stream over
  * the same threads) and FMA peak ({@code rkv_bench_fma_peak}, else Vector API FMA chains).
  */
@@ -40,23 +41,33 @@ final class AttentionBenchData implements AutoCloseable {
     final long[] lens;
 
     AttentionBenchData(DType dtype, int pageSize, int numKvHeads, int headDim, long[] lens, long seed) {
+        this(dtype, pageSize, numKvHeads, headDim, lens, seed, "shuffled");
+    }
+
+    /**
+     * {@code pageOrder}: where each sequence's pages lie in the pool. {@code shuffled}: a random
+     * permutation; {@code ordered}: sequence after sequence, each in address order; {@code lifo}
+     * and {@code runs}: as the engine's {@link BlockAllocator} hands them out to a batch whose
+     * prompts (512 tokens each) were prefilled one after another and which then decodes together,
+     * one page per sequence in turn, with plain LIFO placement (runs of 1 page: what concurrent
+     * sequences got before placement kept them together) or with its default runs.
+     */
+    AttentionBenchData(DType dtype, int pageSize, int numKvHeads, int headDim, long[] lens, long seed,
+            String pageOrder) {
         this.lens = lens.clone();
         int pages = 0;
         for (long len : lens) {
             pages += (int) ((len + pageSize - 1) / pageSize);
         }
-        layout = new PagedKvLayout(dtype, pages, pageSize, numKvHeads, headDim);
+        int[] ids = new int[pages];
+        int poolPages = pageIds(pageOrder, lens, pageSize, seed, ids);
+        layout = new PagedKvLayout(dtype, poolPages, pageSize, numKvHeads, headDim);
         MemorySegment k = arena.allocate(layout.poolBytes(), 4096);
         MemorySegment v = arena.allocate(layout.poolBytes(), 4096);
         fillRandom(k, dtype, seed);
         fillRandom(v, dtype, seed + 1);
         float scale = dtype.isFp8() ? 0.25f : 1f;
         cache = new KvCacheView(k, v, layout, scale, scale);
-        List<Integer> ids = new ArrayList<>();
-        for (int i = 0; i < pages; i++) {
-            ids.add(i);
-        }
-        Collections.shuffle(ids, new Random(seed));
         MemorySegment indptr = arena.allocate(4L * (lens.length + 1));
         MemorySegment indices = arena.allocate(Math.max(4, 4L * pages));
         MemorySegment last = arena.allocate(Math.max(4, 4L * lens.length));
@@ -65,13 +76,70 @@ final class AttentionBenchData implements AutoCloseable {
             indptr.setAtIndex(ValueLayout.JAVA_INT, b, pos);
             int n = (int) ((lens[b] + pageSize - 1) / pageSize);
             for (int i = 0; i < n; i++) {
-                indices.setAtIndex(ValueLayout.JAVA_INT, pos, ids.get(pos));
+                indices.setAtIndex(ValueLayout.JAVA_INT, pos, ids[pos]);
                 pos++;
             }
             last.setAtIndex(ValueLayout.JAVA_INT, b, n == 0 ? 1 : (int) (lens[b] - (long) (n - 1) * pageSize));
         }
         indptr.setAtIndex(ValueLayout.JAVA_INT, lens.length, pos);
         table = new PageTableCsr(indptr, indices, last, lens.length);
+    }
+
+    /** Fills {@code ids} (CSR order) by {@code pageOrder}; returns the pool's page count. */
+    private static int pageIds(String pageOrder, long[] lens, int pageSize, long seed, int[] ids) {
+        int pages = ids.length;
+        switch (pageOrder) {
+            case "ordered" -> {
+                for (int i = 0; i < pages; i++) {
+                    ids[i] = i;
+                }
+                return pages;
+            }
+            case "shuffled" -> {
+                List<Integer> list = new ArrayList<>();
+                for (int i = 0; i < pages; i++) {
+                    list.add(i);
+                }
+                Collections.shuffle(list, new Random(seed));
+                for (int i = 0; i < pages; i++) {
+                    ids[i] = list.get(i);
+                }
+                return pages;
+            }
+            case "lifo", "runs" -> {
+                int b = lens.length;
+                // headroom of a run per sequence, as a pool that is not full to the last page has
+                int poolPages = pages + b * BlockAllocator.DEFAULT_RUN_PAGES;
+                BlockAllocator alloc = new BlockAllocator(poolPages,
+                        pageOrder.equals("lifo") ? 1 : BlockAllocator.DEFAULT_RUN_PAGES);
+                int[] start = new int[b];
+                int[] count = new int[b];
+                int[] want = new int[b];
+                for (int s = 0, pos = 0; s < b; s++) {
+                    start[s] = pos;
+                    want[s] = (int) ((lens[s] + pageSize - 1) / pageSize);
+                    pos += want[s];
+                    count[s] = Math.min(want[s], (512 + pageSize - 1) / pageSize);
+                    if (!alloc.allocate(count[s], s, ids, start[s], -1)) {
+                        throw new IllegalStateException("bench pool too small");
+                    }
+                }
+                for (boolean grew = true; grew; ) {
+                    grew = false;
+                    for (int s = 0; s < b; s++) {
+                        if (count[s] < want[s]) {
+                            int i = start[s] + count[s];
+                            ids[i] = alloc.allocateOne(s, count[s] == 0 ? -1 : ids[i - 1]);
+                            count[s]++;
+                            grew = true;
+                        }
+                    }
+                }
+                return poolPages;
+            }
+            default -> throw new IllegalArgumentException("pageOrder must be shuffled, ordered, lifo or runs, got "
+                    + pageOrder);
+        }
     }
 
     /** K plus V bytes of all sequences: what one decode step must read at least once. */

@@ -34,7 +34,9 @@ import org.openjdk.jmh.infra.Blackhole;
  * 512 MiB measure memory, smaller ones cache (printed at setup as "regime").
  *
  * <p>{@code impl}: native (libradixkv), java (plain-Java double-precision reference) or vector
- * (Java Vector API peer, single-threaded). 8 KV heads, page size 16, pages shuffled.
+ * (Java Vector API peer, single-threaded). 8 KV heads, page size 16, pages shuffled unless
+ * {@code pages} says otherwise ({@code lifo} / {@code runs}: as the engine's allocator places a
+ * batch decoding together, without / with its runs; {@code ordered}).
  *
  * <p>Example: {@code java -jar bench/target/benchmarks.jar AttentionDecodeBench -p dtype=f32,fp8
  * -p context=32768 -p batch=4 -p threads=1,2}
@@ -61,6 +63,9 @@ public class AttentionDecodeBench {
     public int gqa;
     @Param({"1"})
     public int threads;
+    /** Where the pages lie: shuffled, ordered, lifo or runs (see AttentionBenchData). */
+    @Param({"shuffled"})
+    public String pages;
 
     static final int NUM_KV_HEADS = 8;
 
@@ -91,7 +96,7 @@ public class AttentionDecodeBench {
     public void setup() throws Exception {
         long[] lens = new long[batch];
         java.util.Arrays.fill(lens, context);
-        data = new AttentionBenchData(DType.parse(dtype), 16, NUM_KV_HEADS, headDim, lens, 17);
+        data = new AttentionBenchData(DType.parse(dtype), 16, NUM_KV_HEADS, headDim, lens, 17, pages);
         int numQo = NUM_KV_HEADS * gqa;
         params = AttentionParams.of(numQo, headDim);
         long n = (long) batch * numQo * headDim;

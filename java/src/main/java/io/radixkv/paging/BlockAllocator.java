@@ -10,11 +10,22 @@ import java.util.function.IntUnaryOperator;
 /**
  * Fixed pool of KV page ids {@code [0, numPages)} with O(1) allocate/free.
  *
- * <p>Every page is in exactly one {@link PageState}. Free ids live in an int stack (LIFO, so
- * a just-freed page, likely still warm in caches, is handed out first); per-page state and
- * owner live in primitive arrays, so the hot path never boxes or allocates. The owner of a
- * {@link PageState#PRIVATE} page is the id its allocator call named (a request/sequence id,
- * used for leak detection); FREE and CACHED pages have owner {@link #NO_OWNER}.
+ * <p>Every page is in exactly one {@link PageState}. Per-page state and owner live in primitive
+ * arrays, so the hot path never boxes or allocates. The owner of a {@link PageState#PRIVATE}
+ * page is the id its allocator call named (a request/sequence id, used for leak detection);
+ * FREE and CACHED pages have owner {@link #NO_OWNER}.
+ *
+ * <p><b>Placement.</b> A CPU decode step reads each sequence's K/V page after page, and the
+ * hardware prefetchers only follow consecutive addresses: a sequence whose pages are
+ * consecutive in the pool decodes up to 1.5x faster than one whose pages are scattered (see
+ * the README). So the allocator keeps a sequence's pages together where it can: an
+ * allocation may name the page it should follow ({@code after}, the sequence's last page)
+ * and takes the pages after it while they are free; otherwise it starts at the first page of
+ * a wholly free <em>run</em> of {@link #DEFAULT_RUN_PAGES} aligned pages (so the rest of the
+ * run stays free for that sequence to grow into), and only when no run is wholly free does
+ * it take the most recently freed page (LIFO). Each placement extends through the pages that
+ * follow while they are free. Free pages live in an int stack with a position map, and
+ * wholly free runs in a second one, so every step is O(1).
  *
  * <p>When an allocation runs short, the allocator asks its {@linkplain #setReclaimer
  * reclaimer} (the engine wires radix-cache eviction here) once to free the shortfall, then
@@ -32,11 +43,23 @@ public final class BlockAllocator {
     /** Transient mark used inside {@link #free(int[], int, int)} to detect duplicates. */
     private static final byte MARKED = 3;
 
+    /** Pages per run: 16 pages of 16 tokens hold 256 tokens of a sequence side by side. */
+    public static final int DEFAULT_RUN_PAGES = 16;
+
     private static final PageState[] STATES = PageState.values();
 
     private final int numPages;
+    private final int runPages;
     private final int[] freeStack;
+    /** Index of each FREE page in {@link #freeStack}; -1 for allocated pages. */
+    private final int[] stackPos;
     private int freeTop;
+    /** FREE pages in each run of {@link #runPages} (the last run may be shorter). */
+    private final int[] runFree;
+    /** Runs all of whose pages are FREE, as a stack with a position map (-1: not listed). */
+    private final int[] freeRuns;
+    private final int[] freeRunPos;
+    private int freeRunTop;
     private final byte[] state;
     private final int[] owner;
     private int privateCount;
@@ -47,11 +70,21 @@ public final class BlockAllocator {
     private final long[] seen;
 
     public BlockAllocator(int numPages) {
+        this(numPages, DEFAULT_RUN_PAGES);
+    }
+
+    /** An allocator whose free runs are {@code runPages} pages long (1: no runs, plain LIFO). */
+    public BlockAllocator(int numPages, int runPages) {
         if (numPages < 0) {
             throw new IllegalArgumentException("numPages must not be negative, got " + numPages);
         }
+        if (runPages < 1) {
+            throw new IllegalArgumentException("runPages must be at least 1, got " + runPages);
+        }
         this.numPages = numPages;
+        this.runPages = runPages;
         this.freeStack = new int[numPages];
+        this.stackPos = new int[numPages];
         this.state = new byte[numPages];
         this.owner = new int[numPages];
         this.seen = new long[(numPages + 63) >>> 6];
@@ -59,8 +92,24 @@ public final class BlockAllocator {
         // top of stack = page 0, so a fresh allocator hands out 0, 1, 2, ...
         for (int i = 0; i < numPages; i++) {
             freeStack[i] = numPages - 1 - i;
+            stackPos[numPages - 1 - i] = i;
         }
         freeTop = numPages;
+        int runs = (int) (((long) numPages + runPages - 1) / runPages);
+        this.runFree = new int[runs];
+        this.freeRuns = new int[runs];
+        this.freeRunPos = new int[runs];
+        for (int r = 0; r < runs; r++) {
+            runFree[r] = runSize(r);
+            freeRuns[r] = runs - 1 - r; // run 0 on top
+            freeRunPos[runs - 1 - r] = r;
+        }
+        freeRunTop = runs;
+    }
+
+    /** Pages per free run (see the class comment). */
+    public int runPages() {
+        return runPages;
     }
 
     public int numPages() {
@@ -105,6 +154,15 @@ public final class BlockAllocator {
      * untouched) if still short. {@code n == 0} succeeds trivially.
      */
     public boolean allocate(int n, int owner, int[] out, int off) {
+        return allocate(n, owner, out, off, -1);
+    }
+
+    /**
+     * {@link #allocate(int, int, int[], int)} placing the pages after page {@code after} where
+     * they are free (the caller's last page: its sequence then reads on in address order);
+     * {@code after} &lt; 0, or any page id, is only a hint.
+     */
+    public boolean allocate(int n, int owner, int[] out, int off, int after) {
         Objects.requireNonNull(out, "out");
         if (n < 0) {
             throw new IllegalArgumentException("page count must not be negative, got " + n);
@@ -113,28 +171,67 @@ public final class BlockAllocator {
         if (n > freeTop && !reclaimFor(n)) {
             return false;
         }
-        int top = freeTop;
+        int prev = after;
         for (int i = 0; i < n; i++) {
-            int page = freeStack[--top];
+            int page = place(prev);
+            take(page);
             state[page] = PRIVATE;
             this.owner[page] = owner;
             out[off + i] = page;
+            prev = page;
         }
-        freeTop = top;
         privateCount += n;
         return true;
     }
 
     /** Allocates one PRIVATE page for {@code owner}; -1 if none is free even after reclaiming. */
     public int allocateOne(int owner) {
+        return allocateOne(owner, -1);
+    }
+
+    /** {@link #allocateOne(int)} preferring the page after {@code after} (a hint, as in allocate). */
+    public int allocateOne(int owner, int after) {
         if (freeTop == 0 && !reclaimFor(1)) {
             return -1;
         }
-        int page = freeStack[--freeTop];
+        int page = place(after);
+        take(page);
         state[page] = PRIVATE;
         this.owner[page] = owner;
         privateCount++;
         return page;
+    }
+
+    /** The free page to hand out after {@code prev} (at least one page is free). */
+    private int place(int prev) {
+        if (prev >= 0 && prev + 1 < numPages && stackPos[prev + 1] >= 0) {
+            return prev + 1;
+        }
+        if (freeRunTop > 0) {
+            return freeRuns[freeRunTop - 1] * runPages;
+        }
+        return freeStack[freeTop - 1];
+    }
+
+    /** Removes a FREE page from the free stack and its run's count. */
+    private void take(int page) {
+        int i = stackPos[page];
+        int last = freeStack[--freeTop];
+        freeStack[i] = last;
+        stackPos[last] = i;
+        stackPos[page] = -1;
+        int r = page / runPages;
+        if (runFree[r]-- == runSize(r)) {
+            int j = freeRunPos[r];
+            int lastRun = freeRuns[--freeRunTop];
+            freeRuns[j] = lastRun;
+            freeRunPos[lastRun] = j;
+            freeRunPos[r] = -1;
+        }
+    }
+
+    private int runSize(int run) {
+        return Math.min(runPages, numPages - run * runPages);
     }
 
     /** Asks the reclaimer (once, never re-entrantly) to make {@code n} pages free. */
@@ -360,7 +457,8 @@ public final class BlockAllocator {
 
     /**
      * Checks {@code free + private + cached == total}, that the free stack holds exactly the
-     * FREE pages (each once), and that only PRIVATE pages have an owner. O(numPages), no
+     * FREE pages (each once, where its position map says), that the wholly free runs are
+     * listed exactly, and that only PRIVATE pages have an owner. O(numPages), no
      * allocation. Throws IllegalStateException describing the first violation.
      */
     public void checkInvariants() {
@@ -402,6 +500,37 @@ public final class BlockAllocator {
             }
             seen[p >>> 6] |= bit;
         }
+        for (int i = 0; i < freeTop; i++) {
+            if (stackPos[freeStack[i]] != i) {
+                throw new IllegalStateException("page " + freeStack[i] + " is on the free stack at index " + i
+                        + " but its position map says " + stackPos[freeStack[i]]);
+            }
+        }
+        int wholly = 0;
+        for (int r = 0; r < runFree.length; r++) {
+            int inRun = 0;
+            for (int p = r * runPages, end = p + runSize(r); p < end; p++) {
+                if (state[p] == FREE) {
+                    inRun++;
+                } else if (stackPos[p] != -1) {
+                    throw new IllegalStateException("allocated page " + p + " has stack position " + stackPos[p]);
+                }
+            }
+            if (inRun != runFree[r]) {
+                throw new IllegalStateException("run " + r + " counts " + runFree[r] + " free pages, has " + inRun);
+            }
+            boolean listed = freeRunPos[r] >= 0;
+            if (listed != (inRun == runSize(r)) || listed && (freeRunPos[r] >= freeRunTop || freeRuns[freeRunPos[r]] != r)) {
+                throw new IllegalStateException("run " + r + " (" + inRun + " of " + runSize(r)
+                        + " pages free) is " + (listed ? "" : "not ") + "listed as wholly free at " + freeRunPos[r]);
+            }
+            if (listed) {
+                wholly++;
+            }
+        }
+        if (wholly != freeRunTop) {
+            throw new IllegalStateException(freeRunTop + " runs listed as wholly free, " + wholly + " are");
+        }
     }
 
     @Override
@@ -413,7 +542,13 @@ public final class BlockAllocator {
     private void release(int page) {
         state[page] = FREE;
         owner[page] = NO_OWNER;
+        stackPos[page] = freeTop;
         freeStack[freeTop++] = page;
+        int r = page / runPages;
+        if (++runFree[r] == runSize(r)) {
+            freeRunPos[r] = freeRunTop;
+            freeRuns[freeRunTop++] = r;
+        }
     }
 
     private void checkRange(int page) {

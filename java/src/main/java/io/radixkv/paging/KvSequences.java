@@ -174,7 +174,7 @@ public final class KvSequences implements AutoCloseable {
         if (need <= 0) {
             return true;
         }
-        if (!allocator.allocate(need, owner[seq], scratch, 0)) {
+        if (!allocator.allocate(need, owner[seq], scratch, 0, lastPage(seq, count))) {
             return false;
         }
         table.append(seq, scratch, 0, need);
@@ -197,13 +197,18 @@ public final class KvSequences implements AutoCloseable {
             throw new IllegalStateException("sequence " + seq + " is full: " + len
                     + " tokens is the page table's limit");
         }
-        int page = allocator.allocateOne(owner[seq]);
+        int page = allocator.allocateOne(owner[seq], lastPage(seq, count));
         if (page < 0) {
             return false;
         }
         scratch[0] = page;
         table.append(seq, scratch, 0, 1);
         return true;
+    }
+
+    /** The sequence's last page (new pages go after it where free: see BlockAllocator); -1 if none. */
+    private int lastPage(int seq, int count) {
+        return count == 0 ? -1 : table.pageAt(seq, count - 1);
     }
 
     /** Sets the number of tokens in the sequence; must be within its capacity. */

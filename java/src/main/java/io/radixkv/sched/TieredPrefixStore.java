@@ -66,7 +66,7 @@ public final class TieredPrefixStore implements PrefixStore {
             return m;
         }
         int[] pages = Arrays.copyOf(m.pages(), have + k);
-        if (!allocator.allocate(k, BlockAllocator.NO_OWNER, pages, have)) {
+        if (!allocator.allocate(k, BlockAllocator.NO_OWNER, pages, have, have == 0 ? -1 : pages[have - 1])) {
             return m;
         }
         for (int i = 0; i < k; i++) {
