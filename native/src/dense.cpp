@@ -2,7 +2,8 @@
 // embedding from an inv_freq table, SiLU*mul, embedding gather, residual add, argmax. f32 activations throughout; weights f32, bf16 or f16.
 //
 // GEMM strategy (y[m,n] = x[m,k] . w[n,k]^T):
-//   m <= 16       (decode) dense_gemv.cpp for every weight dtype: one weight stream per thread.
+//   m <= 16       (decode) dense_gemv.cpp for every weight dtype: one weight stream per thread
+//                 (bf16 from m = 8 on with AVX512-BF16: x rounded to bf16, vdpbf16ps).
 //   f32 weights   oneDNN dnnl_sgemm (row-major, B transposed); built-in kernel without oneDNN.
 //   bf16 weights  on a CPU with native bf16 dot products (AVX512-BF16 or AMX): oneDNN matmul
 //                 with bf16 activations and weights, f32 output; the activations are rounded

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <new>
+#include <vector>
 
 #include "rkv_common.h"
 #include "rkv_dtype.h"
@@ -166,6 +168,122 @@ struct I {
 #include "dense_gemv_impl.h"
 }  // namespace avx512
 #pragma GCC pop_options
+
+// ---------------------------------------------------------------- AVX512-BF16 dot products
+// bf16 weights with m >= kDotMinRows on a CPU with AVX512-BF16: x rounded to bf16 once per
+// call, then vdpbf16ps (two bf16 products per f32 lane, 32 multiply-adds per instruction, no
+// widening). Widened to f32, each weight element cost an FMA per row of x, which at m = 8 / 16
+// needs 2x / 4x the FMA rate of a core to keep up with its memory (README, Zen 5); the rounding
+// is the one the m > 16 path (oneDNN's bf16 matmul) already makes, RNE as rkv::float_to_bf16.
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")
+namespace avx512bf16 {
+#include "rkv_reduce_avx512.h"
+
+// count floats to bf16, exactly rkv::float_to_bf16 (RNE, NaN kept quiet), 16 at a time.
+void round_to_bf16(const float* x, int64_t count, uint16_t* out) {
+  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x00400000);
+  int64_t i = 0;
+  for (; i < count; i += 16) {
+    const __mmask16 mk = count - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (count - i)) - 1);
+    const __m512i u = _mm512_maskz_loadu_epi32(mk, x + i);
+    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs_mask), inf);
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u, 16), one)));
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u, quiet));
+    _mm256_mask_storeu_epi16(out + i, mk, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+  }
+}
+
+static inline __m512bh load_bh(const uint16_t* p) { return (__m512bh)_mm512_loadu_si512(p); }
+static inline __m512bh load_bh(const uint16_t* p, __mmask32 mk) { return (__m512bh)_mm512_maskz_loadu_epi16(mk, p); }
+
+// kb elements of MR rows of x (bf16, stride ld) against NR weight rows (stride ld), 32 per
+// step; the tail is masked (zeros add nothing). Prefetches each weight row pf elements ahead.
+template <int MR, int NR>
+static inline void dot_tile(const uint16_t* x, int64_t ld, int64_t kb, const uint16_t* w, int64_t pf, float* y,
+                            int64_t n, bool acc) {
+  __m512 a[MR][NR];
+  for (int r = 0; r < MR; r++)
+    for (int c = 0; c < NR; c++) a[r][c] = _mm512_setzero_ps();
+  int64_t kk = 0;
+  for (; kk + 32 <= kb; kk += 32) {
+    if (pf)
+      for (int c = 0; c < NR; c++) __builtin_prefetch(w + c * ld + kk + pf, 0, 0);
+    __m512bh wv[NR];
+    for (int c = 0; c < NR; c++) wv[c] = load_bh(w + c * ld + kk);
+    for (int r = 0; r < MR; r++) {
+      const __m512bh xv = load_bh(x + r * ld + kk);
+      for (int c = 0; c < NR; c++) a[r][c] = _mm512_dpbf16_ps(a[r][c], xv, wv[c]);
+    }
+  }
+  if (kk < kb) {
+    const __mmask32 mk = (__mmask32)((uint64_t{1} << (kb - kk)) - 1);
+    __m512bh wv[NR];
+    for (int c = 0; c < NR; c++) wv[c] = load_bh(w + c * ld + kk, mk);
+    for (int r = 0; r < MR; r++) {
+      const __m512bh xv = load_bh(x + r * ld + kk, mk);
+      for (int c = 0; c < NR; c++) a[r][c] = _mm512_dpbf16_ps(a[r][c], xv, wv[c]);
+    }
+  }
+  __m512 t[16];
+  for (int i = 0; i < 16; i++) t[i] = i < MR * NR ? a[i / NR][i % NR] : _mm512_setzero_ps();
+  alignas(64) float sums[16];
+  _mm512_store_ps(sums, reduce_16x16(t));
+  for (int r = 0; r < MR; r++)
+    for (int c = 0; c < NR; c++) y[r * n + c] = acc ? y[r * n + c] + sums[r * NR + c] : sums[r * NR + c];
+}
+
+// Rows of x in blocks of 4 against NR weight rows; the first block prefetches (the others
+// find the weight rows in L1).
+template <int NR>
+static inline void dot_column(const uint16_t* x, int64_t m, int64_t ld, int64_t kb, const uint16_t* w, int64_t pf,
+                              float* y, int64_t n, bool acc) {
+  for (int64_t i0 = 0; i0 < m; i0 += 4) {
+    const uint16_t* xb = x + i0 * ld;
+    float* yb = y + i0 * n;
+    const int64_t p = i0 == 0 ? pf : 0;
+    switch (m - i0 < 4 ? m - i0 : 4) {
+      case 4: dot_tile<4, NR>(xb, ld, kb, w, p, yb, n, acc); break;
+      case 3: dot_tile<3, NR>(xb, ld, kb, w, p, yb, n, acc); break;
+      case 2: dot_tile<2, NR>(xb, ld, kb, w, p, yb, n, acc); break;
+      default: dot_tile<1, NR>(xb, ld, kb, w, p, yb, n, acc); break;
+    }
+  }
+}
+
+// Output columns [j0, j1): k in chunks whose m rows of bf16 x fill a quarter of L1, each 4-row
+// weight tile prefetching the same chunk of the next (as the widening path does for m >= 3).
+// Zen 5, 1 thread, k = 3072, m = 8 / 16, of read: a quarter 0.61-0.62 / 0.36-0.37, half 0.46-0.51
+// / 0.36, whole rows (no chunks) 0.38-0.45 / 0.30, 8 x 2 tiles 0.46 / 0.22, prefetching two or
+// three tiles ahead or with t0 / t1 hints level or worse. Against the widening path (A/B, 1 / 2
+// threads): m = 8 0.58 -> 0.61 / 0.54 -> 0.56, m = 12 0.33 -> 0.47 / 0.29 -> 0.39, m = 16 0.23 ->
+// 0.35 / 0.21 -> 0.32; below 8 rows it was level or slower (m = 4 / 6: 0.67 -> 0.62, 0.62 ->
+// 0.55 on 1 thread), hence kDotMinRows. What bounds it: from L2 the same tiles run 1.6-2.2x
+// the widening path's speed, but from memory these short runs of 4 rows hold the weight stream
+// to ~25 GB/s per core, as they do the widening path at m = 4 (0.62-0.67).
+void dot_range(const uint16_t* x, const uint16_t* w, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
+               int64_t j1, bool acc) {
+  const int64_t per_row = l1_bytes() / 4 / (m * (int64_t)sizeof(uint16_t)) / 64 * 64;
+  const int64_t kc = per_row < 128 ? 128 : per_row;
+  for (int64_t k0 = 0; k0 < k; k0 += kc) {
+    const int64_t kb = k - k0 < kc ? k - k0 : kc;
+    const bool acc_chunk = acc || k0 > 0;
+    int64_t j = j0;
+    for (; j + 4 <= j1; j += 4) dot_column<4>(x + k0, m, k, kb, w + j * k + k0, 4 * k, y + j, n, acc_chunk);
+    for (; j < j1; j++) dot_column<1>(x + k0, m, k, kb, w + j * k + k0, k, y + j, n, acc_chunk);
+  }
+}
+}  // namespace avx512bf16
+#pragma GCC pop_options
+
+bool has_bf16_dot(CpuIsa isa) {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return isa == kIsaAvx512 && yes;
+}
 #endif
 
 template <int DT>
@@ -178,6 +296,9 @@ RangeFn pick(CpuIsa isa) {
   return &scalar::gemv_range<DT>;
 }
 
+// bf16 weights from this many rows of x on take the AVX512-BF16 dot products (avx512bf16 above).
+constexpr int64_t kDotMinRows = 8;
+
 // Below this many multiply-adds one thread does the whole call (fork/join costs more).
 constexpr int64_t kParallelMacs = int64_t{1} << 16;
 
@@ -186,6 +307,32 @@ constexpr int64_t kParallelMacs = int64_t{1} << 16;
 void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                 bool accumulate) {
   static const CpuIsa isa = cpu_isa();
+#if defined(__x86_64__)
+  if (w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && has_bf16_dot(isa)) {
+    thread_local std::vector<uint16_t> xb;
+    bool have = true;
+    try {
+      if (xb.size() < static_cast<size_t>(m * k)) xb.resize(static_cast<size_t>(m * k));
+    } catch (const std::bad_alloc&) {
+      have = false;  // the widening path below needs no scratch
+    }
+    if (have) {
+      avx512bf16::round_to_bf16(x, m * k, xb.data());
+      const uint16_t* xr = xb.data();
+      const auto* wb = static_cast<const uint16_t*>(w);
+      const bool parallel = m * n * k >= kParallelMacs && n >= 8;
+#pragma omp parallel if (parallel)
+      {
+        const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t per = ((n + nt - 1) / nt + 3) / 4 * 4;
+        const int64_t j0 = t * per < n ? t * per : n;
+        const int64_t j1 = j0 + per < n ? j0 + per : n;
+        if (j0 < j1) avx512bf16::dot_range(xr, wb, y, m, n, k, j0, j1, accumulate);
+      }
+      return;
+    }
+  }
+#endif
   const RangeFn fn = w_dtype == RKV_DTYPE_F32    ? pick<RKV_DTYPE_F32>(isa)
                      : w_dtype == RKV_DTYPE_BF16 ? pick<RKV_DTYPE_BF16>(isa)
                                                  : pick<RKV_DTYPE_F16>(isa);

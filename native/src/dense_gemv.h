@@ -1,7 +1,8 @@
 // Small-m dense layer (decode batches): y[m, n] (+)= x[m, k] . w[n, k]^T for m <= kGemvMaxRows,
 // weights f32, bf16 or f16. Bound by streaming the weights once, so it reads them in row order
 // (one range of rows per thread) and, where the m rows of x outgrow L1 (m >= 3, or m = 2 with
-// long rows), in k-chunks whose rows of x stay in L1.
+// long rows), in k-chunks whose rows of x stay in L1. bf16 weights with m >= 8 on a CPU with
+// AVX512-BF16 multiply x rounded to bf16 (RNE) with vdpbf16ps, as the m > 16 GEMM path does.
 #pragma once
 
 #include <stdint.h>

@@ -1,5 +1,6 @@
 // Native checks of the dense ops against scalar double-precision references, on odd shapes,
 // plus the error paths (every bad argument returns a code and leaves outputs untouched).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -64,22 +65,32 @@ static void test_linear(int64_t m, int64_t n, int64_t k, int32_t wdt, bool accum
                       y.data(), m, n, k, accumulate);
   EXPECT(st == RKV_OK, "rkv_linear m=%lld n=%lld k=%lld: %s", (long long)m, (long long)n, (long long)k,
          rkv_last_error());
-  // bf16 with many rows rounds activations to bf16 (oneDNN path): relative 2^-8 per product.
-  const double tol = wdt == RKV_DTYPE_BF16 && m > 16 ? 4e-3 : 1e-5;
-  double worst = 0;
+  // bf16 weights from 8 rows of x on may round x to bf16 (RNE) where the CPU has bf16 dot
+  // products (AVX512-BF16 in dense_gemv.cpp, oneDNN past 16 rows): the whole call must then match
+  // the reference on the rounded x as tightly as the others match it on the exact one.
+  std::vector<float> xr(x);
+  if (wdt == RKV_DTYPE_BF16 && m >= 8)
+    for (auto& v : xr) v = bf16_to_f(f_to_bf16(v));
+  double worst = 0, worst_r = 0;
   for (int64_t i = 0; i < m; i++) {
     for (int64_t j = 0; j < n; j++) {
       double ref = accumulate ? y0[i * n + j] : 0.0, mag = accumulate ? std::fabs(y0[i * n + j]) : 0.0;
+      double ref_r = ref, mag_r = mag;
       for (int64_t kk = 0; kk < k; kk++) {
         ref += double(x[i * k + kk]) * wf[j * k + kk];
         mag += std::fabs(double(x[i * k + kk]) * wf[j * k + kk]);
+        ref_r += double(xr[i * k + kk]) * wf[j * k + kk];
+        mag_r += std::fabs(double(xr[i * k + kk]) * wf[j * k + kk]);
       }
-      double err = std::fabs(ref - y[i * n + j]) / (mag + 1e-30);
-      if (err > worst) worst = err;
+      worst = std::max(worst, std::fabs(ref - y[i * n + j]) / (mag + 1e-30));
+      worst_r = std::max(worst_r, std::fabs(ref_r - y[i * n + j]) / (mag_r + 1e-30));
     }
   }
-  EXPECT(worst <= tol, "rkv_linear %s m=%lld n=%lld k=%lld acc=%d: error %g (relative to sum |x*w|) > %g",
-         rkv_dtype_label(wdt), (long long)m, (long long)n, (long long)k, int(accumulate), worst, tol);
+  const double tol = 1e-5;
+  EXPECT(worst <= tol || worst_r <= tol,
+         "rkv_linear %s m=%lld n=%lld k=%lld acc=%d: error %g against exact x, %g against x rounded to bf16 "
+         "(relative to sum |x*w|) > %g",
+         rkv_dtype_label(wdt), (long long)m, (long long)n, (long long)k, int(accumulate), worst, worst_r, tol);
 }
 
 static void test_rmsnorm(float w_offset) {

@@ -121,7 +121,7 @@ class DenseKernelsTest {
         ref.linear(x, w, dtype, yr, m, n, k, accumulate);
         // f32 arithmetic on widened weights (f32 rounding of the sums only); n = 600 spans
         // several widened weight panels (256 rows each) on CPUs without native bf16. On CPUs with
-        // native bf16 dot products (AVX512-BF16, AMX), bf16 weights multiply the activations
+        // native bf16 dot products (AVX512-BF16, AMX), bf16 weights from 8 rows of x on multiply the activations
         // rounded to bf16 (RNE), as bf16 inference does: then the whole call must agree, just as
         // tightly, with the reference on the rounded activations. Either model, never a mix.
         if (dtype == DType.BF16 && firstMismatch(yr, yc, m * n, 1e-5) >= 0) {
