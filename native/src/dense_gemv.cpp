@@ -198,11 +198,11 @@ void round_to_bf16(const float* x, int64_t count, uint16_t* out) {
 static inline __m512bh load_bh(const uint16_t* p) { return (__m512bh)_mm512_loadu_si512(p); }
 static inline __m512bh load_bh(const uint16_t* p, __mmask32 mk) { return (__m512bh)_mm512_maskz_loadu_epi16(mk, p); }
 
-// kb elements of MR rows of x (bf16, stride ld) against NR weight rows (stride ld), 32 per
+// kb elements of MR rows of x (bf16, stride ldx) against NR weight rows (stride ld), 32 per
 // step; the tail is masked (zeros add nothing). Prefetches each weight row pf elements ahead.
 template <int MR, int NR>
-static inline void dot_tile(const uint16_t* x, int64_t ld, int64_t kb, const uint16_t* w, int64_t pf, float* y,
-                            int64_t n, bool acc) {
+static inline void dot_tile(const uint16_t* x, int64_t ldx, int64_t kb, const uint16_t* w, int64_t ld, int64_t pf,
+                            float* y, int64_t n, bool acc) {
   __m512 a[MR][NR];
   for (int r = 0; r < MR; r++)
     for (int c = 0; c < NR; c++) a[r][c] = _mm512_setzero_ps();
@@ -213,7 +213,7 @@ static inline void dot_tile(const uint16_t* x, int64_t ld, int64_t kb, const uin
     __m512bh wv[NR];
     for (int c = 0; c < NR; c++) wv[c] = load_bh(w + c * ld + kk);
     for (int r = 0; r < MR; r++) {
-      const __m512bh xv = load_bh(x + r * ld + kk);
+      const __m512bh xv = load_bh(x + r * ldx + kk);
       for (int c = 0; c < NR; c++) a[r][c] = _mm512_dpbf16_ps(a[r][c], xv, wv[c]);
     }
   }
@@ -222,7 +222,7 @@ static inline void dot_tile(const uint16_t* x, int64_t ld, int64_t kb, const uin
     __m512bh wv[NR];
     for (int c = 0; c < NR; c++) wv[c] = load_bh(w + c * ld + kk, mk);
     for (int r = 0; r < MR; r++) {
-      const __m512bh xv = load_bh(x + r * ld + kk, mk);
+      const __m512bh xv = load_bh(x + r * ldx + kk, mk);
       for (int c = 0; c < NR; c++) a[r][c] = _mm512_dpbf16_ps(a[r][c], xv, wv[c]);
     }
   }
@@ -234,44 +234,54 @@ static inline void dot_tile(const uint16_t* x, int64_t ld, int64_t kb, const uin
     for (int c = 0; c < NR; c++) y[r * n + c] = acc ? y[r * n + c] + sums[r * NR + c] : sums[r * NR + c];
 }
 
-// Rows of x in blocks of 4 against NR weight rows; the first block prefetches (the others
-// find the weight rows in L1).
+// Rows of x (a packed chunk, row stride kb) in blocks of 4 against NR weight rows (stride ld);
+// the first block prefetches (the others find the weight rows in L1).
 template <int NR>
-static inline void dot_column(const uint16_t* x, int64_t m, int64_t ld, int64_t kb, const uint16_t* w, int64_t pf,
+static inline void dot_column(const uint16_t* x, int64_t m, int64_t kb, const uint16_t* w, int64_t ld, int64_t pf,
                               float* y, int64_t n, bool acc) {
   for (int64_t i0 = 0; i0 < m; i0 += 4) {
-    const uint16_t* xb = x + i0 * ld;
+    const uint16_t* xb = x + i0 * kb;
     float* yb = y + i0 * n;
     const int64_t p = i0 == 0 ? pf : 0;
     switch (m - i0 < 4 ? m - i0 : 4) {
-      case 4: dot_tile<4, NR>(xb, ld, kb, w, p, yb, n, acc); break;
-      case 3: dot_tile<3, NR>(xb, ld, kb, w, p, yb, n, acc); break;
-      case 2: dot_tile<2, NR>(xb, ld, kb, w, p, yb, n, acc); break;
-      default: dot_tile<1, NR>(xb, ld, kb, w, p, yb, n, acc); break;
+      case 4: dot_tile<4, NR>(xb, kb, kb, w, ld, p, yb, n, acc); break;
+      case 3: dot_tile<3, NR>(xb, kb, kb, w, ld, p, yb, n, acc); break;
+      case 2: dot_tile<2, NR>(xb, kb, kb, w, ld, p, yb, n, acc); break;
+      default: dot_tile<1, NR>(xb, kb, kb, w, ld, p, yb, n, acc); break;
     }
   }
 }
 
-// Output columns [j0, j1): k in chunks whose m rows of bf16 x fill a quarter of L1, each 4-row
-// weight tile prefetching the same chunk of the next (as the widening path does for m >= 3).
-// Zen 5, 1 thread, k = 3072, m = 8 / 16, of read: a quarter 0.61-0.62 / 0.36-0.37, half 0.46-0.51
-// / 0.36, whole rows (no chunks) 0.38-0.45 / 0.30, 8 x 2 tiles 0.46 / 0.22, prefetching two or
-// three tiles ahead or with t0 / t1 hints level or worse. Against the widening path (A/B, 1 / 2
-// threads): m = 8 0.58 -> 0.61 / 0.54 -> 0.56, m = 12 0.33 -> 0.47 / 0.29 -> 0.39, m = 16 0.23 ->
-// 0.35 / 0.21 -> 0.32; below 8 rows it was level or slower (m = 4 / 6: 0.67 -> 0.62, 0.62 ->
-// 0.55 on 1 thread), hence kDotMinRows. What bounds it: from L2 the same tiles run 1.6-2.2x
-// the widening path's speed, but from memory these short runs of 4 rows hold the weight stream
-// to ~25 GB/s per core, as they do the widening path at m = 4 (0.62-0.67).
-void dot_range(const uint16_t* x, const uint16_t* w, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
-               int64_t j1, bool acc) {
-  const int64_t per_row = l1_bytes() / 4 / (m * (int64_t)sizeof(uint16_t)) / 64 * 64;
-  const int64_t kc = per_row < 128 ? 128 : per_row;
+// x rounded to bf16 and packed chunk by chunk (dot_range): the kc-element chunk starting at k0
+// holds the m rows side by side (row stride kb) at xb + m * k0. Packed, the rows of a chunk lie
+// in consecutive L1 sets; at their natural stride k (a power of two for most layers) all m rows
+// and the weight rows mapped to the same few sets and evicted each other.
+void pack_x(const float* x, int64_t m, int64_t k, int64_t kc, uint16_t* xb) {
+  for (int64_t k0 = 0; k0 < k; k0 += kc) {
+    const int64_t kb = k - k0 < kc ? k - k0 : kc;
+    for (int64_t i = 0; i < m; i++) round_to_bf16(x + i * k + k0, kb, xb + m * k0 + i * kb);
+  }
+}
+
+// Output columns [j0, j1) over k-chunks of kc elements (dot_chunk), each 4-row weight tile
+// prefetching the same chunk of the next (as the widening path does for m >= 3). Zen 5, A/B
+// against the widening path, of read, 1 / 2 threads, 3072 x 8192 and 8192 x 3072: m = 8 0.49 ->
+// 0.56, 0.52 -> 0.59 / 0.73 -> 0.78, 0.74 -> 0.75; m = 12 0.33 -> 0.42, 0.30 -> 0.51 / 0.58 ->
+// 0.73, 0.57 -> 0.72; m = 16 0.23 -> 0.36, 0.23 -> 0.42 / 0.40 -> 0.61, 0.39 -> 0.63. Below 8 rows
+// it was level or slower (m = 4 / 6, 1 thread: 0.67 -> 0.62, 0.62 -> 0.55), hence kDotMinRows.
+// Tried: whole rows (no chunks; 0.38-0.45 at m = 8), 8 x 2 tiles (0.46), prefetching two or three
+// tiles ahead, t0 / t1 hints (level or worse). What bounds it: from L2 these tiles run 1.6-2.2x
+// the widening ones, but from memory the chunks make each weight row a run of 1.5 KiB per pass,
+// which the hardware prefetchers barely follow.
+void dot_range(const uint16_t* xb, const uint16_t* w, float* y, int64_t m, int64_t n, int64_t k, int64_t kc,
+               int64_t j0, int64_t j1, bool acc) {
   for (int64_t k0 = 0; k0 < k; k0 += kc) {
     const int64_t kb = k - k0 < kc ? k - k0 : kc;
     const bool acc_chunk = acc || k0 > 0;
+    const uint16_t* xc = xb + m * k0;
     int64_t j = j0;
-    for (; j + 4 <= j1; j += 4) dot_column<4>(x + k0, m, k, kb, w + j * k + k0, 4 * k, y + j, n, acc_chunk);
-    for (; j < j1; j++) dot_column<1>(x + k0, m, k, kb, w + j * k + k0, k, y + j, n, acc_chunk);
+    for (; j + 4 <= j1; j += 4) dot_column<4>(xc, m, kb, w + j * k + k0, k, 4 * k, y + j, n, acc_chunk);
+    for (; j < j1; j++) dot_column<1>(xc, m, kb, w + j * k + k0, k, k, y + j, n, acc_chunk);
   }
 }
 }  // namespace avx512bf16
@@ -299,6 +309,16 @@ RangeFn pick(CpuIsa isa) {
 // bf16 weights from this many rows of x on take the AVX512-BF16 dot products (avx512bf16 above).
 constexpr int64_t kDotMinRows = 8;
 
+// Elements per k-chunk of the dot-product path: kDotChunkElems, or fewer where the m rows of
+// bf16 x would fill more than half of L1. Zen 5, 1 thread, of read, x in a quarter / a third /
+// half of L1: m = 8 (768 / 1024 / 1536 elements) 0.54-0.59 / 0.44-0.53 / 0.44-0.45, m = 16 (384
+// / 512 / 768) 0.33-0.34 / 0.38-0.40 / 0.35-0.44: the run length, not the x footprint, decides.
+constexpr int64_t kDotChunkElems = 768;
+int64_t dot_chunk(int64_t m) {
+  const int64_t per_row = l1_bytes() / 2 / (m * (int64_t)sizeof(uint16_t)) / 64 * 64;
+  return per_row < 128 ? 128 : per_row > kDotChunkElems ? kDotChunkElems : per_row;
+}
+
 // Below this many multiply-adds one thread does the whole call (fork/join costs more).
 constexpr int64_t kParallelMacs = int64_t{1} << 16;
 
@@ -317,7 +337,8 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
       have = false;  // the widening path below needs no scratch
     }
     if (have) {
-      avx512bf16::round_to_bf16(x, m * k, xb.data());
+      const int64_t kc = dot_chunk(m);
+      avx512bf16::pack_x(x, m, k, kc, xb.data());
       const uint16_t* xr = xb.data();
       const auto* wb = static_cast<const uint16_t*>(w);
       const bool parallel = m * n * k >= kParallelMacs && n >= 8;
@@ -327,7 +348,7 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
         const int64_t per = ((n + nt - 1) / nt + 3) / 4 * 4;
         const int64_t j0 = t * per < n ? t * per : n;
         const int64_t j1 = j0 + per < n ? j0 + per : n;
-        if (j0 < j1) avx512bf16::dot_range(xr, wb, y, m, n, k, j0, j1, accumulate);
+        if (j0 < j1) avx512bf16::dot_range(xr, wb, y, m, n, k, kc, j0, j1, accumulate);
       }
       return;
     }
