@@ -158,6 +158,10 @@ static constexpr int score_tb() {
   return I::W / (GB <= 1 ? 1 : GB <= 2 ? 2 : GB <= 4 ? 4 : GB <= 8 ? 8 : 16);
 }
 
+// Isa: a dependent name, so only an I that has store_quads (AVX-512) instantiates it.
+template <typename Isa = I>
+RKV_ATTN_INLINE void store_quads(float* S, int64_t ldS, typename Isa::V v) { Isa::store_quads(S, ldS, v); }
+
 template <int DT, int GB>
 RKV_ATTN_INLINE void score_tile(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
   constexpr int TB = score_tb<GB>();
@@ -182,10 +186,15 @@ RKV_ATTN_INLINE void score_tile(const float* q, int hd, const uint8_t* const* kr
       for (int g = 0; g < GB; g++) acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d), kv, acc[g * TB + t]);
     }
   }
-  alignas(64) float sums[I::W];
-  I::store(sums, I::reduce_w(acc));
-  for (int g = 0; g < GB; g++)
-    for (int t = 0; t < TB; t++) S[(int64_t)g * ldS + t] = sums[g * TB + t];
+  if constexpr (GB * TB == I::W && TB == 4 && I::W == 16) {
+    // lanes 4g .. 4g + 3 hold row g's four scores: one 128-bit store per row
+    store_quads<>(S, ldS, I::reduce_w(acc));
+  } else {
+    alignas(64) float sums[I::W];
+    I::store(sums, I::reduce_w(acc));
+    for (int g = 0; g < GB; g++)
+      for (int t = 0; t < TB; t++) S[(int64_t)g * ldS + t] = sums[g * TB + t];
+  }
 }
 
 template <int DT, int GB>

@@ -223,6 +223,13 @@ struct I {
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  // the four 128-bit lanes of v to p, p + ld, p + 2 ld, p + 3 ld
+  static void store_quads(float* p, int64_t ld, V v) {
+    _mm_storeu_ps(p, _mm512_castps512_ps128(v));
+    _mm_storeu_ps(p + ld, _mm512_extractf32x4_ps(v, 1));
+    _mm_storeu_ps(p + 2 * ld, _mm512_extractf32x4_ps(v, 2));
+    _mm_storeu_ps(p + 3 * ld, _mm512_extractf32x4_ps(v, 3));
+  }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
