@@ -322,6 +322,22 @@ int64_t dot_chunk(int64_t m) {
 // Below this many multiply-adds one thread does the whole call (fork/join costs more).
 constexpr int64_t kParallelMacs = int64_t{1} << 16;
 
+// Runs f(j0, j1) on each thread's one contiguous range of the n weight rows (each thread streams
+// its range; a multiple of 12 rows, so the register tiles of 2, 3 and 4 weight rows stay whole
+// except at the end of the matrix).
+template <typename F>
+void for_row_ranges(int64_t m, int64_t n, int64_t k, const F& f) {
+  const bool parallel = m * n * k >= kParallelMacs && n >= 8;
+#pragma omp parallel if (parallel)
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t per = ((n + nt - 1) / nt + 11) / 12 * 12;
+    const int64_t j0 = t * per < n ? t * per : n;
+    const int64_t j1 = j0 + per < n ? j0 + per : n;
+    if (j0 < j1) f(j0, j1);
+  }
+}
+
 }  // namespace
 
 void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
@@ -341,15 +357,9 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
       avx512bf16::pack_x(x, m, k, kc, xb.data());
       const uint16_t* xr = xb.data();
       const auto* wb = static_cast<const uint16_t*>(w);
-      const bool parallel = m * n * k >= kParallelMacs && n >= 8;
-#pragma omp parallel if (parallel)
-      {
-        const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-        const int64_t per = ((n + nt - 1) / nt + 3) / 4 * 4;
-        const int64_t j0 = t * per < n ? t * per : n;
-        const int64_t j1 = j0 + per < n ? j0 + per : n;
-        if (j0 < j1) avx512bf16::dot_range(xr, wb, y, m, n, k, kc, j0, j1, accumulate);
-      }
+      for_row_ranges(m, n, k, [&](int64_t j0, int64_t j1) {
+        avx512bf16::dot_range(xr, wb, y, m, n, k, kc, j0, j1, accumulate);
+      });
       return;
     }
   }
@@ -357,17 +367,7 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
   const RangeFn fn = w_dtype == RKV_DTYPE_F32    ? pick<RKV_DTYPE_F32>(isa)
                      : w_dtype == RKV_DTYPE_BF16 ? pick<RKV_DTYPE_BF16>(isa)
                                                  : pick<RKV_DTYPE_F16>(isa);
-  const bool parallel = m * n * k >= kParallelMacs && n >= 8;
-  // Each thread streams one contiguous range of weight rows (a multiple of 12 rows, so the
-  // register tiles of 2, 3 and 4 weight rows stay whole except at the end of the matrix).
-#pragma omp parallel if (parallel)
-  {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t per = ((n + nt - 1) / nt + 11) / 12 * 12;
-    const int64_t j0 = t * per < n ? t * per : n;
-    const int64_t j1 = j0 + per < n ? j0 + per : n;
-    if (j0 < j1) fn(x, w, y, m, n, k, j0, j1, accumulate);
-  }
+  for_row_ranges(m, n, k, [&](int64_t j0, int64_t j1) { fn(x, w, y, m, n, k, j0, j1, accumulate); });
 }
 
 }  // namespace dense
