@@ -440,6 +440,10 @@ class BlockAllocatorTest {
         assertEquals(16, a.allocateOne(3, 8));
         assertEquals(24, a.allocateOne(4, 63));
         assertEquals(32, a.allocateOne(5, 1_000_000));
+        assertEquals(33, a.allocateOne(5, 32));
+        assertEquals(40, a.allocateOne(6, Integer.MAX_VALUE), "a hint past the pool is ignored (no overflow)");
+        a.free(33);
+        a.free(40);
         int[] out = new int[4];
         assertTrue(a.allocate(4, 1, out, 0, 4));
         assertArrayEquals(new int[] {5, 6, 7, 40}, out, "consecutive through the free pages, then a fresh run");

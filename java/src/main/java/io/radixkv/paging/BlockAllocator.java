@@ -204,7 +204,7 @@ public final class BlockAllocator {
 
     /** The free page to hand out after {@code prev} (at least one page is free). */
     private int place(int prev) {
-        if (prev >= 0 && prev + 1 < numPages && stackPos[prev + 1] >= 0) {
+        if (prev >= 0 && prev < numPages - 1 && stackPos[prev + 1] >= 0) {
             return prev + 1;
         }
         if (freeRunTop > 0) {
