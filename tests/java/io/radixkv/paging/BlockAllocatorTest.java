@@ -469,5 +469,6 @@ class BlockAllocatorTest {
         a.checkInvariants();
         assertEquals(8, a.allocateOne(4, -1));
         assertThrows(IllegalArgumentException.class, () -> new BlockAllocator(8, 0));
+        assertThrows(IllegalArgumentException.class, () -> new BlockAllocator(8, 12));
     }
 }

@@ -50,6 +50,8 @@ public final class BlockAllocator {
 
     private final int numPages;
     private final int runPages;
+    /** log2(runPages): a page's run is page >>> runShift. */
+    private final int runShift;
     private final int[] freeStack;
     /** Index of each FREE page in {@link #freeStack}; -1 for allocated pages. */
     private final int[] stackPos;
@@ -73,16 +75,20 @@ public final class BlockAllocator {
         this(numPages, DEFAULT_RUN_PAGES);
     }
 
-    /** An allocator whose free runs are {@code runPages} pages long (1: no runs, plain LIFO). */
+    /**
+     * An allocator whose free runs are {@code runPages} pages long, a power of two (1: no runs,
+     * plain LIFO).
+     */
     public BlockAllocator(int numPages, int runPages) {
         if (numPages < 0) {
             throw new IllegalArgumentException("numPages must not be negative, got " + numPages);
         }
-        if (runPages < 1) {
-            throw new IllegalArgumentException("runPages must be at least 1, got " + runPages);
+        if (runPages < 1 || Integer.bitCount(runPages) != 1) {
+            throw new IllegalArgumentException("runPages must be a power of two, got " + runPages);
         }
         this.numPages = numPages;
         this.runPages = runPages;
+        this.runShift = Integer.numberOfTrailingZeros(runPages);
         this.freeStack = new int[numPages];
         this.stackPos = new int[numPages];
         this.state = new byte[numPages];
@@ -208,7 +214,7 @@ public final class BlockAllocator {
             return prev + 1;
         }
         if (freeRunTop > 0) {
-            return freeRuns[freeRunTop - 1] * runPages;
+            return freeRuns[freeRunTop - 1] << runShift;
         }
         return freeStack[freeTop - 1];
     }
@@ -220,7 +226,7 @@ public final class BlockAllocator {
         freeStack[i] = last;
         stackPos[last] = i;
         stackPos[page] = -1;
-        int r = page / runPages;
+        int r = page >>> runShift;
         if (runFree[r]-- == runSize(r)) {
             int j = freeRunPos[r];
             int lastRun = freeRuns[--freeRunTop];
@@ -544,7 +550,7 @@ public final class BlockAllocator {
         owner[page] = NO_OWNER;
         stackPos[page] = freeTop;
         freeStack[freeTop++] = page;
-        int r = page / runPages;
+        int r = page >>> runShift;
         if (++runFree[r] == runSize(r)) {
             freeRunPos[r] = freeRunTop;
             freeRuns[freeRunTop++] = r;
