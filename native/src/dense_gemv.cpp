@@ -234,32 +234,36 @@ static inline void dot_tile(const uint16_t* x, int64_t ldx, int64_t kb, const ui
     for (int c = 0; c < NR; c++) y[r * n + c] = acc ? y[r * n + c] + sums[r * NR + c] : sums[r * NR + c];
 }
 
-// Rows of x (a packed chunk, row stride kb) in blocks of 4 against NR weight rows (stride ld);
-// the first block prefetches (the others find the weight rows in L1).
+// Rows of x (a packed chunk of kb elements, row stride ldx) in blocks of 4 against NR weight
+// rows (stride ld); the first block prefetches (the others find the weight rows in L1).
 template <int NR>
-static inline void dot_column(const uint16_t* x, int64_t m, int64_t kb, const uint16_t* w, int64_t ld, int64_t pf,
-                              float* y, int64_t n, bool acc) {
+static inline void dot_column(const uint16_t* x, int64_t m, int64_t ldx, int64_t kb, const uint16_t* w, int64_t ld,
+                              int64_t pf, float* y, int64_t n, bool acc) {
   for (int64_t i0 = 0; i0 < m; i0 += 4) {
-    const uint16_t* xb = x + i0 * kb;
+    const uint16_t* xb = x + i0 * ldx;
     float* yb = y + i0 * n;
     const int64_t p = i0 == 0 ? pf : 0;
     switch (m - i0 < 4 ? m - i0 : 4) {
-      case 4: dot_tile<4, NR>(xb, kb, kb, w, ld, p, yb, n, acc); break;
-      case 3: dot_tile<3, NR>(xb, kb, kb, w, ld, p, yb, n, acc); break;
-      case 2: dot_tile<2, NR>(xb, kb, kb, w, ld, p, yb, n, acc); break;
-      default: dot_tile<1, NR>(xb, kb, kb, w, ld, p, yb, n, acc); break;
+      case 4: dot_tile<4, NR>(xb, ldx, kb, w, ld, p, yb, n, acc); break;
+      case 3: dot_tile<3, NR>(xb, ldx, kb, w, ld, p, yb, n, acc); break;
+      case 2: dot_tile<2, NR>(xb, ldx, kb, w, ld, p, yb, n, acc); break;
+      default: dot_tile<1, NR>(xb, ldx, kb, w, ld, p, yb, n, acc); break;
     }
   }
 }
 
+// Row stride of a packed chunk of kb elements: whole 64-byte lines.
+static inline int64_t packed_ld(int64_t kb) { return (kb + 31) / 32 * 32; }
+
 // x rounded to bf16 and packed chunk by chunk (dot_range): the kc-element chunk starting at k0
-// holds the m rows side by side (row stride kb) at xb + m * k0. Packed, the rows of a chunk lie
-// in consecutive L1 sets; at their natural stride k (a power of two for most layers) all m rows
-// and the weight rows mapped to the same few sets and evicted each other.
+// holds the m rows side by side (row stride packed_ld(kb)) at xb + m * k0 (kc is a multiple of
+// 64, so only the last chunk's rows are padded; xb holds m * (k + 32) elements). Packed, the
+// rows of a chunk lie in consecutive L1 sets; at their natural stride k (a power of two for most
+// layers) all m rows and the weight rows mapped to the same few sets and evicted each other.
 void pack_x(const float* x, int64_t m, int64_t k, int64_t kc, uint16_t* xb) {
   for (int64_t k0 = 0; k0 < k; k0 += kc) {
-    const int64_t kb = k - k0 < kc ? k - k0 : kc;
-    for (int64_t i = 0; i < m; i++) round_to_bf16(x + i * k + k0, kb, xb + m * k0 + i * kb);
+    const int64_t kb = k - k0 < kc ? k - k0 : kc, ld = packed_ld(kb);
+    for (int64_t i = 0; i < m; i++) round_to_bf16(x + i * k + k0, kb, xb + m * k0 + i * ld);
   }
 }
 
@@ -279,9 +283,10 @@ void dot_range(const uint16_t* xb, const uint16_t* w, float* y, int64_t m, int64
     const int64_t kb = k - k0 < kc ? k - k0 : kc;
     const bool acc_chunk = acc || k0 > 0;
     const uint16_t* xc = xb + m * k0;
+    const int64_t ldx = packed_ld(kb);
     int64_t j = j0;
-    for (; j + 4 <= j1; j += 4) dot_column<4>(xc, m, kb, w + j * k + k0, k, 4 * k, y + j, n, acc_chunk);
-    for (; j < j1; j++) dot_column<1>(xc, m, kb, w + j * k + k0, k, k, y + j, n, acc_chunk);
+    for (; j + 4 <= j1; j += 4) dot_column<4>(xc, m, ldx, kb, w + j * k + k0, k, 4 * k, y + j, n, acc_chunk);
+    for (; j < j1; j++) dot_column<1>(xc, m, ldx, kb, w + j * k + k0, k, k, y + j, n, acc_chunk);
   }
 }
 }  // namespace avx512bf16
@@ -345,17 +350,21 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
   static const CpuIsa isa = cpu_isa();
 #if defined(__x86_64__)
   if (w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && has_bf16_dot(isa)) {
+    // 64-byte aligned, rows padded to whole lines (malloc aligns to 16: every 64-byte load of x
+    // then touched two lines)
     thread_local std::vector<uint16_t> xb;
+    const size_t need = static_cast<size_t>(m * (k + 32) + 32);
     bool have = true;
     try {
-      if (xb.size() < static_cast<size_t>(m * k)) xb.resize(static_cast<size_t>(m * k));
+      if (xb.size() < need) xb.resize(need);
     } catch (const std::bad_alloc&) {
       have = false;  // the widening path below needs no scratch
     }
     if (have) {
       const int64_t kc = dot_chunk(m);
-      avx512bf16::pack_x(x, m, k, kc, xb.data());
-      const uint16_t* xr = xb.data();
+      uint16_t* xa = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(xb.data()) + 63) & ~uintptr_t{63});
+      avx512bf16::pack_x(x, m, k, kc, xa);
+      const uint16_t* xr = xa;
       const auto* wb = static_cast<const uint16_t*>(w);
       for_row_ranges(m, n, k, [&](int64_t j0, int64_t j1) {
         avx512bf16::dot_range(xr, wb, y, m, n, k, kc, j0, j1, accumulate);
