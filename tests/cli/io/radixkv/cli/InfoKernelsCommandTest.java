@@ -59,6 +59,6 @@ class InfoKernelsCommandTest {
             assertEquals(k.get("gbps").asDouble() / base, k.get("ratio").asDouble(), 1e-9, k.toString());
         }
         // Every kernel is either measured or listed as skipped with the reason.
-        assertEquals(3, n.get("kernels").size() + n.get("skipped").size(), n.toString());
+        assertEquals(4, n.get("kernels").size() + n.get("skipped").size(), n.toString());
     }
 }

@@ -9,6 +9,8 @@ import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.paging.BlockAllocator;
+import io.radixkv.paging.KvSequences;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -70,7 +72,8 @@ final class BandwidthCheck {
         List<String> skipped = new ArrayList<>();
         kernel("reshape_and_cache_bf16", "copy", copy, this::measureScatter, kernels, skipped);
         kernel("fp8_quantize_e4m3", "copy", copy, this::measureFp8Quantize, kernels, skipped);
-        kernel("decode_attention_bf16", "read", read, this::measureDecode, kernels, skipped);
+        kernel("decode_attention_bf16", "read", read, () -> measureDecode(false), kernels, skipped);
+        kernel("decode_attention_bf16_placed", "read", read, () -> measureDecode(true), kernels, skipped);
         return new Result(bytes, NativeLibrary.numThreads(), read, copy, kernels, skipped);
     }
 
@@ -174,8 +177,13 @@ final class BandwidthCheck {
         }
     }
 
-    /** Decode over {@value #DECODE_BATCH} sequences that together use every page of the pool. */
-    private double measureDecode() {
+    /**
+     * Decode over {@value #DECODE_BATCH} sequences that together use every page of the pool, their
+     * pages shuffled across it (the worst case) or {@code placed} as the engine's allocator places
+     * them: prompts of {@value #PLACED_PROMPT} tokens reserved one sequence after another, then
+     * decode growth a page at a time, sequence after sequence.
+     */
+    private double measureDecode(boolean placed) {
         PagedKvLayout layout = poolLayout(DType.BF16);
         int pagesPerSeq = (int) (layout.numPages() / DECODE_BATCH);
         try (Arena arena = Arena.ofConfined()) {
@@ -184,7 +192,8 @@ final class BandwidthCheck {
             MemorySegment indptr = arena.allocate(ValueLayout.JAVA_INT, DECODE_BATCH + 1);
             MemorySegment indices = arena.allocate(ValueLayout.JAVA_INT, layout.numPages());
             MemorySegment lastLen = arena.allocate(ValueLayout.JAVA_INT, DECODE_BATCH);
-            int[] perm = permutation((int) layout.numPages(), 7);
+            int[] perm = placed ? placedPages((int) layout.numPages(), pagesPerSeq)
+                    : permutation((int) layout.numPages(), 7);
             for (int i = 0; i < perm.length; i++) {
                 indices.setAtIndex(ValueLayout.JAVA_INT, i, perm[i]);
             }
@@ -210,6 +219,38 @@ final class BandwidthCheck {
         MemorySegment s = arena.allocate(n, 64);
         s.fill(value); // also faults every page in before the timed runs
         return s;
+    }
+
+    /** Tokens each sequence's prompt reserves before the batch decodes (placed pages). */
+    static final int PLACED_PROMPT = 512;
+
+    /** The page ids, sequence after sequence, that {@link KvSequences} gives the decode batch. */
+    private static int[] placedPages(int numPages, int pagesPerSeq) {
+        try (KvSequences seqs = new KvSequences(new BlockAllocator(numPages), PAGE_SIZE, DECODE_BATCH, pagesPerSeq)) {
+            int[] seq = new int[DECODE_BATCH];
+            for (int b = 0; b < DECODE_BATCH; b++) {
+                seq[b] = seqs.open(b);
+                long prompt = Math.min(PLACED_PROMPT, (long) pagesPerSeq * PAGE_SIZE);
+                if (!seqs.reserve(seq[b], prompt)) {
+                    throw new IllegalStateException("kernels: pool of " + numPages + " pages too small");
+                }
+                seqs.setLength(seq[b], prompt);
+            }
+            for (long len = Math.min(PLACED_PROMPT, (long) pagesPerSeq * PAGE_SIZE);
+                    len < (long) pagesPerSeq * PAGE_SIZE; len++) {
+                for (int b = 0; b < DECODE_BATCH; b++) {
+                    if (!seqs.growForDecode(seq[b])) {
+                        throw new IllegalStateException("kernels: pool of " + numPages + " pages too small");
+                    }
+                    seqs.setLength(seq[b], len + 1);
+                }
+            }
+            int[] ids = new int[DECODE_BATCH * pagesPerSeq];
+            for (int b = 0; b < DECODE_BATCH; b++) {
+                System.arraycopy(seqs.pages(seq[b]), 0, ids, b * pagesPerSeq, pagesPerSeq);
+            }
+            return ids;
+        }
     }
 
     private static int[] permutation(int n, long seed) {

@@ -69,12 +69,12 @@ final class KernelsCommand implements Callable<Integer> {
 
         out.printf("working set %d MiB per measurement, %d native threads; GB/s = (bytes read + written) / s%n",
                 r.bufferBytes() >> 20, r.threads());
-        out.printf("%-26s %9s %8s%n", "baseline", "GB/s", "");
-        out.printf("%-26s %9.1f%n", "read", r.readGbps());
-        out.printf("%-26s %9.1f%n", "copy", r.memcpyGbps());
-        out.printf("%-26s %9s %8s%n", "kernel (" + choice + ")", "GB/s", "ratio");
+        out.printf("%-30s %9s %8s%n", "baseline", "GB/s", "");
+        out.printf("%-30s %9.1f%n", "read", r.readGbps());
+        out.printf("%-30s %9.1f%n", "copy", r.memcpyGbps());
+        out.printf("%-30s %9s %8s%n", "kernel (" + choice + ")", "GB/s", "ratio");
         for (BandwidthCheck.KernelResult k : r.kernels()) {
-            out.printf("%-26s %9.1f %8.2f  (vs %s)%n", k.name(), k.gbps(), k.ratio(), k.against());
+            out.printf("%-30s %9.1f %8.2f  (vs %s)%n", k.name(), k.gbps(), k.ratio(), k.against());
         }
         for (String s : r.skipped()) {
             out.println("skipped: " + s);
