@@ -9,6 +9,8 @@
 // block of 4 rows of x instead of from memory). U independent accumulator sets hide the FMA
 // latency when MR * NR is small.
 
+#include "dense_gemv_blocks.h"
+
 // The MR x NR sums of a tile's accumulators (at most 16) by one transpose-reduction instead of
 // MR x NR horizontal sums (they were ~20% of a k-chunk's instructions at m = 16). AVX-512 only
 // (Isa: a dependent name, so only the I that has reduce16 and store instantiates it).
@@ -94,17 +96,11 @@ static inline void tile(const float* x, int64_t ld, int64_t kb, const typename E
 template <int DT, int NR>
 static inline void column_block(const float* x, int64_t m, int64_t ld, int64_t kb, const typename Elem<DT>::T* w,
                                 int64_t pf, float* y, int64_t n, bool acc) {
-  for (int64_t i0 = 0; i0 < m; i0 += 4) {
-    const float* xb = x + i0 * ld;
-    float* yb = y + i0 * n;
-    const int64_t p = i0 == 0 ? pf : 0;
-    switch (m - i0 < 4 ? m - i0 : 4) {
-      case 4: tile<DT, 4, NR, 1>(xb, ld, kb, w, p, yb, n, acc); break;
-      case 3: tile<DT, 3, NR, 1>(xb, ld, kb, w, p, yb, n, acc); break;
-      case 2: tile<DT, 2, NR, 2>(xb, ld, kb, w, p, yb, n, acc); break;
-      default: tile<DT, 1, NR, 4>(xb, ld, kb, w, p, yb, n, acc); break;
-    }
-  }
+  for_x_blocks(m, [&](auto mr, int64_t i0) {
+    // U accumulator sets so that MR x NR x U covers the FMA latency for 1- and 2-row blocks
+    constexpr int MR = mr.value, U = MR >= 3 ? 1 : MR == 2 ? 2 : 4;
+    tile<DT, MR, NR, U>(x + i0 * ld, ld, kb, w, i0 == 0 ? pf : 0, y + i0 * n, n, acc);
+  });
 }
 
 // Output columns [j0, j1) (weight rows j0..j1-1) for all m rows.
