@@ -27,6 +27,7 @@
 #include "kv_convert.h"
 #include "rkv_dense_math.h"
 #include "rkv_common.h"
+#include "rkv_isa.h"
 
 #if defined(RKV_HAVE_DNNL)
 #include <oneapi/dnnl/dnnl.h>
@@ -109,7 +110,7 @@ int matmul_bf16(const float* x, const uint16_t* w, float* y, int64_t m, int64_t 
 bool native_bf16_dot() {
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+    return rkv::cpu_avx512_bf16() || __builtin_cpu_supports("amx-bf16");
   }();
   return yes;
 }

@@ -287,14 +287,6 @@ void dot_range(const uint16_t* xb, const uint16_t* w, float* y, int64_t m, int64
 }
 }  // namespace avx512bf16
 #pragma GCC pop_options
-
-bool has_bf16_dot(CpuIsa isa) {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") != 0;
-  }();
-  return isa == kIsaAvx512 && yes;
-}
 #endif
 
 template <int DT>
@@ -345,7 +337,7 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
                 bool accumulate) {
   static const CpuIsa isa = cpu_isa();
 #if defined(__x86_64__)
-  if (w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && has_bf16_dot(isa)) {
+  if (w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && isa == kIsaAvx512 && cpu_avx512_bf16()) {
     // 64-byte aligned, rows padded to whole lines (malloc aligns to 16: every 64-byte load of x
     // then touched two lines)
     thread_local std::vector<uint16_t> xb;
@@ -360,10 +352,9 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
       const int64_t kc = dot_chunk(m);
       uint16_t* xa = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(xb.data()) + 63) & ~uintptr_t{63});
       avx512bf16::pack_x(x, m, k, kc, xa);
-      const uint16_t* xr = xa;
       const auto* wb = static_cast<const uint16_t*>(w);
       for_row_ranges(m, n, k, [&](int64_t j0, int64_t j1) {
-        avx512bf16::dot_range(xr, wb, y, m, n, k, kc, j0, j1, accumulate);
+        avx512bf16::dot_range(xa, wb, y, m, n, k, kc, j0, j1, accumulate);
       });
       return;
     }

@@ -31,6 +31,18 @@ CpuIsa cpu_isa() {
   return isa;
 }
 
+bool cpu_avx512_bf16() {
+#if defined(__x86_64__)
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
     case kIsaAvx512: return "avx512";

@@ -10,6 +10,9 @@ enum CpuIsa { kIsaScalar = 0, kIsaAvx2 = 1, kIsaAvx512 = 2 };
 
 // kIsaAvx512: AVX-512 F/BW/VL/DQ (+ AVX2/FMA/F16C); kIsaAvx2: AVX2 + FMA + F16C.
 CpuIsa cpu_isa();
+// Whether the CPU has AVX512-BF16 (vdpbf16ps), probed once; RADIXKV_ISA does not lower it, so
+// users of AVX-512 code paths check cpu_isa() as well.
+bool cpu_avx512_bf16();
 const char* cpu_isa_name(CpuIsa isa);
 
 }  // namespace rkv
