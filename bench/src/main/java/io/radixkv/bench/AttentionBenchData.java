@@ -7,6 +7,7 @@ import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
 import io.radixkv.paging.BlockAllocator;
+import io.radixkv.paging.DecodeBatchLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -27,8 +28,8 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Shared setup of the attention benchmarks: a paged K/V pool filled with finite, normal random
  * values of the cache dtype (no denormals, no NaN: they would distort timings), a page table
- * whose pages are shuffled across the pool (or laid out as the engine's allocator lays them out), and the baselines measured in the same run: memory
- * read bandwidth ({@code rkv_bench_read} when the library has it, else a Vector API stream over
+ * whose pages are shuffled across the pool (or laid out as the engine's allocator lays them out),
+ * and the baselines measured in the same run: memory read bandwidth ({@code rkv_bench_read} when the library has it, else a Vector API stream over
  * the same threads) and FMA peak ({@code rkv_bench_fma_peak}, else Vector API FMA chains).
  */
 final class AttentionBenchData implements AutoCloseable {
@@ -107,34 +108,11 @@ final class AttentionBenchData implements AutoCloseable {
                 return pages;
             }
             case "lifo", "runs" -> {
-                int b = lens.length;
                 // headroom of a run per sequence, as a pool that is not full to the last page has
-                int poolPages = pages + b * BlockAllocator.DEFAULT_RUN_PAGES;
+                int poolPages = pages + lens.length * BlockAllocator.DEFAULT_RUN_PAGES;
                 BlockAllocator alloc = new BlockAllocator(poolPages,
                         pageOrder.equals("lifo") ? 1 : BlockAllocator.DEFAULT_RUN_PAGES);
-                int[] start = new int[b];
-                int[] count = new int[b];
-                int[] want = new int[b];
-                for (int s = 0, pos = 0; s < b; s++) {
-                    start[s] = pos;
-                    want[s] = (int) ((lens[s] + pageSize - 1) / pageSize);
-                    pos += want[s];
-                    count[s] = Math.min(want[s], (512 + pageSize - 1) / pageSize);
-                    if (!alloc.allocate(count[s], s, ids, start[s], -1)) {
-                        throw new IllegalStateException("bench pool too small");
-                    }
-                }
-                for (boolean grew = true; grew; ) {
-                    grew = false;
-                    for (int s = 0; s < b; s++) {
-                        if (count[s] < want[s]) {
-                            int i = start[s] + count[s];
-                            ids[i] = alloc.allocateOne(s, count[s] == 0 ? -1 : ids[i - 1]);
-                            count[s]++;
-                            grew = true;
-                        }
-                    }
-                }
+                System.arraycopy(DecodeBatchLayout.pageIds(alloc, pageSize, lens, 512), 0, ids, 0, pages);
                 return poolPages;
             }
             default -> throw new IllegalArgumentException("pageOrder must be shuffled, ordered, lifo or runs, got "

@@ -10,11 +10,12 @@ import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
 import io.radixkv.paging.BlockAllocator;
-import io.radixkv.paging.KvSequences;
+import io.radixkv.paging.DecodeBatchLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
@@ -192,8 +193,11 @@ final class BandwidthCheck {
             MemorySegment indptr = arena.allocate(ValueLayout.JAVA_INT, DECODE_BATCH + 1);
             MemorySegment indices = arena.allocate(ValueLayout.JAVA_INT, layout.numPages());
             MemorySegment lastLen = arena.allocate(ValueLayout.JAVA_INT, DECODE_BATCH);
-            int[] perm = placed ? placedPages((int) layout.numPages(), pagesPerSeq)
-                    : permutation((int) layout.numPages(), 7);
+            long[] lens = new long[DECODE_BATCH];
+            Arrays.fill(lens, (long) pagesPerSeq * PAGE_SIZE);
+            int numPages = (int) layout.numPages();
+            int[] perm = placed ? DecodeBatchLayout.pageIds(new BlockAllocator(numPages), PAGE_SIZE, lens, PLACED_PROMPT)
+                    : permutation(numPages, 7);
             for (int i = 0; i < perm.length; i++) {
                 indices.setAtIndex(ValueLayout.JAVA_INT, i, perm[i]);
             }
@@ -223,35 +227,6 @@ final class BandwidthCheck {
 
     /** Tokens each sequence's prompt reserves before the batch decodes (placed pages). */
     static final int PLACED_PROMPT = 512;
-
-    /** The page ids, sequence after sequence, that {@link KvSequences} gives the decode batch. */
-    private static int[] placedPages(int numPages, int pagesPerSeq) {
-        try (KvSequences seqs = new KvSequences(new BlockAllocator(numPages), PAGE_SIZE, DECODE_BATCH, pagesPerSeq)) {
-            int[] seq = new int[DECODE_BATCH];
-            for (int b = 0; b < DECODE_BATCH; b++) {
-                seq[b] = seqs.open(b);
-                long prompt = Math.min(PLACED_PROMPT, (long) pagesPerSeq * PAGE_SIZE);
-                if (!seqs.reserve(seq[b], prompt)) {
-                    throw new IllegalStateException("kernels: pool of " + numPages + " pages too small");
-                }
-                seqs.setLength(seq[b], prompt);
-            }
-            for (long len = Math.min(PLACED_PROMPT, (long) pagesPerSeq * PAGE_SIZE);
-                    len < (long) pagesPerSeq * PAGE_SIZE; len++) {
-                for (int b = 0; b < DECODE_BATCH; b++) {
-                    if (!seqs.growForDecode(seq[b])) {
-                        throw new IllegalStateException("kernels: pool of " + numPages + " pages too small");
-                    }
-                    seqs.setLength(seq[b], len + 1);
-                }
-            }
-            int[] ids = new int[DECODE_BATCH * pagesPerSeq];
-            for (int b = 0; b < DECODE_BATCH; b++) {
-                System.arraycopy(seqs.pages(seq[b]), 0, ids, b * pagesPerSeq, pagesPerSeq);
-            }
-            return ids;
-        }
-    }
 
     private static int[] permutation(int n, long seed) {
         int[] p = new int[n];
