@@ -90,6 +90,15 @@ RKV_API int rkv_bench_copy(void* dst, const void* src, int64_t bytes);
 /* Peak single-precision FMA throughput of the kernels' threads: runs independent vector FMA
  * chains for about `seconds` and writes GFLOP/s (2 flops per FMA lane) to *gflops. */
 RKV_API int rkv_bench_fma_peak(double seconds, double* gflops);
+/* Streams bytes of w_dtype weights (f32, bf16, f16) like rkv_bench_read and does, per weight
+ * element, `rows` (1..16) multiply-adds with the instructions rkv_linear uses for that many
+ * rows on this CPU, against x held in registers: a decode GEMV's weight stream overlapped with
+ * its arithmetic and nothing else (no x loads, no partial sums), the most rkv_linear with
+ * m = rows can reach here. prefetch_bytes > 0: every line is also software-prefetched that far
+ * ahead (0: none; which is faster depends on the CPU and the arithmetic). Writes a checksum to
+ * *sink. */
+RKV_API int rkv_bench_read_gemv(const void* w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes,
+                                double* sink);
 
 /* ---- conversion and FP8 ---- */
 
@@ -198,6 +207,21 @@ RKV_API int rkv_merge_state(const float* v_a, const float* s_a, const float* v_b
 /* y[m, n] = x[m, k] . w[n, k]^T (+ y if accumulate != 0). w of w_dtype (f32 or bf16), row-major. */
 RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
                        int64_t m, int64_t n, int64_t k, int32_t accumulate);
+/* Packed linear weights: a layout of w that streams as one sequence per 64 output rows, for
+ * decode batches (m <= 16) at the memory limit and oneDNN's own blocked format for larger m.
+ * Panel p (rows 64p .. 64p+63) occupies the same bytes as those rows do row-major, laid out as
+ * [k/2][64][2]: element (row 64p + j, column c) at panel element ((c/2) * 64 + j) * 2 + c % 2
+ * (oneDNN's BA16a64b2a for the k x n matrix w^T). 1 when this library packs w_dtype [n, k]
+ * weights on this CPU (bf16, n % 64 == 0, k % 16 == 0, AVX512-BF16 and oneDNN), else 0. */
+RKV_API int32_t rkv_linear_pack_supported(int32_t w_dtype, int64_t n, int64_t k);
+/* Rearranges row-major w [n, k] into the packed layout in place (RKV_ERR_UNSUPPORTED, w
+ * untouched, where rkv_linear_pack_supported is 0), on the calling thread only (no OpenMP: pack
+ * several matrices from several threads). rkv_linear_unpack reverses it. */
+RKV_API int rkv_linear_pack(void* w, int32_t w_dtype, int64_t n, int64_t k);
+RKV_API int rkv_linear_unpack(void* w, int32_t w_dtype, int64_t n, int64_t k);
+/* rkv_linear with packed weights: the same result (up to summation order). */
+RKV_API int rkv_linear_packed(const float* x, const void* w, int32_t w_dtype, float* y,
+                              int64_t m, int64_t n, int64_t k, int32_t accumulate);
 /* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * (w_offset + w[:]); w_offset 0 (x.w) or 1
  * (Gemma's x.(1+w)); y may alias x. Per-head q/k norms: rows = tokens * heads, dim = head_dim. */
 RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,

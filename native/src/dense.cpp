@@ -24,6 +24,7 @@
 
 #include "dense_gemm.h"
 #include "dense_gemv.h"
+#include "dense_packed.h"
 #include "kv_convert.h"
 #include "rkv_dense_math.h"
 #include "rkv_common.h"
@@ -64,47 +65,6 @@ dnnl::stream& cpu_stream() {
   return s;
 }
 
-// Returns RKV_OK, or RKV_ERR_UNSUPPORTED when oneDNN has no implementation (caller falls back).
-int matmul_bf16(const float* x, const uint16_t* w, float* y, int64_t m, int64_t n, int64_t k, bool accumulate) {
-  using dnnl::memory;
-  thread_local std::vector<uint16_t> xb;
-  try {
-    xb.resize(static_cast<size_t>(m * k));
-  } catch (const std::bad_alloc&) {
-    return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear: cannot allocate %lld bf16 activations",
-                          static_cast<long long>(m * k));
-  }
-  uint16_t* xbp = xb.data();
-  const int64_t total = m * k;
-#pragma omp parallel for schedule(static) if (total >= kParallelElems)
-  for (int64_t i = 0; i < total; i++) xbp[i] = float_to_bf16_bits(x[i]);
-  try {
-    memory::desc src_md({m, k}, memory::data_type::bf16, memory::format_tag::ab);
-    memory::desc wei_md({k, n}, memory::data_type::bf16, memory::format_tag::ba);  // w is [n, k]
-    memory::desc dst_md({m, n}, memory::data_type::f32, memory::format_tag::ab);
-    dnnl::primitive_attr attr;
-    if (accumulate) {
-      dnnl::post_ops po;
-      po.append_sum(1.f);
-      attr.set_post_ops(po);
-    }
-    // oneDNN's primitive cache makes re-creating the primitive for a seen shape cheap.
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_md, dst_md), attr, cpu_engine());
-    dnnl::matmul prim(pd);
-    memory src(src_md, cpu_engine(), xbp);
-    memory wei(wei_md, cpu_engine(), const_cast<uint16_t*>(w));
-    memory dst(dst_md, cpu_engine(), y);
-    prim.execute(cpu_stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
-    cpu_stream().wait();
-  } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return RKV_ERR_UNSUPPORTED;
-    return rkv::set_error(RKV_ERR_INTERNAL, "rkv_linear: oneDNN bf16 matmul failed: %s", e.what());
-  }
-  return RKV_OK;
-}
-#endif
-
-#if defined(RKV_HAVE_DNNL)
 // True when the CPU multiplies bf16 natively (AVX512-BF16 or AMX-BF16): then oneDNN's bf16
 // matmul is the fast path; otherwise it emulates it and widening to f32 is faster.
 bool native_bf16_dot() {
@@ -143,20 +103,19 @@ int gemm_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64
 }
 #endif
 
-}  // namespace
-
-extern "C" {
-
-RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
-                       int32_t accumulate) {
-  RKV_CHECK(m >= 0 && n >= 0 && k >= 0, "rkv_linear: negative shape m=%lld n=%lld k=%lld",
-            static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k));
+// The argument checks of rkv_linear and rkv_linear_packed; *done when the call has nothing
+// (more) to do (m or n zero; k zero, where y is zeroed unless accumulating).
+int check_linear(const char* fn, const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n,
+                 int64_t k, int32_t accumulate, bool* done) {
+  RKV_CHECK(m >= 0 && n >= 0 && k >= 0, "%s: negative shape m=%lld n=%lld k=%lld", fn, static_cast<long long>(m),
+            static_cast<long long>(n), static_cast<long long>(k));
   RKV_CHECK(w_dtype == RKV_DTYPE_F32 || w_dtype == RKV_DTYPE_BF16 || w_dtype == RKV_DTYPE_F16,
-            "rkv_linear: weight dtype %s (%d) is not supported (f32, bf16 or f16)", rkv::dtype_name(w_dtype), w_dtype);
+            "%s: weight dtype %s (%d) is not supported (f32, bf16 or f16)", fn, rkv::dtype_name(w_dtype), w_dtype);
   const int64_t lim = std::numeric_limits<int64_t>::max() / 8;
   RKV_CHECK(mul_fits(m, k, lim) && mul_fits(n, k, lim) && mul_fits(m, n, lim),
-            "rkv_linear: shape m=%lld n=%lld k=%lld overflows", static_cast<long long>(m),
-            static_cast<long long>(n), static_cast<long long>(k));
+            "%s: shape m=%lld n=%lld k=%lld overflows", fn, static_cast<long long>(m), static_cast<long long>(n),
+            static_cast<long long>(k));
+  *done = true;
   if (m == 0 || n == 0) return RKV_OK;
   RKV_CHECK_PTR(y);
   if (k == 0) {
@@ -167,7 +126,67 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   RKV_CHECK_PTR(w);
   const int64_t wbytes = n * k * rkv::dtype_size(w_dtype);
   RKV_CHECK(!overlaps(y, m * n * 4, x, m * k * 4) && !overlaps(y, m * n * 4, w, wbytes),
-            "rkv_linear: y must not overlap x or w");
+            "%s: y must not overlap x or w", fn);
+  *done = false;
+  return RKV_OK;
+}
+
+}  // namespace
+
+#if defined(RKV_HAVE_DNNL)
+namespace rkv {
+namespace dense {
+int matmul_bf16(const float* x, const uint16_t* w, bool packed, float* y, int64_t m, int64_t n, int64_t k,
+                bool accumulate) {
+  using dnnl::memory;
+  thread_local std::vector<uint16_t> xb;
+  try {
+    xb.resize(static_cast<size_t>(m * k));
+  } catch (const std::bad_alloc&) {
+    return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear: cannot allocate %lld bf16 activations",
+                          static_cast<long long>(m * k));
+  }
+  uint16_t* xbp = xb.data();
+  const int64_t total = m * k;
+#pragma omp parallel for schedule(static) if (total >= kParallelElems)
+  for (int64_t i = 0; i < total; i++) xbp[i] = float_to_bf16_bits(x[i]);
+  try {
+    memory::desc src_md({m, k}, memory::data_type::bf16, memory::format_tag::ab);
+    // w is [n, k] row-major (w^T: ba), or packed (dense_packed.h: BA16a64b2a)
+    memory::desc wei_md({k, n}, memory::data_type::bf16,
+                        packed ? memory::format_tag::BA16a64b2a : memory::format_tag::ba);
+    memory::desc dst_md({m, n}, memory::data_type::f32, memory::format_tag::ab);
+    dnnl::primitive_attr attr;
+    if (accumulate) {
+      dnnl::post_ops po;
+      po.append_sum(1.f);
+      attr.set_post_ops(po);
+    }
+    // oneDNN's primitive cache makes re-creating the primitive for a seen shape cheap.
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_md, dst_md), attr, cpu_engine());
+    dnnl::matmul prim(pd);
+    memory src(src_md, cpu_engine(), xbp);
+    memory wei(wei_md, cpu_engine(), const_cast<uint16_t*>(w));
+    memory dst(dst_md, cpu_engine(), y);
+    prim.execute(cpu_stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+    cpu_stream().wait();
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return RKV_ERR_UNSUPPORTED;
+    return rkv::set_error(RKV_ERR_INTERNAL, "rkv_linear: oneDNN bf16 matmul failed: %s", e.what());
+  }
+  return RKV_OK;
+}
+}  // namespace dense
+}  // namespace rkv
+#endif
+
+extern "C" {
+
+RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                       int32_t accumulate) {
+  bool done = false;
+  if (int st = check_linear("rkv_linear", x, w, w_dtype, y, m, n, k, accumulate, &done); st != RKV_OK || done)
+    return st;
   const bool acc = accumulate != 0;
   // Decode batches: bound by streaming the weights once (dense_gemv.cpp).
   if (m <= rkv::dense::kGemvMaxRows) {
@@ -198,12 +217,55 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   const auto* wb = static_cast<const uint16_t*>(w);
 #if defined(RKV_HAVE_DNNL)
   if (m >= kBf16MatmulMinRows) {
-    int st = matmul_bf16(x, wb, y, m, n, k, acc);
+    int st = rkv::dense::matmul_bf16(x, wb, false, y, m, n, k, acc);
     if (st != RKV_ERR_UNSUPPORTED) return st;
   }
 #endif
   rkv::dense::gemm_builtin<uint16_t>(x, wb, y, m, n, k, acc);
   return RKV_OK;
+}
+
+RKV_API int32_t rkv_linear_pack_supported(int32_t w_dtype, int64_t n, int64_t k) {
+  return rkv::dense::packed_supported(w_dtype, n, k) ? 1 : 0;
+}
+
+static int pack_or_unpack(const char* fn, void* w, int32_t w_dtype, int64_t n, int64_t k, bool to_packed) {
+  RKV_CHECK(n >= 0 && k >= 0, "%s: negative shape n=%lld k=%lld", fn, static_cast<long long>(n),
+            static_cast<long long>(k));
+  if (!rkv::dense::packed_supported(w_dtype, n, k)) {
+    return rkv::set_error(RKV_ERR_UNSUPPORTED,
+                          "%s: no packed layout for %s [%lld, %lld] on this CPU (bf16, n %% 64 == 0, k %% 16 == 0, "
+                          "AVX512-BF16 and oneDNN)",
+                          fn, rkv::dtype_name(w_dtype), static_cast<long long>(n), static_cast<long long>(k));
+  }
+  RKV_CHECK_PTR(w);
+  return rkv::dense::pack_panels(static_cast<uint16_t*>(w), n, k, to_packed);
+}
+
+RKV_API int rkv_linear_pack(void* w, int32_t w_dtype, int64_t n, int64_t k) {
+  return pack_or_unpack("rkv_linear_pack", w, w_dtype, n, k, true);
+}
+
+RKV_API int rkv_linear_unpack(void* w, int32_t w_dtype, int64_t n, int64_t k) {
+  return pack_or_unpack("rkv_linear_unpack", w, w_dtype, n, k, false);
+}
+
+RKV_API int rkv_linear_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n,
+                              int64_t k, int32_t accumulate) {
+  bool done = false;
+  if (int st = check_linear("rkv_linear_packed", x, w, w_dtype, y, m, n, k, accumulate, &done); st != RKV_OK || done)
+    return st;
+  if (!rkv::dense::packed_supported(w_dtype, n, k)) {
+    return rkv::set_error(RKV_ERR_UNSUPPORTED, "rkv_linear_packed: no packed layout for %s [%lld, %lld] on this CPU",
+                          rkv::dtype_name(w_dtype), static_cast<long long>(n), static_cast<long long>(k));
+  }
+  const auto* wb = static_cast<const uint16_t*>(w);
+  if (m <= rkv::dense::kGemvMaxRows) return rkv::dense::gemv_packed(x, wb, y, m, n, k, accumulate != 0);
+#if defined(RKV_HAVE_DNNL)
+  const int st = rkv::dense::matmul_bf16(x, wb, true, y, m, n, k, accumulate != 0);
+  if (st != RKV_ERR_UNSUPPORTED) return st;
+#endif
+  return rkv::set_error(RKV_ERR_UNSUPPORTED, "rkv_linear_packed: oneDNN has no bf16 matmul for packed weights here");
 }
 
 RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,

@@ -180,22 +180,8 @@ struct I {
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")
 namespace avx512bf16 {
 #include "dense_gemv_blocks.h"
+#include "rkv_bf16_round_avx512.h"
 #include "rkv_reduce_avx512.h"
-
-// count floats to bf16, exactly rkv::float_to_bf16 (RNE, NaN kept quiet), 16 at a time.
-void round_to_bf16(const float* x, int64_t count, uint16_t* out) {
-  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
-  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x00400000);
-  int64_t i = 0;
-  for (; i < count; i += 16) {
-    const __mmask16 mk = count - i >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (count - i)) - 1);
-    const __m512i u = _mm512_maskz_loadu_epi32(mk, x + i);
-    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs_mask), inf);
-    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(_mm512_srli_epi32(u, 16), one)));
-    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u, quiet));
-    _mm256_mask_storeu_epi16(out + i, mk, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
-  }
-}
 
 static inline __m512bh load_bh(const uint16_t* p) { return (__m512bh)_mm512_loadu_si512(p); }
 static inline __m512bh load_bh(const uint16_t* p, __mmask32 mk) { return (__m512bh)_mm512_maskz_loadu_epi16(mk, p); }
@@ -333,11 +319,15 @@ void for_row_ranges(int64_t m, int64_t n, int64_t k, const F& f) {
 
 }  // namespace
 
+bool gemv_uses_bf16_dot(int32_t w_dtype, int64_t m) {
+  return w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && cpu_isa() == kIsaAvx512 && cpu_avx512_bf16();
+}
+
 void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                 bool accumulate) {
   static const CpuIsa isa = cpu_isa();
 #if defined(__x86_64__)
-  if (w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && isa == kIsaAvx512 && cpu_avx512_bf16()) {
+  if (gemv_uses_bf16_dot(w_dtype, m)) {
     // 64-byte aligned, rows padded to whole lines (malloc aligns to 16: every 64-byte load of x
     // then touched two lines)
     thread_local std::vector<uint16_t> xb;

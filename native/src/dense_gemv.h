@@ -17,5 +17,9 @@ constexpr int64_t kGemvMaxRows = 16;
 void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                 bool accumulate);
 
+// Whether gemv_small multiplies w_dtype weights for m rows with AVX512-BF16 dot products
+// (vdpbf16ps) on this CPU, rather than widening them to f32 for FMAs.
+bool gemv_uses_bf16_dot(int32_t w_dtype, int64_t m);
+
 }  // namespace dense
 }  // namespace rkv

@@ -286,6 +286,108 @@ static void test_linear_errors() {
   EXPECT(rkv_linear(x, w, RKV_DTYPE_F32, y, 1, 1, 0, 0) == RKV_OK && y[0] == 0, "k=0 did not zero y");
 }
 
+// Largest |ref - y| / sum |x*w| over all outputs, ref in double on the given x and weights.
+static double linear_error(const std::vector<float>& x, const std::vector<float>& wf, const std::vector<float>& y0,
+                           const std::vector<float>& y, int64_t m, int64_t n, int64_t k, bool accumulate) {
+  double worst = 0;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double ref = accumulate ? y0[i * n + j] : 0.0, mag = accumulate ? std::fabs(y0[i * n + j]) : 0.0;
+      for (int64_t kk = 0; kk < k; kk++) {
+        ref += double(x[i * k + kk]) * wf[j * k + kk];
+        mag += std::fabs(double(x[i * k + kk]) * wf[j * k + kk]);
+      }
+      worst = std::max(worst, std::fabs(ref - y[i * n + j]) / (mag + 1e-30));
+    }
+  return worst;
+}
+
+// Packed bf16 weights (rkv_linear_pack): pack / unpack round-trips the bytes; rkv_linear_packed
+// matches the double reference at 1e-5 on the exact x below 8 rows (as rkv_linear's small-m path)
+// and on x rounded to bf16 from 8 rows on (as its dot-product path and oneDNN); where the CPU or
+// shape has no packed layout, pack refuses and leaves w untouched.
+static void test_linear_packed(int64_t m, int64_t n, int64_t k, bool accumulate) {
+  auto x = randn(size_t(m * k));
+  auto wf = randn(size_t(n * k), 0.1f);
+  std::vector<uint16_t> wh(wf.size());
+  for (size_t i = 0; i < wf.size(); i++) {
+    wh[i] = f_to_bf16(wf[i]);
+    wf[i] = bf16_to_f(wh[i]);
+  }
+  std::vector<uint16_t> wp(wh);
+  const bool supported = rkv_linear_pack_supported(RKV_DTYPE_BF16, n, k) == 1;
+  const int st = rkv_linear_pack(wp.data(), RKV_DTYPE_BF16, n, k);
+  if (!supported) {
+    EXPECT(st == RKV_ERR_UNSUPPORTED && wp == wh, "pack of unsupported [%lld, %lld]: status %d, w changed: %d",
+           (long long)n, (long long)k, st, int(wp != wh));
+    EXPECT(rkv_linear_packed(x.data(), wp.data(), RKV_DTYPE_BF16, std::vector<float>(size_t(m * n)).data(), m, n, k,
+                             0) == RKV_ERR_UNSUPPORTED,
+           "rkv_linear_packed ran without a packed layout");
+    return;
+  }
+  EXPECT(st == RKV_OK && wp != wh, "pack [%lld, %lld]: %d %s", (long long)n, (long long)k, st, rkv_last_error());
+  // element (row r, column c) where the layout says it is
+  for (int64_t r : {int64_t{0}, int64_t{1}, n - 1})
+    for (int64_t c : {int64_t{0}, int64_t{1}, k - 1}) {
+      const int64_t at = (r / 64) * 64 * k + ((c / 2) * 64 + r % 64) * 2 + c % 2;
+      EXPECT(wp[size_t(at)] == wh[size_t(r * k + c)], "packed element (%lld, %lld) misplaced", (long long)r,
+             (long long)c);
+    }
+  auto y0 = randn(size_t(m * n));
+  std::vector<float> y = y0;
+  EXPECT(rkv_linear_packed(x.data(), wp.data(), RKV_DTYPE_BF16, y.data(), m, n, k, accumulate) == RKV_OK,
+         "rkv_linear_packed m=%lld: %s", (long long)m, rkv_last_error());
+  std::vector<float> xr(x);
+  if (m >= 8)
+    for (auto& v : xr) v = bf16_to_f(f_to_bf16(v));
+  const double err = linear_error(xr, wf, y0, y, m, n, k, accumulate);
+  EXPECT(err <= 1e-5, "rkv_linear_packed m=%lld n=%lld k=%lld acc=%d: error %g against %s x > 1e-5", (long long)m,
+         (long long)n, (long long)k, int(accumulate), err, m >= 8 ? "bf16-rounded" : "exact");
+  EXPECT(rkv_linear_unpack(wp.data(), RKV_DTYPE_BF16, n, k) == RKV_OK && wp == wh, "unpack did not restore w");
+}
+
+// rkv_bench_read_gemv: every element of the stream counts (zeros give 0, one positive element
+// anywhere, vector part or tail, gives > 0) for every dtype and row count, with and without
+// prefetches; bad arguments refused.
+static void test_bench_read_gemv() {
+  const int32_t dts[3] = {RKV_DTYPE_F32, RKV_DTYPE_BF16, RKV_DTYPE_F16};
+  for (int32_t dt : dts) {
+    const int64_t es = dt == RKV_DTYPE_F32 ? 4 : 2, count = 3001;  // 12004 / 6002 bytes: a tail
+    std::vector<uint8_t> buf(static_cast<size_t>(count * es));
+    const int64_t positions[3] = {0, count / 2, count - 1};
+    for (int32_t rows = 1; rows <= 16; rows++) {
+      for (int64_t pf : {int64_t{0}, int64_t{4096}}) {
+        double sink = -1;
+        std::fill(buf.begin(), buf.end(), 0);
+        EXPECT(rkv_bench_read_gemv(buf.data(), count * es, dt, rows, pf, &sink) == RKV_OK && sink == 0,
+               "read_gemv dtype %d rows=%d of zeros: %g (%s)", (int)dt, rows, sink, rkv_last_error());
+        for (int64_t pos : positions) {
+          std::fill(buf.begin(), buf.end(), 0);
+          if (dt == RKV_DTYPE_F32) {
+            const float one = 1.f;
+            std::memcpy(buf.data() + pos * 4, &one, 4);
+          } else {
+            const uint16_t one = dt == RKV_DTYPE_BF16 ? 0x3F80 : 0x3C00;
+            std::memcpy(buf.data() + pos * 2, &one, 2);
+          }
+          EXPECT(rkv_bench_read_gemv(buf.data(), count * es, dt, rows, pf, &sink) == RKV_OK && sink > 0,
+                 "read_gemv dtype %d rows=%d missed element %lld: %g", (int)dt, rows, (long long)pos, sink);
+        }
+      }
+    }
+  }
+  double sink = 0;
+  float w[16] = {};
+  EXPECT(rkv_bench_read_gemv(w, 64, RKV_DTYPE_F32, 0, 0, &sink) == RKV_ERR_INVALID_ARGUMENT, "rows 0 accepted");
+  EXPECT(rkv_bench_read_gemv(w, 64, RKV_DTYPE_F32, 17, 0, &sink) == RKV_ERR_INVALID_ARGUMENT, "rows 17 accepted");
+  EXPECT(rkv_bench_read_gemv(w, 64, RKV_DTYPE_FP8_E4M3, 1, 0, &sink) == RKV_ERR_INVALID_ARGUMENT, "fp8 accepted");
+  EXPECT(rkv_bench_read_gemv(w, -1, RKV_DTYPE_F32, 1, 0, &sink) == RKV_ERR_INVALID_ARGUMENT, "negative bytes accepted");
+  EXPECT(rkv_bench_read_gemv(w, 64, RKV_DTYPE_F32, 1, 0, nullptr) == RKV_ERR_INVALID_ARGUMENT, "null sink accepted");
+  EXPECT(rkv_bench_read_gemv(nullptr, 64, RKV_DTYPE_F32, 1, 0, &sink) == RKV_ERR_INVALID_ARGUMENT, "null w accepted");
+  EXPECT(rkv_bench_read_gemv(w, 64, RKV_DTYPE_F32, 1, -64, &sink) == RKV_ERR_INVALID_ARGUMENT,
+         "negative prefetch accepted");
+}
+
 int main(int, char** argv) {
   const int64_t shapes[][3] = {{1, 1, 1},   {1, 33, 17},  {3, 5, 129},  {7, 64, 64},    {9, 31, 100},
                                {16, 96, 80}, {33, 70, 65}, {64, 128, 512}, {200, 48, 33}};
@@ -318,6 +420,12 @@ int main(int, char** argv) {
   test_family_ops();
   test_small_ops();
   test_linear_errors();
+  test_bench_read_gemv();
+  for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 40})
+    for (bool acc : {false, true}) test_linear_packed(m, 192, 4160, acc);  // 3 panels, chunks of 2048 + a tail
+  test_linear_packed(8, 128, 48, false);
+  test_linear_packed(4, 65, 64, false);  // n % 64 != 0: no packed layout
+  test_linear_packed(4, 64, 40, false);  // k % 16 != 0
   double g = 0;
   EXPECT(rkv_bench_fma_peak(0.05, &g) == RKV_OK && g > 0.1, "fma peak %g: %s", g, rkv_last_error());
   EXPECT(rkv_bench_fma_peak(-1, &g) == RKV_ERR_INVALID_ARGUMENT, "negative seconds accepted");

@@ -669,6 +669,71 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
+    private static class rkv_bench_read_gemv {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_bench_read_gemv");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_bench_read_gemv(const void *w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes, double *sink)
+     * }
+     */
+    public static FunctionDescriptor rkv_bench_read_gemv$descriptor() {
+        return rkv_bench_read_gemv.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_bench_read_gemv(const void *w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes, double *sink)
+     * }
+     */
+    public static MethodHandle rkv_bench_read_gemv$handle() {
+        return rkv_bench_read_gemv.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_bench_read_gemv(const void *w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes, double *sink)
+     * }
+     */
+    public static MemorySegment rkv_bench_read_gemv$address() {
+        return rkv_bench_read_gemv.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_bench_read_gemv(const void *w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes, double *sink)
+     * }
+     */
+    public static int rkv_bench_read_gemv(MemorySegment w, long bytes, int w_dtype, int rows, long prefetch_bytes, MemorySegment sink) {
+        var mh$ = rkv_bench_read_gemv.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_bench_read_gemv", w, bytes, w_dtype, rows, prefetch_bytes, sink);
+            }
+            return (int)mh$.invokeExact(w, bytes, w_dtype, rows, prefetch_bytes, sink);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rkv_convert {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
@@ -1619,6 +1684,261 @@ public class radixkv_h extends radixkv_h$shared {
         try {
             if (TRACE_DOWNCALLS) {
                 traceDowncall("rkv_linear", x, w, w_dtype, y, m, n, k, accumulate);
+            }
+            return (int)mh$.invokeExact(x, w, w_dtype, y, m, n, k, accumulate);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_linear_pack_supported {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG,
+            radixkv_h.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_linear_pack_supported");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int32_t rkv_linear_pack_supported(int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static FunctionDescriptor rkv_linear_pack_supported$descriptor() {
+        return rkv_linear_pack_supported.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int32_t rkv_linear_pack_supported(int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static MethodHandle rkv_linear_pack_supported$handle() {
+        return rkv_linear_pack_supported.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int32_t rkv_linear_pack_supported(int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static MemorySegment rkv_linear_pack_supported$address() {
+        return rkv_linear_pack_supported.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int32_t rkv_linear_pack_supported(int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static int rkv_linear_pack_supported(int w_dtype, long n, long k) {
+        var mh$ = rkv_linear_pack_supported.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_linear_pack_supported", w_dtype, n, k);
+            }
+            return (int)mh$.invokeExact(w_dtype, n, k);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_linear_pack {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG,
+            radixkv_h.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_linear_pack");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_linear_pack(void *w, int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static FunctionDescriptor rkv_linear_pack$descriptor() {
+        return rkv_linear_pack.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_linear_pack(void *w, int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static MethodHandle rkv_linear_pack$handle() {
+        return rkv_linear_pack.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_linear_pack(void *w, int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static MemorySegment rkv_linear_pack$address() {
+        return rkv_linear_pack.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_linear_pack(void *w, int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static int rkv_linear_pack(MemorySegment w, int w_dtype, long n, long k) {
+        var mh$ = rkv_linear_pack.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_linear_pack", w, w_dtype, n, k);
+            }
+            return (int)mh$.invokeExact(w, w_dtype, n, k);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_linear_unpack {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG,
+            radixkv_h.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_linear_unpack");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_linear_unpack(void *w, int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static FunctionDescriptor rkv_linear_unpack$descriptor() {
+        return rkv_linear_unpack.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_linear_unpack(void *w, int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static MethodHandle rkv_linear_unpack$handle() {
+        return rkv_linear_unpack.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_linear_unpack(void *w, int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static MemorySegment rkv_linear_unpack$address() {
+        return rkv_linear_unpack.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_linear_unpack(void *w, int32_t w_dtype, int64_t n, int64_t k)
+     * }
+     */
+    public static int rkv_linear_unpack(MemorySegment w, int w_dtype, long n, long k) {
+        var mh$ = rkv_linear_unpack.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_linear_unpack", w, w_dtype, n, k);
+            }
+            return (int)mh$.invokeExact(w, w_dtype, n, k);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_linear_packed {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_LONG,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_linear_packed");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_linear_packed(const float *x, const void *w, int32_t w_dtype, float *y, int64_t m, int64_t n, int64_t k, int32_t accumulate)
+     * }
+     */
+    public static FunctionDescriptor rkv_linear_packed$descriptor() {
+        return rkv_linear_packed.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_linear_packed(const float *x, const void *w, int32_t w_dtype, float *y, int64_t m, int64_t n, int64_t k, int32_t accumulate)
+     * }
+     */
+    public static MethodHandle rkv_linear_packed$handle() {
+        return rkv_linear_packed.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_linear_packed(const float *x, const void *w, int32_t w_dtype, float *y, int64_t m, int64_t n, int64_t k, int32_t accumulate)
+     * }
+     */
+    public static MemorySegment rkv_linear_packed$address() {
+        return rkv_linear_packed.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_linear_packed(const float *x, const void *w, int32_t w_dtype, float *y, int64_t m, int64_t n, int64_t k, int32_t accumulate)
+     * }
+     */
+    public static int rkv_linear_packed(MemorySegment x, MemorySegment w, int w_dtype, MemorySegment y, long m, long n, long k, int accumulate) {
+        var mh$ = rkv_linear_packed.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_linear_packed", x, w, w_dtype, y, m, n, k, accumulate);
             }
             return (int)mh$.invokeExact(x, w, w_dtype, y, m, n, k, accumulate);
         } catch (Error | RuntimeException ex) {

@@ -40,6 +40,7 @@ class BenchGenerateArgsTest {
         CliRun.of("generate", "--prompt-tokens", "1,2", "--prefix-cache", "both").assertUsageError("--prefix-cache");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--kv-dtype", "q4").assertUsageError("--kv-dtype");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--weights-dtype", "fp8_e4m3").assertUsageError("--weights-dtype");
+        CliRun.of("generate", "--prompt-tokens", "1,2", "--pack-weights", "yes").assertUsageError("--pack-weights");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--model", " ").assertUsageError("--model");
         CliRun.of("generate", "--prompt-tokens", "1,2", "--model", "huge").assertUsageError("--model");
     }

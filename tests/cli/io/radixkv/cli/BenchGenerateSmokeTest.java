@@ -64,6 +64,20 @@ class BenchGenerateSmokeTest {
         assertEquals("0", offStats1[2], off.out());
     }
 
+    /** bf16 weights give the same greedy tokens packed for the CPU kernels (where it has the layout) or not. */
+    @Test
+    void generateWithAndWithoutPackedWeights() {
+        String p = IntStream.rangeClosed(1, 30).mapToObj(Integer::toString).collect(Collectors.joining(","));
+        List<String> outs = new java.util.ArrayList<>();
+        for (String pack : List.of("on", "off")) {
+            CliRun r = CliRun.of("generate", "--model", "tiny", "--prompt-tokens", p, "--max-tokens", "6",
+                    "--weights-dtype", "bf16", "--pack-weights", pack, "--backend", "cpu").assertOk();
+            outs.add(r.out().lines().findFirst().orElseThrow());
+        }
+        assertTrue(outs.get(0).matches("prompt 0: \\d+( \\d+){5}"), outs.get(0));
+        assertEquals(outs.get(1), outs.get(0));
+    }
+
     @Test
     void engineSettingConflictsAreUsageErrors() {
         CliRun.of("bench", "--workload", "prefix_caching", "--model", "tiny", "--max-running", "64",

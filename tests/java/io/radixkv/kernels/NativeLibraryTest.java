@@ -1,6 +1,7 @@
 package io.radixkv.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.radixkv.bindings.radixkv_h;
@@ -76,6 +77,23 @@ class NativeLibraryTest {
             BandwidthBaselines.copy(b, a, a.byteSize());
             assertEquals(-1, a.mismatch(b));
             assertTrue(BandwidthBaselines.read(a) != 0);
+        }
+    }
+
+    @Test
+    void readGemvStreamsTheWeightsAndChecksRowsAndDtype() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment w = arena.allocate(4L * 4099, 64);
+            assertEquals(0.0, BandwidthBaselines.readGemv(w, DType.F32, 8, 0));
+            w.setAtIndex(ValueLayout.JAVA_FLOAT, 4098, 1f);
+            for (DType d : new DType[] {DType.F32, DType.BF16, DType.F16}) {
+                assertTrue(BandwidthBaselines.readGemv(w, d, 16, 0) > 0, d.toString());
+                assertTrue(BandwidthBaselines.readGemv(w, d, 3, 8192) > 0, d.toString());
+            }
+            assertThrows(IllegalArgumentException.class, () -> BandwidthBaselines.readGemv(w, DType.F32, 0, 0));
+            assertThrows(IllegalArgumentException.class, () -> BandwidthBaselines.readGemv(w, DType.F32, 17, 0));
+            assertThrows(IllegalArgumentException.class, () -> BandwidthBaselines.readGemv(w, DType.F32, 1, -1));
+            assertThrows(IllegalArgumentException.class, () -> BandwidthBaselines.readGemv(w, DType.FP8_E4M3, 1, 0));
         }
     }
 }

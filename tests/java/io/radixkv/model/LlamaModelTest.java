@@ -2,8 +2,10 @@ package io.radixkv.model;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.CpuDenseKernels;
@@ -67,10 +69,16 @@ class LlamaModelTest {
      */
     static void runMixedSteps(ModelWeights w, DenseKernels dense, KernelBackend backend, DType cacheDtype,
                               int pageSize, DoubleUnaryOperator kvRound, double tol) {
+        runMixedSteps(w, w, dense, backend, cacheDtype, pageSize, kvRound, tol);
+    }
+
+    /** As above, the reference reading {@code refWeights} (the same values, row-major). */
+    static void runMixedSteps(ModelWeights w, ModelWeights refWeights, DenseKernels dense, KernelBackend backend,
+                              DType cacheDtype, int pageSize, DoubleUnaryOperator kvRound, double tol) {
         ModelConfig c = w.config();
         Random r = new Random(7);
         // a device backend's pools live in its memory; the reference reads the host weights
-        ModelWeights hostWeights = w;
+        ModelWeights hostWeights = refWeights;
         ModelWeights runWeights = backend.deviceMemory() ? w.copyTo(backend.memory()) : w;
         try (PagedHarness hs = new PagedHarness(c, cacheDtype, 64, pageSize, 11,
                 backend.deviceMemory() ? backend.memory() : null);
@@ -135,6 +143,68 @@ class LlamaModelTest {
             runMixedSteps(w, new CpuDenseKernels(), backend, DType.F32, 4, v -> v, 2e-2);
             runMixedSteps(w, new JavaDenseKernels(), backend, DType.F32, 4, v -> v, 1e-4);
         }
+    }
+
+    /**
+     * bf16 weights packed for the CPU kernels (where the CPU has the layout) give the reference's
+     * logits, and the same logits as the row-major weights up to summation order; the Java kernels,
+     * which have no packed layout, refuse them.
+     */
+    @Test
+    void packedBf16Weights() {
+        CpuDenseKernels cpu = new CpuDenseKernels();
+        try (ModelWeights plain = ModelWeights.random(TINY, DType.BF16, 5);
+             ModelWeights packed = ModelWeights.random(TINY, DType.BF16, 5);
+             KernelBackend backend = new ContiguousTestBackend()) {
+            assumeTrue(cpu.packsLinearWeights(DType.BF16, TINY.qkvDim(), TINY.hidden()), "no packed layout on this CPU");
+            assertTrue(packed.packLinearWeights(cpu));
+            assertTrue(packed.layersPacked() && packed.lmHeadPacked());
+            assertFalse(packed.packLinearWeights(cpu), "packing twice");
+            assertFalse(packed.lmHead().mismatch(plain.lmHead()) == -1, "the LM head was not rearranged");
+            runMixedSteps(packed, plain, cpu, backend, DType.F32, 4, v -> v, 2e-2);
+            assertEquals(0.0, maxLogitDifference(plain, packed, cpu, backend), 1e-5);
+            assertThrows(IllegalArgumentException.class, () -> new LlamaModel(TINY, packed, new JavaDenseKernels(),
+                    backend, 64));
+        }
+        try (ModelWeights tied = ModelWeights.random(TINY.withTiedEmbeddings(true), DType.BF16, 6)) {
+            assumeTrue(tied.packLinearWeights(cpu));
+            assertTrue(tied.layersPacked());
+            assertFalse(tied.lmHeadPacked(), "the LM head tied to the embeddings must stay row-major");
+        }
+    }
+
+    /**
+     * Largest |logit difference| / largest |logit| between models on {@code a} and {@code b} over a
+     * 23-token prefill (oneDNN past 16 rows) and a 3-sequence decode step (the small-m path).
+     */
+    private static double maxLogitDifference(ModelWeights a, ModelWeights b, DenseKernels dense, KernelBackend backend) {
+        Random r = new Random(9);
+        List<int[]> prefill = List.of(randomTokens(r, 8), randomTokens(r, 9), randomTokens(r, 6));
+        List<int[]> decode = List.of(randomTokens(r, 1), randomTokens(r, 1), randomTokens(r, 1));
+        double worst = 0;
+        try (PagedHarness ha = new PagedHarness(TINY, DType.F32, 64, 4, 11);
+             PagedHarness hb = new PagedHarness(TINY, DType.F32, 64, 4, 11);
+             LlamaModel ma = new LlamaModel(TINY, a, dense, backend, 64);
+             LlamaModel mb = new LlamaModel(TINY, b, dense, backend, 64)) {
+            List<PagedHarness.Seq> sa = List.of(new PagedHarness.Seq(), new PagedHarness.Seq(), new PagedHarness.Seq());
+            List<PagedHarness.Seq> sb = List.of(new PagedHarness.Seq(), new PagedHarness.Seq(), new PagedHarness.Seq());
+            for (List<int[]> tokens : List.of(prefill, decode)) {
+                var st = ha.step(sa, tokens, TINY.vocab());
+                var su = hb.step(sb, tokens, TINY.vocab());
+                ma.forward(st.batch(), ha.caches, st.logits());
+                mb.forward(su.batch(), hb.caches, su.logits());
+                long count = (long) st.batch().numLogitRows() * TINY.vocab();
+                double max = 0, diff = 0;
+                for (long i = 0; i < count; i++) {
+                    float x = st.logits().getAtIndex(ValueLayout.JAVA_FLOAT, i);
+                    float y = su.logits().getAtIndex(ValueLayout.JAVA_FLOAT, i);
+                    max = Math.max(max, Math.abs(x));
+                    diff = Math.max(diff, Math.abs(x - y));
+                }
+                worst = Math.max(worst, diff / max);
+            }
+        }
+        return worst;
     }
 
     /** The real CPU kernels (CpuBackend attention + scatter, CpuDenseKernels) against the double-precision reference. */

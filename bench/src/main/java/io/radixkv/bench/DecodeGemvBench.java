@@ -36,7 +36,9 @@ import org.openjdk.jmh.infra.Blackhole;
  * by the FMA units, not by memory). On a host whose bandwidth wanders between time windows,
  * {@code linearThenRead} is the figure to quote: every invocation runs the layer and then
  * rkv_bench_read over the other matrix, timing both, and each iteration prints one line with the
- * two bandwidths and their ratio from the same seconds.
+ * two bandwidths and their ratio from the same seconds. {@code linearCeilingRead} adds the
+ * ceiling: rkv_bench_read_gemv, the weight stream with exactly the layer's arithmetic and nothing
+ * else, without and with software prefetches.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -77,6 +79,16 @@ public class DecodeGemvBench {
     @Param({"1", "2"})
     public int threads;
 
+    /**
+     * Weight layout: {@code rows} (row-major, {@code rkv_linear}) or {@code packed} ({@code
+     * rkv_linear_pack} + {@code rkv_linear_packed}: bf16 on CPUs with AVX512-BF16 only; the trial
+     * fails with the reason elsewhere).
+     */
+    @Param({"rows"})
+    public String layout;
+
+    private boolean packed;
+
     private final DenseKernels dense = new CpuDenseKernels();
     private DType dtype;
     private Arena arena;
@@ -85,6 +97,8 @@ public class DecodeGemvBench {
     private final MemorySegment[] w = new MemorySegment[2];
     private int next;
     private final SameWindowRatio interleaved = new SameWindowRatio();
+    private final SameWindowRatio ceiling = new SameWindowRatio();
+    private final SameWindowRatio ceilingPrefetched = new SameWindowRatio();
 
     @Setup(Level.Trial)
     public void setup() {
@@ -95,6 +109,28 @@ public class DecodeGemvBench {
         w[0] = random(n * k, dtype, 2);
         w[1] = random(n * k, dtype, 3);
         y = arena.allocate(4L * m * n, 64);
+        packed = switch (layout) {
+            case "rows" -> false;
+            case "packed" -> true;
+            default -> throw new IllegalArgumentException("layout must be rows or packed, got " + layout);
+        };
+        if (packed) {
+            if (!dense.packsLinearWeights(dtype, n, k)) {
+                throw new IllegalStateException("no packed layout for " + weights + " [" + n + ", " + k
+                        + "] on this CPU (bf16 with AVX512-BF16 only)");
+            }
+            for (MemorySegment ws : w) {
+                dense.packLinearWeights(ws, dtype, n, k, false);
+            }
+        }
+    }
+
+    private void layer(MemorySegment ws) {
+        if (packed) {
+            dense.linearPacked(x, ws, dtype, y, m, n, k, false);
+        } else {
+            dense.linear(x, ws, dtype, y, m, n, k, false);
+        }
     }
 
     private MemorySegment random(long count, DType d, long seed) {
@@ -125,7 +161,7 @@ public class DecodeGemvBench {
     public void linear(Counters c) {
         radixkv_h.rkv_set_num_threads(threads);
         MemorySegment ws = nextWeights();
-        dense.linear(x, ws, dtype, y, m, n, k, false);
+        layer(ws);
         c.gbs += ws.byteSize() / 1e9;
         c.gflop += 2.0 * m * n * k / 1e9;
     }
@@ -148,7 +184,7 @@ public class DecodeGemvBench {
         radixkv_h.rkv_set_num_threads(threads);
         MemorySegment ws = nextWeights();
         long t0 = System.nanoTime();
-        dense.linear(x, ws, dtype, y, m, n, k, false);
+        layer(ws);
         long t1 = System.nanoTime();
         bh.consume(BandwidthBaselines.read(nextWeights()));
         long t2 = System.nanoTime();
@@ -157,9 +193,44 @@ public class DecodeGemvBench {
         c.gflop += 2.0 * m * n * k / 1e9;
     }
 
+    /** The software prefetch distance of the second ceiling stream (the GEMV's own for m <= 2). */
+    private static final long CEILING_PREFETCH_BYTES = 8192;
+
+    /**
+     * As {@link #linearThenRead}, with two {@code rkv_bench_read_gemv} streams between the two:
+     * the same weight bytes streamed with exactly the layer's multiply-adds for m rows (x in
+     * registers), once without and once with software prefetches 8 KiB ahead; the faster is the
+     * most the layer can reach on this CPU. Prints two more lines per iteration, each stream against
+     * read in the same seconds; linear / read over the better ceiling / read is how far the kernel
+     * is from it.
+     */
+    @Benchmark
+    public void linearCeilingRead(Counters c, Blackhole bh) {
+        radixkv_h.rkv_set_num_threads(threads);
+        MemorySegment ws = nextWeights();
+        long t0 = System.nanoTime();
+        layer(ws);
+        long t1 = System.nanoTime();
+        bh.consume(BandwidthBaselines.readGemv(nextWeights(), dtype, m, 0));
+        long t2 = System.nanoTime();
+        bh.consume(BandwidthBaselines.readGemv(nextWeights(), dtype, m, CEILING_PREFETCH_BYTES));
+        long t3 = System.nanoTime();
+        bh.consume(BandwidthBaselines.read(nextWeights()));
+        long t4 = System.nanoTime();
+        long bytes = ws.byteSize(), read = t4 - t3;
+        interleaved.add(t1 - t0, bytes, read, bytes);
+        ceiling.add(t2 - t1, bytes, read, bytes);
+        ceilingPrefetched.add(t3 - t2, bytes, read, bytes);
+        c.gbs += bytes / 1e9;
+        c.gflop += 2.0 * m * n * k / 1e9;
+    }
+
     @TearDown(Level.Iteration)
     public void reportInterleaved() {
-        interleaved.reportAndReset(String.format("m=%d k=%d %s %d thread(s): linear", m, k, weights, threads));
+        String shape = String.format("m=%d k=%d %s %s %d thread(s)", m, k, weights, layout, threads);
+        interleaved.reportAndReset(shape + ": linear");
+        ceiling.reportAndReset(shape + ": ceiling (read_gemv)");
+        ceilingPrefetched.reportAndReset(shape + ": ceiling (read_gemv, prefetch 8 KiB)");
     }
 
     /** rkv_bench_fma_peak for 50 ms per call with the same threads: the FMA peak (GFLOP/s). */

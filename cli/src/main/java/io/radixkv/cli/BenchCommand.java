@@ -126,7 +126,7 @@ final class BenchCommand implements Callable<Integer> {
     record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
                     double timeScale, double maxDurationSeconds, String model, DType kvDtype, int pageSize,
                     Integer pages, String backend, Integer maxRunning, Integer maxBatchTokens, DType weightsDtype,
-                    URI url, String servedModelName, boolean ignoreEos, int promptLen) {
+                    boolean packWeights, URI url, String servedModelName, boolean ignoreEos, int promptLen) {
         /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
         Workload workload(int vocab) {
             Workloads.Options o = workloadOptions;
@@ -276,7 +276,8 @@ final class BenchCommand implements Callable<Integer> {
         List<String> runs = llama ? List.of("off") : pc.equals("both") ? List.of("off", "on") : List.of(pc);
         checkTarget();
         return new Settings(wl, wo, runs, timeScale, maxDuration, eo.model(), eo.kvDtype(), eo.pageSize(), pages,
-                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), url, servedModelName, ignoreEos, pl);
+                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), eo.packWeights(), url, servedModelName,
+                ignoreEos, pl);
     }
 
     /**

@@ -40,7 +40,8 @@ final class BenchRunner {
 
     static EngineConfig engineConfig(BenchCommand.Settings s, boolean prefixCache) {
         EngineConfig.Builder b = EngineConfig.builder().model(s.model()).kvDtype(s.kvDtype()).pageSize(s.pageSize())
-                .prefixCache(prefixCache).backend(s.backend()).weightsDtype(s.weightsDtype());
+                .prefixCache(prefixCache).backend(s.backend()).weightsDtype(s.weightsDtype())
+                .packWeights(s.packWeights());
         if (s.pages() != null) {
             b.numPages(s.pages());
         }

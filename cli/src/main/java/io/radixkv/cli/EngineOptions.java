@@ -14,10 +14,14 @@ import java.util.stream.Stream;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
-/** Engine options shared by {@code bench} and {@code generate} (a picocli mixin): model, KV dtype, page size, weights dtype, backend. */
+/**
+ * Engine options shared by {@code bench}, {@code generate} and {@code serve} (a picocli mixin): model, KV
+ * dtype, page size, weights dtype, backend, weight packing.
+ */
 final class EngineOptions {
     /** The options of this mixin, named in errors the engine detects. */
-    static final List<String> NAMES = List.of("--model", "--kv-dtype", "--page-size", "--weights-dtype", "--backend");
+    static final List<String> NAMES = List.of("--model", "--kv-dtype", "--page-size", "--weights-dtype", "--backend",
+            "--pack-weights");
 
     @Option(names = "--model", paramLabel = "PRESET|DIR", defaultValue = "small",
             description = "Built-in model preset (${COMPLETION-CANDIDATES}; random weights) or a model directory "
@@ -41,6 +45,11 @@ final class EngineOptions {
             description = "Kernel backend (default ${DEFAULT-VALUE}).")
     String backend;
 
+    @Option(names = "--pack-weights", paramLabel = "on|off", defaultValue = "on",
+            description = "Lay the linear weights out in the CPU kernels' packed layout where they have one (bf16 "
+                    + "weights on CPUs with AVX512-BF16), which decode streams faster (default ${DEFAULT-VALUE}).")
+    String packWeights;
+
     /** The model package's preset names (for help completion and errors). */
     static final class Presets implements Iterable<String> {
         @Override
@@ -50,7 +59,8 @@ final class EngineOptions {
     }
 
     /** The options after validation. */
-    record Validated(String model, DType kvDtype, int pageSize, String backend, DType weightsDtype) {}
+    record Validated(String model, DType kvDtype, int pageSize, String backend, DType weightsDtype,
+                     boolean packWeights) {}
 
     /** Validates the options; a bad value is a usage error (exit 2) naming the option. */
     Validated validate(CommandSpec spec) {
@@ -63,6 +73,7 @@ final class EngineOptions {
         CliSupport.requirePositive(spec, "--page-size", pageSize);
         DType wd = DType.parse(CliSupport.requireOneOf(spec, "--weights-dtype", weightsDtype, "f32", "bf16", "f16"));
         String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
+        boolean pack = CliSupport.requireOneOf(spec, "--pack-weights", packWeights, "on", "off").equals("on");
         if (be.equals("cuda")) {
             String why = Backends.cudaUnavailableReason();
             if (!why.isEmpty()) {
@@ -78,7 +89,7 @@ final class EngineOptions {
             throw CliSupport.invalid(spec, "--model", "'" + m + "'", "neither a directory nor a preset: "
                     + String.join(", ", presets));
         }
-        return new Validated(m, kv, pageSize, be, wd);
+        return new Validated(m, kv, pageSize, be, wd, pack);
     }
 
     /**

@@ -50,7 +50,7 @@ final class GenerateCommand implements Callable<Integer> {
 
     /** Validated settings; {@code logits} is null without --logits. */
     record Settings(List<int[]> prompts, int maxTokens, boolean prefixCache, String model, DType kvDtype,
-                    int pageSize, String backend, long seed, DType weightsDtype, Path logits) {}
+                    int pageSize, String backend, long seed, DType weightsDtype, boolean packWeights, Path logits) {}
 
     @Override
     public Integer call() {
@@ -73,6 +73,6 @@ final class GenerateCommand implements Callable<Integer> {
         EngineOptions.Validated eo = engineOptions.validate(spec);
         CliSupport.requireWritableTarget(spec, "--logits", logits);
         return new Settings(prompts, maxTokens, pc.equals("on"), eo.model(), eo.kvDtype(), eo.pageSize(), eo.backend(), seed,
-                eo.weightsDtype(), logits);
+                eo.weightsDtype(), eo.packWeights(), logits);
     }
 }

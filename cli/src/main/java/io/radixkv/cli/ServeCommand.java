@@ -126,7 +126,7 @@ final class ServeCommand implements Callable<Integer> {
         try {
             sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace));
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
-                    .backend(v.backend()).weightsDtype(v.weightsDtype()).maxRunning(maxRunning)
+                    .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)
                     .kvCacheBytes((long) kvCacheMb << 20).maxSeqLen(maxSeqLen).prefixCache(cache).build();
         } catch (IllegalArgumentException e) {

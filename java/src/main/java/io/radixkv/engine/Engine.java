@@ -154,6 +154,13 @@ public final class Engine implements AutoCloseable {
                 }
                 weights = onDevice;
                 own = false; // freed with the backend's memory
+            } else if (config.packWeights() && own) {
+                long t0 = System.nanoTime();
+                if (weights.packLinearWeights(backend.dense())) {
+                    LOG.info("linear weights packed for the {} dense kernels (layers {}, LM head {}) in {} ms",
+                            backend.dense().name(), weights.layersPacked(), weights.lmHeadPacked(),
+                            (System.nanoTime() - t0) / 1_000_000);
+                }
             }
             Engine e = new Engine(config, backend, weights, own, forwardWrapper, extension);
             e.loop.start();
@@ -178,6 +185,11 @@ public final class Engine implements AutoCloseable {
 
     public ModelConfig modelConfig() {
         return modelConfig;
+    }
+
+    /** True when the layers' linear weights are in the dense kernels' packed layout ({@link EngineConfig#packWeights}). */
+    public boolean linearWeightsPacked() {
+        return weights.layersPacked();
     }
 
     /** KV pool size in pages. */

@@ -28,11 +28,14 @@ import java.util.Objects;
  * @param weightsDtype element type the weights are held in: f32 (default, exact), bf16 (half the
  *     memory; prefill GEMMs run as bf16 matmuls, on AMX where present, with activations rounded to bf16)
  *     or f16 (half the memory; f32 arithmetic on weights widened in registers)
+ * @param packWeights lay the linear weights out in the dense kernels' packed layout where they have
+ *     one (CPU: bf16 on AVX512-BF16; radixkv.h rkv_linear_pack), which decode streams faster; the
+ *     engine packs only weights it loads itself
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
                            String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction,
-                           DType weightsDtype) {
+                           DType weightsDtype, boolean packWeights) {
     public static final int MAX_PAGE_SIZE = 1024;
     /** Largest per-step token budget (the model's activation scratch is sized by it). */
     public static final int MAX_BATCH_TOKENS = 65536;
@@ -93,7 +96,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         return new Builder().model(model).weightsSeed(weightsSeed).kvDtype(kvDtype).kvScale(kvScale).pageSize(pageSize)
                 .numPages(numPages).kvCacheBytes(kvCacheBytes).prefixCache(prefixCache).maxBatchTokens(maxBatchTokens)
                 .maxRunning(maxRunning).maxSeqLen(maxSeqLen).backend(backend).evictionPolicy(evictionPolicy)
-                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype);
+                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights);
     }
 
     /** Mutable builder with serving defaults (tiny preset, bf16 pages of 16, 256 MiB pool, cache on). */
@@ -113,6 +116,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         private EvictionPolicy evictionPolicy = EvictionPolicy.LRU;
         private double decodeReserveFraction = 0.3;
         private DType weightsDtype = DType.F32;
+        private boolean packWeights = true;
 
         public Builder model(String v) { model = v; return this; }
         public Builder weightsSeed(long v) { weightsSeed = v; return this; }
@@ -133,10 +137,12 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         public Builder decodeReserveFraction(double v) { decodeReserveFraction = v; return this; }
         public Builder weightsDtype(DType v) { weightsDtype = v; return this; }
         public Builder weightsDtype(String v) { weightsDtype = DType.parse(v); return this; }
+        public Builder packWeights(boolean v) { packWeights = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(model, weightsSeed, kvDtype, kvScale, pageSize, numPages, kvCacheBytes, prefixCache,
-                    maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction, weightsDtype);
+                    maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction, weightsDtype,
+                    packWeights);
         }
     }
 }

@@ -6,8 +6,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Memory-bandwidth baselines of libradixkv (rkv_bench_read / rkv_bench_copy), run on the
- * same OpenMP threads as the kernels: benchmarks report kernel GB/s next to these.
+ * Memory-bandwidth baselines of libradixkv (rkv_bench_read / rkv_bench_copy /
+ * rkv_bench_read_gemv), run on the same OpenMP threads as the kernels: benchmarks report kernel
+ * GB/s next to these.
  */
 public final class BandwidthBaselines {
     private BandwidthBaselines() {}
@@ -19,6 +20,34 @@ public final class BandwidthBaselines {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment sink = arena.allocate(ValueLayout.JAVA_DOUBLE);
             NativeLibrary.check("rkv_bench_read", radixkv_h.rkv_bench_read(src, src.byteSize(), sink));
+            return sink.get(ValueLayout.JAVA_DOUBLE, 0);
+        }
+    }
+
+    /** The most rows {@link #readGemv} (and the small-m path of {@code rkv_linear}) takes. */
+    public static final int GEMV_MAX_ROWS = 16;
+
+    /**
+     * Streams the weights in {@code w} like {@link #read} while doing, per weight element,
+     * {@code rows} multiply-adds with the instructions {@code rkv_linear} uses for a decode batch of
+     * that many rows on this CPU (x held in registers: no x loads, no partial sums): the weight
+     * stream of a decode GEMV overlapped with exactly its arithmetic, i.e. the most the layer can
+     * reach on this CPU. {@code prefetchBytes} > 0 also prefetches each line that far ahead (0:
+     * none; which one is faster depends on the CPU and the arithmetic). Returns a checksum (keep it
+     * alive).
+     */
+    public static double readGemv(MemorySegment w, DType wDtype, int rows, long prefetchBytes) {
+        NativeLibrary.loadCpu();
+        Checks.requireBytes("w", w, 0);
+        Checks.requireDtype("wDtype", wDtype, DType.F32, DType.BF16, DType.F16);
+        if (rows < 1 || rows > GEMV_MAX_ROWS) {
+            throw new IllegalArgumentException("rows must be in [1, " + GEMV_MAX_ROWS + "], got " + rows);
+        }
+        Checks.requireNonNegative("prefetchBytes", prefetchBytes);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment sink = arena.allocate(ValueLayout.JAVA_DOUBLE);
+            NativeLibrary.check("rkv_bench_read_gemv",
+                    radixkv_h.rkv_bench_read_gemv(w, w.byteSize(), wDtype.code(), rows, prefetchBytes, sink));
             return sink.get(ValueLayout.JAVA_DOUBLE, 0);
         }
     }

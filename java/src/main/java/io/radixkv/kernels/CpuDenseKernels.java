@@ -62,6 +62,37 @@ public final class CpuDenseKernels implements DenseKernels {
         NativeLibrary.check("rkv_linear", radixkv_h.rkv_linear(x, w, wDtype.code(), y, m, n, k, accumulate ? 1 : 0));
     }
 
+    /** bf16 weights with n % 64 == 0 and k % 16 == 0 on a CPU with AVX512-BF16 (radixkv.h, rkv_linear_pack). */
+    @Override
+    public boolean packsLinearWeights(DType wDtype, long n, long k) {
+        return wDtype != null && n > 0 && k > 0 && radixkv_h.rkv_linear_pack_supported(wDtype.code(), n, k) == 1;
+    }
+
+    @Override
+    public void packLinearWeights(MemorySegment w, DType wDtype, long n, long k, boolean unpack) {
+        Checks.requireDtype("wDtype", wDtype, DType.F32, DType.BF16, DType.F16);
+        if (!packsLinearWeights(wDtype, n, k)) {
+            DenseKernels.super.packLinearWeights(w, wDtype, n, k, unpack);
+        }
+        Checks.requireElements("w", w, Math.multiplyExact(n, k), wDtype);
+        DenseChecks.requireNative("w", w);
+        NativeLibrary.check(unpack ? "rkv_linear_unpack" : "rkv_linear_pack", unpack
+                ? radixkv_h.rkv_linear_unpack(w, wDtype.code(), n, k)
+                : radixkv_h.rkv_linear_pack(w, wDtype.code(), n, k));
+    }
+
+    @Override
+    public void linearPacked(MemorySegment x, MemorySegment w, DType wDtype, MemorySegment y, long m, long n, long k,
+                             boolean accumulate) {
+        DenseChecks.linear(x, w, wDtype, y, m, n, k);
+        if (!packsLinearWeights(wDtype, n, k)) {
+            DenseKernels.super.linearPacked(x, w, wDtype, y, m, n, k, accumulate);
+        }
+        natives("x", x, "w", w, "y", y);
+        NativeLibrary.check("rkv_linear_packed",
+                radixkv_h.rkv_linear_packed(x, w, wDtype.code(), y, m, n, k, accumulate ? 1 : 0));
+    }
+
     @Override
     public void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps,
                         float weightOffset) {

@@ -91,6 +91,11 @@ public final class LlamaModel implements AutoCloseable {
                     + (weights.onDevice() ? "device" : "host") + " memory (ModelWeights.copyTo the backend's memory)");
         }
         requireWeightDtype(dense, weights.dtype());
+        if ((weights.layersPacked() && !dense.packsLinearWeights(weights.dtype(), config.qkvDim(), config.hidden()))
+                || (weights.lmHeadPacked() && !dense.packsLinearWeights(weights.dtype(), config.vocab(), config.hidden()))) {
+            throw new IllegalArgumentException("the weights are packed (ModelWeights.packLinearWeights) in a layout the "
+                    + dense.name() + " dense kernels do not read");
+        }
         Checks.requirePositive("maxTokensPerStep", maxTokensPerStep);
         this.config = config;
         this.weights = weights;
@@ -248,7 +253,7 @@ public final class LlamaModel implements AutoCloseable {
             KvCacheView cache = layerCaches.get(l);
             AttentionParams ap = layerParams.get(l);
             dense.rmsnorm(hidden, w.inputNorm(), normed, n, h, eps, normOffset);
-            dense.linear(normed, w.qkv(), wt, qkv, n, qkvd, h, false);
+            linear(normed, w.qkv(), qkv, n, qkvd, h, false);
             if (arch.qkvBias()) {
                 dense.addBias(qkv, w.qkvBias(), n, qkvd);
             }
@@ -263,7 +268,7 @@ public final class LlamaModel implements AutoCloseable {
             backend.attention().run(plan, q, DType.F32, attn, DType.F32, MemorySegment.NULL, cache, ap);
             residual(attn, w.o(), qd, w.postAttnNorm(), n);
             dense.rmsnorm(hidden, w.postNorm(), normed, n, h, eps, normOffset);
-            dense.linear(normed, w.gateUp(), wt, gateUp, n, 2L * inter, h, false);
+            linear(normed, w.gateUp(), gateUp, n, 2L * inter, h, false);
             switch (arch.activation()) {
                 case SILU -> dense.siluMul(gateUp, act, n, inter);
                 case GELU_TANH -> dense.geluTanhMul(gateUp, act, n, inter);
@@ -277,7 +282,11 @@ public final class LlamaModel implements AutoCloseable {
         // Only the requested rows go through the final norm and the (vocab-wide) output projection.
         step.gatherRows(hidden, b.logitRows(), r, normed, (long) h * 4);
         dense.rmsnorm(normed, weights.finalNorm(), normed, r, h, eps, normOffset);
-        dense.linear(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
+        if (weights.lmHeadPacked()) {
+            dense.linearPacked(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
+        } else {
+            dense.linear(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
+        }
         if (arch.finalLogitSoftCap() > 0) {
             dense.softCap(logits, (long) r * config.vocab(), arch.finalLogitSoftCap());
         }
@@ -293,12 +302,21 @@ public final class LlamaModel implements AutoCloseable {
     private void residual(MemorySegment in, MemorySegment w, int inDim, MemorySegment postNorm, int n) {
         int h = config.hidden();
         if (postNorm == null) {
-            dense.linear(in, w, weights.dtype(), hidden, n, h, inDim, true);
+            linear(in, w, hidden, n, h, inDim, true);
             return;
         }
-        dense.linear(in, w, weights.dtype(), branch, n, h, inDim, false);
+        linear(in, w, branch, n, h, inDim, false);
         dense.rmsnorm(branch, postNorm, branch, n, h, config.rmsEps(), normOffset);
         dense.addInplace(hidden, branch, (long) n * h);
+    }
+
+    /** A layer's linear projection, packed or row-major as the weights are ({@link ModelWeights#packLinearWeights}). */
+    private void linear(MemorySegment x, MemorySegment w, MemorySegment y, long m, long n, long k, boolean accumulate) {
+        if (weights.layersPacked()) {
+            dense.linearPacked(x, w, weights.dtype(), y, m, n, k, accumulate);
+        } else {
+            dense.linear(x, w, weights.dtype(), y, m, n, k, accumulate);
+        }
     }
 
     /** Copies the fused [n, q|k|v] projection into contiguous q, k, v (RoPE and the KV scatter want them dense). */

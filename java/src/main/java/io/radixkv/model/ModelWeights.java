@@ -4,12 +4,14 @@ import io.radixkv.kernels.BackendMemory;
 import io.radixkv.checkpoint.CheckpointLoader;
 import io.radixkv.checkpoint.ParameterStore;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseKernels;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The parameters of a decoder model (any supported family): a {@link ParameterStore} laid out by
@@ -38,6 +40,8 @@ public final class ModelWeights implements AutoCloseable {
     private final ParameterStore store;
     private final List<Layer> layers;
     private final boolean device;
+    private boolean layersPacked;
+    private boolean lmHeadPacked;
 
     private ModelWeights(ModelConfig config, DType dtype, ParameterStore store) {
         this(config, dtype, store, false);
@@ -104,6 +108,61 @@ public final class ModelWeights implements AutoCloseable {
      */
     public ModelWeights copyTo(BackendMemory memory) {
         return new ModelWeights(config, dtype, store.copyTo(memory), memory.isDevice());
+    }
+
+    /**
+     * Packs these weights' linear matrices in place into {@code dense}'s packed layout ({@link
+     * DenseKernels#packLinearWeights}): every layer's q/k/v, o, gate/up and down projections when it
+     * has the layout for all of them, and the LM head unless it is tied to the embeddings (whose
+     * rows the embedding lookup reads). Only a model that runs on {@code dense} may use them after
+     * this ({@link #layersPacked()} and {@link #lmHeadPacked()} say what to call). Idempotent.
+     *
+     * @return whether anything was packed
+     */
+    public synchronized boolean packLinearWeights(DenseKernels dense) {
+        Objects.requireNonNull(dense, "dense");
+        if (device) {
+            throw new IllegalStateException("weights in device memory cannot be packed for " + dense.name());
+        }
+        boolean any = false;
+        List<String> names = new ArrayList<>();
+        for (int l = 0; l < config.layers(); l++) {
+            for (String part : List.of(WeightLayout.QKV, WeightLayout.O, WeightLayout.GATE_UP, WeightLayout.DOWN)) {
+                names.add(WeightLayout.layer(l, part));
+            }
+        }
+        if (!layersPacked && names.stream().allMatch(nm -> packable(dense, nm))) {
+            // one matrix per task: the native packing runs on its caller's thread only (radixkv.h)
+            names.parallelStream().forEach(nm -> pack(dense, nm));
+            layersPacked = true;
+            any = true;
+        }
+        if (!lmHeadPacked && store.spec(WeightLayout.LM_HEAD).tiedTo() == null && packable(dense, WeightLayout.LM_HEAD)) {
+            pack(dense, WeightLayout.LM_HEAD);
+            lmHeadPacked = true;
+            any = true;
+        }
+        return any;
+    }
+
+    private boolean packable(DenseKernels dense, String name) {
+        long[] shape = store.spec(name).shape();
+        return shape.length == 2 && dense.packsLinearWeights(dtype, shape[0], shape[1]);
+    }
+
+    private void pack(DenseKernels dense, String name) {
+        long[] shape = store.spec(name).shape();
+        dense.packLinearWeights(store.get(name), dtype, shape[0], shape[1], false);
+    }
+
+    /** True when the layers' linear matrices are packed ({@link #packLinearWeights}). */
+    public synchronized boolean layersPacked() {
+        return layersPacked;
+    }
+
+    /** True when the LM head is packed ({@link #packLinearWeights}). */
+    public synchronized boolean lmHeadPacked() {
+        return lmHeadPacked;
     }
 
     /** True when the tensors are device memory ({@link #copyTo} a device backend): never read them from Java. */
