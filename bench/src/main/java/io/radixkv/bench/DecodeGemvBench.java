@@ -162,8 +162,7 @@ public class DecodeGemvBench {
         radixkv_h.rkv_set_num_threads(threads);
         MemorySegment ws = nextWeights();
         layer(ws);
-        c.gbs += ws.byteSize() / 1e9;
-        c.gflop += 2.0 * m * n * k / 1e9;
+        count(c, ws.byteSize());
     }
 
     /** rkv_bench_read over the same weight bytes with the same threads: the read bandwidth. */
@@ -183,13 +182,20 @@ public class DecodeGemvBench {
     public void linearThenRead(Counters c, Blackhole bh) {
         radixkv_h.rkv_set_num_threads(threads);
         MemorySegment ws = nextWeights();
+        long linear = nanos(() -> layer(ws));
+        long read = nanos(() -> bh.consume(BandwidthBaselines.read(nextWeights())));
+        interleaved.add(linear, ws.byteSize(), read, ws.byteSize());
+        count(c, ws.byteSize());
+    }
+
+    private static long nanos(Runnable r) {
         long t0 = System.nanoTime();
-        layer(ws);
-        long t1 = System.nanoTime();
-        bh.consume(BandwidthBaselines.read(nextWeights()));
-        long t2 = System.nanoTime();
-        interleaved.add(t1 - t0, ws.byteSize(), t2 - t1, ws.byteSize());
-        c.gbs += ws.byteSize() / 1e9;
+        r.run();
+        return System.nanoTime() - t0;
+    }
+
+    private void count(Counters c, long bytes) {
+        c.gbs += bytes / 1e9;
         c.gflop += 2.0 * m * n * k / 1e9;
     }
 
@@ -208,21 +214,16 @@ public class DecodeGemvBench {
     public void linearCeilingRead(Counters c, Blackhole bh) {
         radixkv_h.rkv_set_num_threads(threads);
         MemorySegment ws = nextWeights();
-        long t0 = System.nanoTime();
-        layer(ws);
-        long t1 = System.nanoTime();
-        bh.consume(BandwidthBaselines.readGemv(nextWeights(), dtype, m, 0));
-        long t2 = System.nanoTime();
-        bh.consume(BandwidthBaselines.readGemv(nextWeights(), dtype, m, CEILING_PREFETCH_BYTES));
-        long t3 = System.nanoTime();
-        bh.consume(BandwidthBaselines.read(nextWeights()));
-        long t4 = System.nanoTime();
-        long bytes = ws.byteSize(), read = t4 - t3;
-        interleaved.add(t1 - t0, bytes, read, bytes);
-        ceiling.add(t2 - t1, bytes, read, bytes);
-        ceilingPrefetched.add(t3 - t2, bytes, read, bytes);
-        c.gbs += bytes / 1e9;
-        c.gflop += 2.0 * m * n * k / 1e9;
+        long linear = nanos(() -> layer(ws));
+        long plain = nanos(() -> bh.consume(BandwidthBaselines.readGemv(nextWeights(), dtype, m, 0)));
+        long prefetched = nanos(() -> bh.consume(BandwidthBaselines.readGemv(nextWeights(), dtype, m,
+                CEILING_PREFETCH_BYTES)));
+        long read = nanos(() -> bh.consume(BandwidthBaselines.read(nextWeights())));
+        long bytes = ws.byteSize();
+        interleaved.add(linear, bytes, read, bytes);
+        ceiling.add(plain, bytes, read, bytes);
+        ceilingPrefetched.add(prefetched, bytes, read, bytes);
+        count(c, bytes);
     }
 
     @TearDown(Level.Iteration)
