@@ -137,6 +137,17 @@ __attribute__((noinline)) void panel_pass(const uint32_t* w, const float* x, con
     }
 }
 
+// The passes of one sub-column group over rows of x in blocks of MB (the last one shorter); the
+// first block prefetches.
+template <int M, int MB, int NV, int J, bool DOT, int kHint, int... Bs>
+inline void row_blocks(std::integer_sequence<int, Bs...>, const uint32_t* panel, const float* x, const uint32_t* xb,
+                       int64_t q0, int64_t pairs, int sub0, int64_t pf, float* yp, int64_t n, bool acc) {
+  (panel_pass<(M - Bs * MB < MB ? M - Bs * MB : MB), NV, J, DOT, kHint>(panel, x + 2 * Bs * MB, xb + Bs * MB, M, q0,
+                                                                         pairs, sub0, Bs == 0 ? pf : 0,
+                                                                         yp + Bs * MB * n, n, acc),
+   ...);
+}
+
 // All passes over panels [p0, p1). Rows of x go in blocks of MB (4 with f32 FMAs, 8 with dot
 // products) against NV sub-columns at a time (MB x NV = 16 accumulators). When one block covers
 // all 4 sub-columns (m <= 4), a panel is one pass over all of k, prefetched kPrefetchBytes ahead
@@ -161,16 +172,9 @@ void panels(const uint16_t* w, const float* x, const uint32_t* xb, float* y, int
     for (int64_t q0 = 0; q0 < all_pairs; q0 += chunk_pairs) {
       const int64_t pairs = all_pairs - q0 < chunk_pairs ? all_pairs - q0 : chunk_pairs;
       const bool acc_chunk = acc || q0 > 0;
-      for (int g = 0; g < 4 / NV; g++) {
-        constexpr int B0 = M < MB ? M : MB;
-        panel_pass<B0, NV, J, DOT, kHint>(panel, x, xb, M, q0, pairs, g * NV, pf, yp, n, acc_chunk);
-        if constexpr (M > MB) {
-          constexpr int B1 = M - MB;  // M <= 16: at most one more block (MB = 8), or M <= 7 (MB = 4)
-          static_assert(B1 <= MB, "two row blocks at most");
-          panel_pass<B1, NV, J, DOT, kHint>(panel, x + 2 * MB, xb + MB, M, q0, pairs, g * NV, 0, yp + MB * n, n,
-                                            acc_chunk);
-        }
-      }
+      for (int g = 0; g < 4 / NV; g++)
+        row_blocks<M, MB, NV, J, DOT, kHint>(std::make_integer_sequence<int, (M + MB - 1) / MB>{}, panel, x, xb, q0,
+                                             pairs, g * NV, pf, yp, n, acc_chunk);
     }
   }
 }
@@ -181,7 +185,8 @@ namespace {
 using PanelsFn = void (*)(const uint16_t* w, const float* x, const uint32_t* xb, float* y, int64_t n, int64_t k,
                           int64_t p0, int64_t p1, bool acc);
 
-// m >= 8: dot products, blocks of 8 rows x 2 sub-columns; m < 8: f32 FMAs, blocks of 4 rows x 4
+// m >= 8: dot products, blocks of 8 rows x 2 sub-columns (4 x 4, a broadcast per 4 vectors instead
+// of 2, ran 0.88x: A/B, 1 thread, m = 8 / 12 / 16); m < 8: f32 FMAs, blocks of 4 rows x 4
 // sub-columns (x broadcast once per 4 vectors; blocks of m rows x 2 sub-columns broadcast each x
 // twice as often and ran at 0.53 of read against 0.65 row-major, m = 6, 2 threads). J > 1 where
 // m x NV alone is too few independent chains (k / 2 is even: k % 16 == 0).
