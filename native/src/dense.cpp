@@ -75,31 +75,78 @@ bool native_bf16_dot() {
   return yes;
 }
 
-// y (+)= x . w^T for bf16/f16 w through f32 panels: kPanelRows rows of w widened (exactly) to f32,
-// then dnnl_sgemm writes those columns of y (ldc = n).
+// Runs f(j0, j1) on each OpenMP thread's share of the n output columns (multiples of 64), each
+// calling dnnl_sgemm for its own columns: called inside a parallel region, oneDNN's sgemm runs on
+// the calling thread only. With oneDNN threading one call itself, m = 128 (a prefill chunk) scaled
+// to 1.1x on two threads (Zen 5, n = 8192, k = 2048: 183 -> 201 GFLOP/s, f16 widened 183 -> 209)
+// against an FMA peak that doubles; this way 337 / 353. Returns the first thread's error, if any.
+template <typename F>
+int for_column_shares(int64_t m, int64_t n, int64_t k, const F& f) {
+  int status = RKV_OK;
+#pragma omp parallel if (m * n * k >= kParallelElems * 64)
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t per = ((n + nt - 1) / nt + 63) / 64 * 64;
+    const int64_t j0 = t * per < n ? t * per : n, j1 = j0 + per < n ? j0 + per : n;
+    const int st = j0 < j1 ? f(j0, j1) : RKV_OK;
+    if (st != RKV_OK) {
+#pragma omp critical(rkv_dense_gemm_status)
+      if (status == RKV_OK) status = st;
+    }
+  }
+  return status;
+}
+
+int sgemm_status(dnnl_status_t st) {
+  return st == dnnl_success
+             ? RKV_OK
+             : rkv::set_error(RKV_ERR_INTERNAL, "rkv_linear: dnnl_sgemm failed with status %d", static_cast<int>(st));
+}
+
+// y (+)= x . w^T for f32 w. Up to kSgemmOwnThreadsRows rows of x: dnnl_sgemm per thread on its
+// columns (for_column_shares); more: one dnnl_sgemm threaded by oneDNN, which splits m too and
+// was faster there (2 threads, GFLOP/s, own / column shares: m = 512, k = 768, n = 4096 412-423 /
+// 343-354; m = 256 387 / 417; m = 64, n = k = 2048 129 / 301).
+constexpr int64_t kSgemmOwnThreadsRows = 256;
+int gemm_f32(const float* x, const float* w, float* y, int64_t m, int64_t n, int64_t k, bool acc) {
+  if (m > kSgemmOwnThreadsRows)
+    return sgemm_status(dnnl_sgemm('N', 'T', m, n, k, 1.f, x, k, w, k, acc ? 1.f : 0.f, y, n));
+  return for_column_shares(m, n, k, [&](int64_t j0, int64_t j1) {
+    return sgemm_status(dnnl_sgemm('N', 'T', m, j1 - j0, k, 1.f, x, k, w + j0 * k, k, acc ? 1.f : 0.f, y + j0, n));
+  });
+}
+
+// y (+)= x . w^T for bf16/f16 w through f32 panels: each thread widens kPanelRows rows of its own
+// columns at a time (exactly) into its own panel, then multiplies them with dnnl_sgemm (ldc = n).
+// 2 threads, f16, GFLOP/s, one shared panel widened by all / own panels: m = 64, n = k = 2048 130 /
+// 288; m = 512, n = 8192, k = 2048 355 / 425; m = 2048, n = k = 3072 326 / 424; m = 512, k = 768,
+// n = 4096 440 / 448.
 int gemm_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                  bool acc) {
-  thread_local std::vector<float> panel;
-  const int64_t rows = n < kPanelRows ? n : kPanelRows;
-  try {
-    if (panel.size() < static_cast<size_t>(rows * k)) panel.resize(static_cast<size_t>(rows * k));
-  } catch (const std::bad_alloc&) {
-    return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear: cannot allocate a %lld x %lld f32 weight panel",
-                          static_cast<long long>(rows), static_cast<long long>(k));
-  }
   const rkv::RowConverter widen = rkv::row_converter(w_dtype, RKV_DTYPE_F32, 1.f);
   const auto* wb = static_cast<const uint8_t*>(w);
   const int64_t wsize = rkv::dtype_size(w_dtype);
-  float* p = panel.data();
-  for (int64_t j0 = 0; j0 < n; j0 += kPanelRows) {
-    const int64_t nb = n - j0 < kPanelRows ? n - j0 : kPanelRows;
-#pragma omp parallel for schedule(static) if (nb * k >= kParallelElems)
-    for (int64_t r = 0; r < nb; r++) widen.fn(wb + (j0 + r) * k * wsize, p + r * k, k, widen.scale);
-    dnnl_status_t st = dnnl_sgemm('N', 'T', m, nb, k, 1.f, x, k, p, k, acc ? 1.f : 0.f, y + j0, n);
-    if (st != dnnl_success)
-      return rkv::set_error(RKV_ERR_INTERNAL, "rkv_linear: dnnl_sgemm failed with status %d", static_cast<int>(st));
-  }
-  return RKV_OK;
+  return for_column_shares(m, n, k, [&](int64_t c0, int64_t c1) {
+    thread_local std::vector<float> panel;
+    // equal panels of at most kPanelRows (a share of 384 went as 256 + 128, and the 128-row
+    // sgemm ran at half speed: m = 512, n = k = 768, 2 threads 340 against 460 GFLOP/s)
+    const int64_t panels = (c1 - c0 + kPanelRows - 1) / kPanelRows;
+    const int64_t rows = ((c1 - c0 + panels - 1) / panels + 15) / 16 * 16;
+    try {
+      if (panel.size() < static_cast<size_t>(rows * k)) panel.resize(static_cast<size_t>(rows * k));
+    } catch (const std::bad_alloc&) {
+      return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear: cannot allocate a %lld x %lld f32 weight panel",
+                            static_cast<long long>(rows), static_cast<long long>(k));
+    }
+    float* p = panel.data();
+    for (int64_t j0 = c0; j0 < c1; j0 += rows) {
+      const int64_t nb = c1 - j0 < rows ? c1 - j0 : rows;
+      for (int64_t r = 0; r < nb; r++) widen.fn(wb + (j0 + r) * k * wsize, p + r * k, k, widen.scale);
+      const int st = sgemm_status(dnnl_sgemm('N', 'T', m, nb, k, 1.f, x, k, p, k, acc ? 1.f : 0.f, y + j0, n));
+      if (st != RKV_OK) return st;
+    }
+    return RKV_OK;
+  });
 }
 #endif
 
@@ -195,10 +242,7 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   }
   if (w_dtype == RKV_DTYPE_F32) {
 #if defined(RKV_HAVE_DNNL)
-    dnnl_status_t st = dnnl_sgemm('N', 'T', m, n, k, 1.f, x, k, static_cast<const float*>(w), k, acc ? 1.f : 0.f, y, n);
-    if (st != dnnl_success) {
-      return rkv::set_error(RKV_ERR_INTERNAL, "rkv_linear: dnnl_sgemm failed with status %d", static_cast<int>(st));
-    }
+    return gemm_f32(x, static_cast<const float*>(w), y, m, n, k, acc);
 #else
     rkv::dense::gemm_builtin<float>(x, static_cast<const float*>(w), y, m, n, k, acc);
 #endif

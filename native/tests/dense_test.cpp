@@ -389,8 +389,9 @@ static void test_bench_read_gemv() {
 }
 
 int main(int, char** argv) {
-  const int64_t shapes[][3] = {{1, 1, 1},   {1, 33, 17},  {3, 5, 129},  {7, 64, 64},    {9, 31, 100},
-                               {16, 96, 80}, {33, 70, 65}, {64, 128, 512}, {200, 48, 33}};
+  const int64_t shapes[][3] = {{1, 1, 1},    {1, 33, 17},  {3, 5, 129},    {7, 64, 64},    {9, 31, 100},
+                               {16, 96, 80}, {33, 70, 65}, {64, 128, 512}, {200, 48, 33},
+                               {100, 300, 257}, {300, 200, 130}};  // uneven column shares; past 256 rows
   const int32_t wdts[] = {RKV_DTYPE_F32, RKV_DTYPE_BF16, RKV_DTYPE_F16};
   for (auto& s : shapes) {
     for (int32_t wdt : wdts) {
