@@ -212,8 +212,8 @@ using ReadGemvFn = double (*)(const char* p, int64_t bytes, int64_t pf, int64_t*
 
 #if defined(__x86_64__)
 template <int DT, int R>
-ReadGemvFn pick_read_gemv(int32_t dtype, CpuIsa isa) {
-  if (dense::gemv_uses_bf16_dot(dtype, R)) return &read_gemv_bf16_dot<R>;
+ReadGemvFn pick_read_gemv(CpuIsa isa) {
+  if (dense::gemv_uses_bf16_dot(DT, R)) return &read_gemv_bf16_dot<R>;
   if (isa == kIsaAvx512) return &read_gemv_avx512<DT, R>;
   if (isa == kIsaAvx2) return &read_gemv_avx2<DT, R>;
   return nullptr;
@@ -222,7 +222,7 @@ ReadGemvFn pick_read_gemv(int32_t dtype, CpuIsa isa) {
 template <int DT, int... Rs>
 ReadGemvFn pick_rows(int32_t rows, CpuIsa isa, std::integer_sequence<int, Rs...>) {
   ReadGemvFn fn = nullptr;
-  ((rows == Rs + 1 ? (fn = pick_read_gemv<DT, Rs + 1>(DT, isa), 0) : 0), ...);
+  ((rows == Rs + 1 ? (fn = pick_read_gemv<DT, Rs + 1>(isa), 0) : 0), ...);
   return fn;
 }
 

@@ -85,10 +85,8 @@ int for_column_shares(int64_t m, int64_t n, int64_t k, const F& f) {
   int status = RKV_OK;
 #pragma omp parallel if (m * n * k >= kParallelElems * 64)
   {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t per = ((n + nt - 1) / nt + 63) / 64 * 64;
-    const int64_t j0 = t * per < n ? t * per : n, j1 = j0 + per < n ? j0 + per : n;
-    const int st = j0 < j1 ? f(j0, j1) : RKV_OK;
+    const rkv::dense::Share s = rkv::dense::thread_share(n, 64, omp_get_num_threads(), omp_get_thread_num());
+    const int st = s.begin < s.end ? f(s.begin, s.end) : RKV_OK;
     if (st != RKV_OK) {
 #pragma omp critical(rkv_dense_gemm_status)
       if (status == RKV_OK) status = st;

@@ -309,11 +309,8 @@ void for_row_ranges(int64_t m, int64_t n, int64_t k, const F& f) {
   const bool parallel = m * n * k >= kParallelMacs && n >= 8;
 #pragma omp parallel if (parallel)
   {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t per = ((n + nt - 1) / nt + 11) / 12 * 12;
-    const int64_t j0 = t * per < n ? t * per : n;
-    const int64_t j1 = j0 + per < n ? j0 + per : n;
-    if (j0 < j1) f(j0, j1);
+    const Share s = thread_share(n, 12, omp_get_num_threads(), omp_get_thread_num());
+    if (s.begin < s.end) f(s.begin, s.end);
   }
 }
 

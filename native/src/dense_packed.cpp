@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "dense_gemv.h"
 #include "rkv_common.h"
 #include "rkv_dtype.h"
 #include "rkv_isa.h"
@@ -88,7 +89,7 @@ namespace {
 #include "rkv_bf16_round_avx512.h"
 
 // One pass: k-pairs [q0, q0 + pairs) of sub-columns sub0 .. sub0 + NV - 1 of the panel at w (u32
-// pairs, 64 per k-pair), M rows of x, interleaved by k-pair (pack_x_pairs); y row stride n. DOT: xb
+// pairs, 64 per k-pair), M rows of x, interleaved by k-pair (gemv_packed); y row stride n. DOT: xb
 // holds bf16 pairs; else x holds f32 pairs. J accumulator sets over alternate k-pairs (m = 1, 2: enough
 // independent FMA chains). pf: prefetch the whole 256-byte k-pair row that far ahead.
 template <int M, int NV, int J, bool DOT, int kHint>
@@ -244,9 +245,8 @@ int gemv_packed(const float* x, const uint16_t* w, float* y, int64_t m, int64_t 
   const bool parallel = m * n * k >= kParallelMacs && np >= 2;
 #pragma omp parallel if (parallel)
   {
-    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t per = (np + nt - 1) / nt, p0 = t * per < np ? t * per : np, p1 = p0 + per < np ? p0 + per : np;
-    if (p0 < p1) fn(w, xf, xb, y, n, k, p0, p1, accumulate);
+    const Share s = thread_share(np, 1, omp_get_num_threads(), omp_get_thread_num());
+    if (s.begin < s.end) fn(w, xf, xb, y, n, k, s.begin, s.end, accumulate);
   }
   return RKV_OK;
 }

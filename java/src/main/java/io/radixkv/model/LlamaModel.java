@@ -282,11 +282,7 @@ public final class LlamaModel implements AutoCloseable {
         // Only the requested rows go through the final norm and the (vocab-wide) output projection.
         step.gatherRows(hidden, b.logitRows(), r, normed, (long) h * 4);
         dense.rmsnorm(normed, weights.finalNorm(), normed, r, h, eps, normOffset);
-        if (weights.lmHeadPacked()) {
-            dense.linearPacked(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
-        } else {
-            dense.linear(normed, weights.lmHead(), wt, logits, r, config.vocab(), h, false);
-        }
+        linear(weights.lmHeadPacked(), normed, weights.lmHead(), logits, r, config.vocab(), h, false);
         if (arch.finalLogitSoftCap() > 0) {
             dense.softCap(logits, (long) r * config.vocab(), arch.finalLogitSoftCap());
         }
@@ -312,7 +308,12 @@ public final class LlamaModel implements AutoCloseable {
 
     /** A layer's linear projection, packed or row-major as the weights are ({@link ModelWeights#packLinearWeights}). */
     private void linear(MemorySegment x, MemorySegment w, MemorySegment y, long m, long n, long k, boolean accumulate) {
-        if (weights.layersPacked()) {
+        linear(weights.layersPacked(), x, w, y, m, n, k, accumulate);
+    }
+
+    private void linear(boolean packed, MemorySegment x, MemorySegment w, MemorySegment y, long m, long n, long k,
+                        boolean accumulate) {
+        if (packed) {
             dense.linearPacked(x, w, weights.dtype(), y, m, n, k, accumulate);
         } else {
             dense.linear(x, w, weights.dtype(), y, m, n, k, accumulate);
