@@ -146,6 +146,32 @@ int gemm_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64
     return RKV_OK;
   });
 }
+
+// y (+)= x . w^T for packed f32 / f16 w (dense_packed.h): as gemm_widened, each thread on its own
+// columns, kPanelRows at a time widened from the packed panels into a row-major [k, rows] B.
+int gemm_packed_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                        bool acc) {
+  constexpr int64_t kPanel = rkv::dense::kPackedPanelRows;
+  return for_column_shares(m, n, k, [&](int64_t c0, int64_t c1) {
+    thread_local std::vector<float> panel;
+    const int64_t groups = (c1 - c0 + kPanelRows - 1) / kPanelRows;
+    const int64_t rows = ((c1 - c0 + groups - 1) / groups + kPanel - 1) / kPanel * kPanel;
+    try {
+      if (panel.size() < static_cast<size_t>(rows * k)) panel.resize(static_cast<size_t>(rows * k));
+    } catch (const std::bad_alloc&) {
+      return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear_packed: cannot allocate a %lld x %lld f32 weight panel",
+                            static_cast<long long>(k), static_cast<long long>(rows));
+    }
+    float* p = panel.data();
+    for (int64_t j0 = c0; j0 < c1; j0 += rows) {
+      const int64_t nb = c1 - j0 < rows ? c1 - j0 : rows;
+      rkv::dense::widen_packed_panels(w, w_dtype, k, j0 / kPanel, nb / kPanel, p);
+      const int st = sgemm_status(dnnl_sgemm('N', 'N', m, nb, k, 1.f, x, k, p, nb, acc ? 1.f : 0.f, y + j0, n));
+      if (st != RKV_OK) return st;
+    }
+    return RKV_OK;
+  });
+}
 #endif
 
 // The argument checks of rkv_linear and rkv_linear_packed; *done when the call has nothing
@@ -276,12 +302,12 @@ static int pack_or_unpack(const char* fn, void* w, int32_t w_dtype, int64_t n, i
             static_cast<long long>(k));
   if (!rkv::dense::packed_supported(w_dtype, n, k)) {
     return rkv::set_error(RKV_ERR_UNSUPPORTED,
-                          "%s: no packed layout for %s [%lld, %lld] on this CPU (bf16, n %% 64 == 0, k %% 16 == 0, "
-                          "AVX512-BF16 and oneDNN)",
+                          "%s: no packed layout for %s [%lld, %lld] on this CPU (n %% 64 == 0, k %% 16 == 0, AVX-512 "
+                          "and oneDNN; bf16 also k %% 32 == 0 and AVX512-BF16)",
                           fn, rkv::dtype_name(w_dtype), static_cast<long long>(n), static_cast<long long>(k));
   }
   RKV_CHECK_PTR(w);
-  return rkv::dense::pack_panels(static_cast<uint16_t*>(w), n, k, to_packed);
+  return rkv::dense::pack_panels(w, w_dtype, n, k, to_packed);
 }
 
 RKV_API int rkv_linear_pack(void* w, int32_t w_dtype, int64_t n, int64_t k) {
@@ -301,10 +327,10 @@ RKV_API int rkv_linear_packed(const float* x, const void* w, int32_t w_dtype, fl
     return rkv::set_error(RKV_ERR_UNSUPPORTED, "rkv_linear_packed: no packed layout for %s [%lld, %lld] on this CPU",
                           rkv::dtype_name(w_dtype), static_cast<long long>(n), static_cast<long long>(k));
   }
-  const auto* wb = static_cast<const uint16_t*>(w);
-  if (m <= rkv::dense::kGemvMaxRows) return rkv::dense::gemv_packed(x, wb, y, m, n, k, accumulate != 0);
+  if (m <= rkv::dense::kGemvMaxRows) return rkv::dense::gemv_packed(x, w, w_dtype, y, m, n, k, accumulate != 0);
 #if defined(RKV_HAVE_DNNL)
-  const int st = rkv::dense::matmul_bf16(x, wb, true, y, m, n, k, accumulate != 0);
+  if (w_dtype != RKV_DTYPE_BF16) return gemm_packed_widened(x, w, w_dtype, y, m, n, k, accumulate != 0);
+  const int st = rkv::dense::matmul_bf16(x, static_cast<const uint16_t*>(w), true, y, m, n, k, accumulate != 0);
   if (st != RKV_ERR_UNSUPPORTED) return st;
 #endif
   return rkv::set_error(RKV_ERR_UNSUPPORTED, "rkv_linear_packed: oneDNN has no bf16 matmul for packed weights here");

@@ -302,48 +302,60 @@ static double linear_error(const std::vector<float>& x, const std::vector<float>
   return worst;
 }
 
-// Packed bf16 weights (rkv_linear_pack): pack / unpack round-trips the bytes; rkv_linear_packed
-// matches the double reference at 1e-5 on the exact x below 8 rows (as rkv_linear's small-m path)
-// and on x rounded to bf16 from 8 rows on (as its dot-product path and oneDNN); where the CPU or
-// shape has no packed layout, pack refuses and leaves w untouched.
-static void test_linear_packed(int64_t m, int64_t n, int64_t k, bool accumulate) {
+// Packed weights (rkv_linear_pack): pack / unpack round-trips the bytes, every element lands where
+// the layout says; rkv_linear_packed matches the double reference at 1e-5 on the exact x (f32 and
+// f16 at every m, bf16 below 8 rows, as rkv_linear's small-m path) and on x rounded to bf16 (bf16
+// from 8 rows on, as its dot-product path and oneDNN); where the CPU or shape has no packed
+// layout, pack refuses and leaves w untouched.
+static void test_linear_packed(int32_t wdt, int64_t m, int64_t n, int64_t k, bool accumulate) {
   auto x = randn(size_t(m * k));
   auto wf = randn(size_t(n * k), 0.1f);
-  std::vector<uint16_t> wh(wf.size());
+  const size_t es = wdt == RKV_DTYPE_F32 ? 4 : 2;
+  std::vector<uint8_t> wh(wf.size() * es);
   for (size_t i = 0; i < wf.size(); i++) {
-    wh[i] = f_to_bf16(wf[i]);
-    wf[i] = bf16_to_f(wh[i]);
+    if (wdt == RKV_DTYPE_F32) {
+      std::memcpy(&wh[i * 4], &wf[i], 4);
+      continue;
+    }
+    const uint16_t h = wdt == RKV_DTYPE_BF16 ? f_to_bf16(wf[i]) : f_to_f16(wf[i]);
+    wf[i] = wdt == RKV_DTYPE_BF16 ? bf16_to_f(h) : f16_to_f(h);
+    std::memcpy(&wh[i * 2], &h, 2);
   }
-  std::vector<uint16_t> wp(wh);
-  const bool supported = rkv_linear_pack_supported(RKV_DTYPE_BF16, n, k) == 1;
-  const int st = rkv_linear_pack(wp.data(), RKV_DTYPE_BF16, n, k);
+  std::vector<uint8_t> wp(wh);
+  const char* dt = rkv_dtype_label(wdt);
+  const bool supported = rkv_linear_pack_supported(wdt, n, k) == 1;
+  const int st = rkv_linear_pack(wp.data(), wdt, n, k);
   if (!supported) {
-    EXPECT(st == RKV_ERR_UNSUPPORTED && wp == wh, "pack of unsupported [%lld, %lld]: status %d, w changed: %d",
+    EXPECT(st == RKV_ERR_UNSUPPORTED && wp == wh, "pack of unsupported %s [%lld, %lld]: status %d, w changed: %d", dt,
            (long long)n, (long long)k, st, int(wp != wh));
-    EXPECT(rkv_linear_packed(x.data(), wp.data(), RKV_DTYPE_BF16, std::vector<float>(size_t(m * n)).data(), m, n, k,
-                             0) == RKV_ERR_UNSUPPORTED,
+    EXPECT(rkv_linear_packed(x.data(), wp.data(), wdt, std::vector<float>(size_t(m * n)).data(), m, n, k, 0) ==
+               RKV_ERR_UNSUPPORTED,
            "rkv_linear_packed ran without a packed layout");
     return;
   }
-  EXPECT(st == RKV_OK && wp != wh, "pack [%lld, %lld]: %d %s", (long long)n, (long long)k, st, rkv_last_error());
-  // element (row r, column c) where the layout says it is
-  for (int64_t r : {int64_t{0}, int64_t{1}, n - 1})
-    for (int64_t c : {int64_t{0}, int64_t{1}, k - 1}) {
-      const int64_t at = (r / 64) * 64 * k + ((c / 2) * 64 + r % 64) * 2 + c % 2;
-      EXPECT(wp[size_t(at)] == wh[size_t(r * k + c)], "packed element (%lld, %lld) misplaced", (long long)r,
-             (long long)c);
+  EXPECT(st == RKV_OK && wp != wh, "pack %s [%lld, %lld]: %d %s", dt, (long long)n, (long long)k, st,
+         rkv_last_error());
+  // every element (row r, column c) where the layout says it is: pairs of columns for bf16
+  const int64_t pair = wdt == RKV_DTYPE_BF16 ? 2 : 1;
+  int misplaced = 0;
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t c = 0; c < k; c++) {
+      const int64_t at = (r / 64) * 64 * k + ((c / pair) * 64 + r % 64) * pair + c % pair;
+      misplaced += std::memcmp(&wp[size_t(at) * es], &wh[size_t(r * k + c) * es], es) != 0;
     }
+  EXPECT(misplaced == 0, "pack %s [%lld, %lld]: %d elements misplaced", dt, (long long)n, (long long)k, misplaced);
   auto y0 = randn(size_t(m * n));
   std::vector<float> y = y0;
-  EXPECT(rkv_linear_packed(x.data(), wp.data(), RKV_DTYPE_BF16, y.data(), m, n, k, accumulate) == RKV_OK,
-         "rkv_linear_packed m=%lld: %s", (long long)m, rkv_last_error());
+  EXPECT(rkv_linear_packed(x.data(), wp.data(), wdt, y.data(), m, n, k, accumulate) == RKV_OK,
+         "rkv_linear_packed %s m=%lld: %s", dt, (long long)m, rkv_last_error());
+  const bool rounded = wdt == RKV_DTYPE_BF16 && m >= 8;
   std::vector<float> xr(x);
-  if (m >= 8)
+  if (rounded)
     for (auto& v : xr) v = bf16_to_f(f_to_bf16(v));
   const double err = linear_error(xr, wf, y0, y, m, n, k, accumulate);
-  EXPECT(err <= 1e-5, "rkv_linear_packed m=%lld n=%lld k=%lld acc=%d: error %g against %s x > 1e-5", (long long)m,
-         (long long)n, (long long)k, int(accumulate), err, m >= 8 ? "bf16-rounded" : "exact");
-  EXPECT(rkv_linear_unpack(wp.data(), RKV_DTYPE_BF16, n, k) == RKV_OK && wp == wh, "unpack did not restore w");
+  EXPECT(err <= 1e-5, "rkv_linear_packed %s m=%lld n=%lld k=%lld acc=%d: error %g against %s x > 1e-5", dt,
+         (long long)m, (long long)n, (long long)k, int(accumulate), err, rounded ? "bf16-rounded" : "exact");
+  EXPECT(rkv_linear_unpack(wp.data(), wdt, n, k) == RKV_OK && wp == wh, "unpack %s did not restore w", dt);
 }
 
 // rkv_bench_read_gemv: every element of the stream counts (zeros give 0, one positive element
@@ -422,11 +434,17 @@ int main(int, char** argv) {
   test_small_ops();
   test_linear_errors();
   test_bench_read_gemv();
-  for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 40})
-    for (bool acc : {false, true}) test_linear_packed(m, 192, 4160, acc);  // 3 panels, chunks of 2048 + a tail
-  test_linear_packed(8, 128, 48, false);
-  test_linear_packed(4, 65, 64, false);  // n % 64 != 0: no packed layout
-  test_linear_packed(4, 64, 40, false);  // k % 16 != 0
+  for (int32_t wdt : wdts) {
+    // 3 panels; k in unequal chunks with a short last one; past 16 rows the prefill GEMMs, 320
+    // columns in two threads' shares of unequal panel groups
+    for (int64_t m : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 40})
+      for (bool acc : {false, true}) test_linear_packed(wdt, m, 192, 4160, acc);
+    test_linear_packed(wdt, 300, 320, 288, true);
+    test_linear_packed(wdt, 300, 320, 272, true);  // k % 32 == 16: no bf16 layout (oneDNN pads k)
+    test_linear_packed(wdt, 8, 128, 48, false);
+    test_linear_packed(wdt, 4, 65, 64, false);  // n % 64 != 0: no packed layout
+    test_linear_packed(wdt, 4, 64, 40, false);  // k % 16 != 0
+  }
   double g = 0;
   EXPECT(rkv_bench_fma_peak(0.05, &g) == RKV_OK && g > 0.1, "fma peak %g: %s", g, rkv_last_error());
   EXPECT(rkv_bench_fma_peak(-1, &g) == RKV_ERR_INVALID_ARGUMENT, "negative seconds accepted");

@@ -24,6 +24,7 @@ import java.util.function.DoubleUnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * LlamaModel.forward over mixed batches (prefill from scratch, prefill chunks after cached
@@ -146,17 +147,19 @@ class LlamaModelTest {
     }
 
     /**
-     * bf16 weights packed for the CPU kernels (where the CPU has the layout) give the reference's
+     * bf16, f16 and f32 weights packed for the CPU kernels (where the CPU has the layout) give the reference's
      * logits, and the same logits as the row-major weights up to summation order; the Java kernels,
      * which have no packed layout, refuse them.
      */
-    @Test
-    void packedBf16Weights() {
+    @ParameterizedTest
+    @ValueSource(strings = {"bf16", "f16", "f32"})
+    void packedWeights(String dtype) {
+        DType dt = DType.parse(dtype);
         CpuDenseKernels cpu = new CpuDenseKernels();
-        try (ModelWeights plain = ModelWeights.random(TINY, DType.BF16, 5);
-             ModelWeights packed = ModelWeights.random(TINY, DType.BF16, 5);
+        try (ModelWeights plain = ModelWeights.random(TINY, dt, 5);
+             ModelWeights packed = ModelWeights.random(TINY, dt, 5);
              KernelBackend backend = new ContiguousTestBackend()) {
-            assumeTrue(cpu.packsLinearWeights(DType.BF16, TINY.qkvDim(), TINY.hidden()), "no packed layout on this CPU");
+            assumeTrue(cpu.packsLinearWeights(dt, TINY.qkvDim(), TINY.hidden()), "no packed " + dtype + " layout here");
             assertTrue(packed.packLinearWeights(cpu));
             assertTrue(packed.layersPacked() && packed.lmHeadPacked());
             assertFalse(packed.packLinearWeights(cpu), "packing twice");
@@ -166,7 +169,7 @@ class LlamaModelTest {
             assertThrows(IllegalArgumentException.class, () -> new LlamaModel(TINY, packed, new JavaDenseKernels(),
                     backend, 64));
         }
-        try (ModelWeights tied = ModelWeights.random(TINY.withTiedEmbeddings(true), DType.BF16, 6)) {
+        try (ModelWeights tied = ModelWeights.random(TINY.withTiedEmbeddings(true), dt, 6)) {
             assumeTrue(tied.packLinearWeights(cpu));
             assertTrue(tied.layersPacked());
             assertFalse(tied.lmHeadPacked(), "the LM head tied to the embeddings must stay row-major");

@@ -27,8 +27,11 @@ final class ReferenceLlama {
     }
 
     private double wt(MemorySegment m, long i) {
-        return w.dtype() == DType.BF16 ? JavaDenseKernels.bf16ToFloat(m.getAtIndex(ValueLayout.JAVA_SHORT, i))
-                : m.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+        return switch (w.dtype()) {
+            case BF16 -> JavaDenseKernels.bf16ToFloat(m.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            case F16 -> Float.float16ToFloat(m.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            default -> m.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+        };
     }
 
     private static double f(MemorySegment m, long i) {

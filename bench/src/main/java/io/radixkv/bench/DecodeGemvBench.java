@@ -81,7 +81,7 @@ public class DecodeGemvBench {
 
     /**
      * Weight layout: {@code rows} (row-major, {@code rkv_linear}) or {@code packed} ({@code
-     * rkv_linear_pack} + {@code rkv_linear_packed}: bf16 on CPUs with AVX512-BF16 only; the trial
+     * rkv_linear_pack} + {@code rkv_linear_packed}: CPUs with AVX-512 (bf16: AVX512-BF16); the trial
      * fails with the reason elsewhere).
      */
     @Param({"rows"})

@@ -46,8 +46,8 @@ final class EngineOptions {
     String backend;
 
     @Option(names = "--pack-weights", paramLabel = "on|off", defaultValue = "on",
-            description = "Lay the linear weights out in the CPU kernels' packed layout where they have one (bf16 "
-                    + "weights on CPUs with AVX512-BF16), which decode streams faster (default ${DEFAULT-VALUE}).")
+            description = "Lay the linear weights out in the CPU kernels' packed layout where they have one (CPUs "
+                    + "with AVX-512; bf16 weights also need AVX512-BF16), which decode streams faster (default ${DEFAULT-VALUE}).")
     String packWeights;
 
     /** The model package's preset names (for help completion and errors). */

@@ -29,7 +29,7 @@ import java.util.Objects;
  *     memory; prefill GEMMs run as bf16 matmuls, on AMX where present, with activations rounded to bf16)
  *     or f16 (half the memory; f32 arithmetic on weights widened in registers)
  * @param packWeights lay the linear weights out in the dense kernels' packed layout where they have
- *     one (CPU: bf16 on AVX512-BF16; radixkv.h rkv_linear_pack), which decode streams faster; the
+ *     one (CPU: AVX-512, and AVX512-BF16 for bf16; radixkv.h rkv_linear_pack), which decode streams faster; the
  *     engine packs only weights it loads itself
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,

@@ -62,7 +62,10 @@ public final class CpuDenseKernels implements DenseKernels {
         NativeLibrary.check("rkv_linear", radixkv_h.rkv_linear(x, w, wDtype.code(), y, m, n, k, accumulate ? 1 : 0));
     }
 
-    /** bf16 weights with n % 64 == 0 and k % 16 == 0 on a CPU with AVX512-BF16 (radixkv.h, rkv_linear_pack). */
+    /**
+     * f32, f16 and bf16 weights with n % 64 == 0 and k % 16 == 0 (bf16: k % 32 == 0) on a CPU with
+     * AVX-512 (bf16: AVX512-BF16) (radixkv.h, rkv_linear_pack).
+     */
     @Override
     public boolean packsLinearWeights(DType wDtype, long n, long k) {
         return wDtype != null && n > 0 && k > 0 && radixkv_h.rkv_linear_pack_supported(wDtype.code(), n, k) == 1;
