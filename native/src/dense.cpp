@@ -114,62 +114,59 @@ int gemm_f32(const float* x, const float* w, float* y, int64_t m, int64_t n, int
   });
 }
 
-// y (+)= x . w^T for bf16/f16 w through f32 panels: each thread widens kPanelRows rows of its own
-// columns at a time (exactly) into its own panel, then multiplies them with dnnl_sgemm (ldc = n).
-// 2 threads, f16, GFLOP/s, one shared panel widened by all / own panels: m = 64, n = k = 2048 130 /
-// 288; m = 512, n = 8192, k = 2048 355 / 425; m = 2048, n = k = 3072 326 / 424; m = 512, k = 768,
-// n = 4096 440 / 448.
-int gemm_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
-                 bool acc) {
-  const rkv::RowConverter widen = rkv::row_converter(w_dtype, RKV_DTYPE_F32, 1.f);
-  const auto* wb = static_cast<const uint8_t*>(w);
-  const int64_t wsize = rkv::dtype_size(w_dtype);
+// Each thread's share of the output columns (for_column_shares) in equal groups of at most
+// kPanelRows, rounded up to `unit` (a share of 384 went as 256 + 128, and the 128-row sgemm ran at
+// half speed: m = 512, n = k = 768, 2 threads 340 against 460 GFLOP/s): fill(j0, nb, p) widens
+// columns [j0, j0 + nb) of w^T into the thread's f32 panel p as dnnl_sgemm's B (trans_b 'T':
+// [nb, k], 'N': [k, nb]), which then multiplies it into y's columns (ldc = n).
+template <typename Fill>
+int gemm_f32_panels(const float* x, float* y, int64_t m, int64_t n, int64_t k, bool acc, int64_t unit, char trans_b,
+                    const char* fn, const Fill& fill) {
   return for_column_shares(m, n, k, [&](int64_t c0, int64_t c1) {
     thread_local std::vector<float> panel;
-    // equal panels of at most kPanelRows (a share of 384 went as 256 + 128, and the 128-row
-    // sgemm ran at half speed: m = 512, n = k = 768, 2 threads 340 against 460 GFLOP/s)
-    const int64_t panels = (c1 - c0 + kPanelRows - 1) / kPanelRows;
-    const int64_t rows = ((c1 - c0 + panels - 1) / panels + 15) / 16 * 16;
+    const int64_t groups = (c1 - c0 + kPanelRows - 1) / kPanelRows;
+    const int64_t rows = ((c1 - c0 + groups - 1) / groups + unit - 1) / unit * unit;
     try {
       if (panel.size() < static_cast<size_t>(rows * k)) panel.resize(static_cast<size_t>(rows * k));
     } catch (const std::bad_alloc&) {
-      return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear: cannot allocate a %lld x %lld f32 weight panel",
+      return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "%s: cannot allocate an f32 weight panel of %lld x %lld", fn,
                             static_cast<long long>(rows), static_cast<long long>(k));
     }
     float* p = panel.data();
     for (int64_t j0 = c0; j0 < c1; j0 += rows) {
       const int64_t nb = c1 - j0 < rows ? c1 - j0 : rows;
-      for (int64_t r = 0; r < nb; r++) widen.fn(wb + (j0 + r) * k * wsize, p + r * k, k, widen.scale);
-      const int st = sgemm_status(dnnl_sgemm('N', 'T', m, nb, k, 1.f, x, k, p, k, acc ? 1.f : 0.f, y + j0, n));
+      fill(j0, nb, p);
+      const int st = sgemm_status(dnnl_sgemm('N', trans_b, m, nb, k, 1.f, x, k, p, trans_b == 'T' ? k : nb,
+                                             acc ? 1.f : 0.f, y + j0, n));
       if (st != RKV_OK) return st;
     }
     return RKV_OK;
   });
 }
 
-// y (+)= x . w^T for packed f32 / f16 w (dense_packed.h): as gemm_widened, each thread on its own
-// columns, kPanelRows at a time widened from the packed panels into a row-major [k, rows] B.
+// y (+)= x . w^T for bf16/f16 w through f32 panels: each thread widens rows of its own columns
+// (exactly) into its own panel. 2 threads, f16, GFLOP/s, one shared panel widened by all / own
+// panels: m = 64, n = k = 2048 130 / 288; m = 512, n = 8192, k = 2048 355 / 425; m = 2048, n = k =
+// 3072 326 / 424; m = 512, k = 768, n = 4096 440 / 448.
+int gemm_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                 bool acc) {
+  const rkv::RowConverter widen = rkv::row_converter(w_dtype, RKV_DTYPE_F32, 1.f);
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const int64_t wsize = rkv::dtype_size(w_dtype);
+  return gemm_f32_panels(x, y, m, n, k, acc, 16, 'T', "rkv_linear", [&](int64_t j0, int64_t nb, float* p) {
+    for (int64_t r = 0; r < nb; r++) widen.fn(wb + (j0 + r) * k * wsize, p + r * k, k, widen.scale);
+  });
+}
+
+// y (+)= x . w^T for packed f32 / f16 w (dense_packed.h): the same, each group of 64-row panels
+// widened into a row-major [k, rows] B. Zen 5, 8192 x 3072, GFLOP/s against gemm_widened /
+// gemm_f32 on the row-major weights, 1 / 2 threads: f16 m = 17 1.44x / 1.39x, m = 128 1.14x /
+// 1.12x, m = 512 1.06x / 1.07x; f32 m = 17 1.29x / 1.19x, m = 128 1.07x / 1.04x, m = 512 1.01x / 1.27x.
 int gemm_packed_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                         bool acc) {
   constexpr int64_t kPanel = rkv::dense::kPackedPanelRows;
-  return for_column_shares(m, n, k, [&](int64_t c0, int64_t c1) {
-    thread_local std::vector<float> panel;
-    const int64_t groups = (c1 - c0 + kPanelRows - 1) / kPanelRows;
-    const int64_t rows = ((c1 - c0 + groups - 1) / groups + kPanel - 1) / kPanel * kPanel;
-    try {
-      if (panel.size() < static_cast<size_t>(rows * k)) panel.resize(static_cast<size_t>(rows * k));
-    } catch (const std::bad_alloc&) {
-      return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_linear_packed: cannot allocate a %lld x %lld f32 weight panel",
-                            static_cast<long long>(k), static_cast<long long>(rows));
-    }
-    float* p = panel.data();
-    for (int64_t j0 = c0; j0 < c1; j0 += rows) {
-      const int64_t nb = c1 - j0 < rows ? c1 - j0 : rows;
-      rkv::dense::widen_packed_panels(w, w_dtype, k, j0 / kPanel, nb / kPanel, p);
-      const int st = sgemm_status(dnnl_sgemm('N', 'N', m, nb, k, 1.f, x, k, p, nb, acc ? 1.f : 0.f, y + j0, n));
-      if (st != RKV_OK) return st;
-    }
-    return RKV_OK;
+  return gemm_f32_panels(x, y, m, n, k, acc, kPanel, 'N', "rkv_linear_packed", [&](int64_t j0, int64_t nb, float* p) {
+    rkv::dense::widen_packed_panels(w, w_dtype, k, j0 / kPanel, nb / kPanel, p);
   });
 }
 #endif
