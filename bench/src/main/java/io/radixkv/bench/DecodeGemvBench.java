@@ -5,11 +5,8 @@ import io.radixkv.kernels.BandwidthBaselines;
 import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
-import io.radixkv.kernels.JavaDenseKernels;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -80,9 +77,7 @@ public class DecodeGemvBench {
     public int threads;
 
     /**
-     * Weight layout: {@code rows} (row-major, {@code rkv_linear}) or {@code packed} ({@code
-     * rkv_linear_pack} + {@code rkv_linear_packed}: CPUs with AVX-512 (bf16: AVX512-BF16); the trial
-     * fails with the reason elsewhere).
+     * Weight layout: {@code rows} or {@code packed} ({@link DenseLayerSetup#applyLayout}).
      */
     @Param({"rows"})
     public String layout;
@@ -105,46 +100,16 @@ public class DecodeGemvBench {
         dtype = DType.parse(weights);
         arena = Arena.ofShared();
         n = ELEMENTS / k;
-        x = random(m * k, DType.F32, 1);
-        w[0] = random(n * k, dtype, 2);
-        w[1] = random(n * k, dtype, 3);
+        x = DenseLayerSetup.random(arena, m * k, DType.F32, 1);
+        w[0] = DenseLayerSetup.random(arena, n * k, dtype, 2);
+        w[1] = DenseLayerSetup.random(arena, n * k, dtype, 3);
         y = arena.allocate(4L * m * n, 64);
-        packed = switch (layout) {
-            case "rows" -> false;
-            case "packed" -> true;
-            default -> throw new IllegalArgumentException("layout must be rows or packed, got " + layout);
-        };
-        if (packed) {
-            if (!dense.packsLinearWeights(dtype, n, k)) {
-                throw new IllegalStateException("no packed layout for " + weights + " [" + n + ", " + k
-                        + "] on this CPU (bf16 with AVX512-BF16 only)");
-            }
-            for (MemorySegment ws : w) {
-                dense.packLinearWeights(ws, dtype, n, k, false);
-            }
-        }
+        packed = DenseLayerSetup.applyLayout(layout, dense, dtype, n, k, w);
+        DenseLayerSetup.printMachine();
     }
 
     private void layer(MemorySegment ws) {
-        if (packed) {
-            dense.linearPacked(x, ws, dtype, y, m, n, k, false);
-        } else {
-            dense.linear(x, ws, dtype, y, m, n, k, false);
-        }
-    }
-
-    private MemorySegment random(long count, DType d, long seed) {
-        MemorySegment s = arena.allocate(count * d.bytes(), 64);
-        SplittableRandom r = new SplittableRandom(seed);
-        for (long i = 0; i < count; i++) {
-            float v = (float) (r.nextDouble() - 0.5);
-            switch (d) {
-                case BF16 -> s.setAtIndex(ValueLayout.JAVA_SHORT, i, JavaDenseKernels.floatToBf16(v));
-                case F16 -> s.setAtIndex(ValueLayout.JAVA_SHORT, i, Float.floatToFloat16(v));
-                default -> s.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
-            }
-        }
-        return s;
+        DenseLayerSetup.linear(dense, packed, x, ws, dtype, y, m, n, k);
     }
 
     @TearDown(Level.Trial)

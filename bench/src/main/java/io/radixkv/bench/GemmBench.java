@@ -7,7 +7,6 @@ import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelPresets;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -23,7 +22,8 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * GEMM throughput of {@code rkv_linear} on the small preset's layer shapes, for m = 1, 16,
- * 256, 1024 token rows, f32 and bf16 weights. The {@code gflop} secondary score of each
+ * 256, 1024 token rows, f32, bf16 and f16 weights, row-major or packed ({@code -p layout=packed}:
+ * {@code rkv_linear_packed}). The {@code gflop} secondary score of each
  * benchmark is GFLOP/s (2·m·n·k per call); {@code fmaPeak}'s {@code gflop} is the FMA peak of
  * the same threads measured in the same run (the yardstick: target ≥ 70% for large m).
  */
@@ -55,6 +55,12 @@ public class GemmBench {
         @Param({"f32", "bf16"})
         public String weights;
 
+        /** Weight layout: {@code rows} or {@code packed} ({@link DenseLayerSetup#applyLayout}). */
+        @Param({"rows"})
+        public String layout;
+
+        boolean packed;
+
         long n;
         long k;
         DType dtype;
@@ -79,24 +85,11 @@ public class GemmBench {
             dtype = DType.parse(weights);
             gflopPerCall = 2.0 * m * n * k * 1e-9;
             arena = Arena.ofShared();
-            x = random(m * k, DType.F32, 1);
-            w = random(n * k, dtype, 2);
+            x = DenseLayerSetup.random(arena, m * k, DType.F32, 1);
+            w = DenseLayerSetup.random(arena, n * k, dtype, 2);
             y = arena.allocate(4L * m * n, 64);
-        }
-
-        private MemorySegment random(long count, DType d, long seed) {
-            MemorySegment s = arena.allocate(count * d.bytes(), 64);
-            SplittableRandom r = new SplittableRandom(seed);
-            for (long i = 0; i < count; i++) {
-                float v = (float) (r.nextDouble() - 0.5);
-                if (d == DType.BF16) {
-                    s.setAtIndex(java.lang.foreign.ValueLayout.JAVA_SHORT, i,
-                            io.radixkv.kernels.JavaDenseKernels.floatToBf16(v));
-                } else {
-                    s.setAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i, v);
-                }
-            }
-            return s;
+            packed = DenseLayerSetup.applyLayout(layout, dense, dtype, n, k, w);
+            DenseLayerSetup.printMachine();
         }
 
         @TearDown(Level.Trial)
@@ -107,7 +100,7 @@ public class GemmBench {
 
     @Benchmark
     public void linear(Shape s, Flops f) {
-        s.dense.linear(s.x, s.w, s.dtype, s.y, s.m, s.n, s.k, false);
+        DenseLayerSetup.linear(s.dense, s.packed, s.x, s.w, s.dtype, s.y, s.m, s.n, s.k);
         f.gflop += s.gflopPerCall;
     }
 

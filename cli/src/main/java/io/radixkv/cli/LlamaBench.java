@@ -6,9 +6,6 @@ import io.radixkv.cli.report.RequestRecord;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.model.ModelConfig;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 
@@ -59,7 +56,7 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         Stat decode = Stat.of(tg);
         return new LlamaBench(promptLen, genLen, records.size(), Stat.of(pp), decode, bytes,
                 bytes * decode.mean() / 1e9, baseline.gbps(), weights.name().toLowerCase(Locale.ROOT),
-                NativeLibrary.numThreads(), readCpuModel(), Main.oneLine(NativeLibrary.buildInfo()), baseline.name(),
+                NativeLibrary.numThreads(), NativeLibrary.cpuModel(), Main.oneLine(NativeLibrary.buildInfo()), baseline.name(),
                 backend);
     }
 
@@ -100,19 +97,5 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         o.put("cpu_model", cpuModel);
         o.put("native_build", nativeBuild);
         return o;
-    }
-
-    /** The "model name" of /proc/cpuinfo, or "unknown" where there is none. */
-    static String readCpuModel() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
-                if (line.startsWith("model name")) {
-                    return line.substring(line.indexOf(':') + 1).trim();
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            // not Linux: no model name
-        }
-        return "unknown";
     }
 }

@@ -170,6 +170,20 @@ public final class NativeLibrary {
         return radixkv_h.rkv_build_info().reinterpret(Long.MAX_VALUE).getString(0);
     }
 
+    /** The "model name" of /proc/cpuinfo, or "unknown" where there is none (benchmarks print it beside {@link #buildInfo}). */
+    public static String cpuModel() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (line.startsWith("model name")) {
+                    return line.substring(line.indexOf(':') + 1).trim();
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: no model name
+        }
+        return "unknown";
+    }
+
     /**
      * A downcall through a method handle of {@link #critical}: {@code invokeExact} needs the exact
      * signature at the call site, so the caller writes it as a lambda and {@link #call} does the rest.
