@@ -68,14 +68,13 @@ class AlignedFloats {
   size_t off_ = 0;
 };
 
-// Per-thread scratch of one attend call (sizes: see attend_rows_t / token_major_block in
+// Per-thread scratch of one attend call (sizes: see attend_rows_t / grouped_block in
 // attention_cpu_impl.h).
 struct Scratch {
   float* S;
   float* scale;
   int* vis;
   float* pack;        // attend only; may be null (no f32 packing)
-  const float* ones;  // attend_token_major only
   float* kt;          // attend only: kBlock * head_dim floats for a transposed K tile (AVX-512
                       // prefill scores); null: scores from K row tiles
 };

@@ -2,6 +2,7 @@
 // AVX-512 (F/BW/VL/DQ), AVX2+FMA+F16C and scalar, each under its own target pragma, so a
 // portable (x86-64-v3) build still uses AVX-512 where present. The choice is made from
 // rkv_isa.h's probe (once per process; RADIXKV_ISA=avx2|scalar lowers it, for tests).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
