@@ -92,42 +92,26 @@ struct Prefetcher {
   const PrefetchRanges* ranges = nullptr;
   uintptr_t cur = 0, end = 0;
   intptr_t v_delta = 0;
-  intptr_t shift = 0;     // added to every range address (v_delta: the ranges' V bytes)
   int next = 0;           // next range to enter
-  uint32_t rate_q16 = 0;  // lines (or line pairs) per step, 16.16 fixed point
-  uint32_t credit = 0;    // fraction of a line owed (16.16)
-  bool pair = true;       // each K line with its V line
-  bool nta = false;       // prefetchnta instead of prefetcht1
+  uint32_t rate_q16 = 0;  // line pairs per step, 16.16 fixed point
+  uint32_t credit = 0;    // fraction of a line pair owed (16.16)
 
   void reset(const PrefetchRanges& r) {
     ranges = &r;
     next = 0;
     cur = end = 0;
     v_delta = r.v_delta;
-    shift = 0;
-    pair = true;
-  }
-  // One pool only: the K bytes of the ranges, or (v = true) their V bytes; prefetchnta.
-  void reset_one(const PrefetchRanges& r, bool v) {
-    reset(r);
-    shift = v ? r.v_delta : 0;
-    pair = false;
-    nta = true;
   }
   inline void issue(int64_t count) {
     for (; count > 0; count--) {
       if (cur >= end) {
         if (ranges == nullptr || next >= ranges->n) return;
-        cur = ranges->start[next] + shift;
-        end = ranges->end[next] + shift;
+        cur = ranges->start[next];
+        end = ranges->end[next];
         next++;
       }
-      if (nta) {
-        __builtin_prefetch(reinterpret_cast<const void*>(cur), 0, 0);
-      } else {
-        __builtin_prefetch(reinterpret_cast<const void*>(cur), 0, 2);                        // prefetcht1: into L2
-        if (pair) __builtin_prefetch(reinterpret_cast<const void*>(cur + v_delta), 0, 2);  // its V line
-      }
+      __builtin_prefetch(reinterpret_cast<const void*>(cur), 0, 2);            // prefetcht1: into L2
+      __builtin_prefetch(reinterpret_cast<const void*>(cur + v_delta), 0, 2);  // its V line
       cur += 64;
     }
   }
@@ -146,6 +130,17 @@ struct Prefetcher {
     int64_t r = steps > 0 ? ((pending << 16) + steps - 1) / steps : 0;
     rate_q16 = (uint32_t)(r > (int64_t)1 << 24 ? (int64_t)1 << 24 : r);
     credit = 0;
+  }
+};
+
+// The grouped decode loop's prefetcher (grouped_block): one contiguous range, `per` lines
+// (prefetchnta) per step: per head in the score pass, per token inside the value tiles. Its state
+// stays in registers through a tile's token loop (a Prefetcher copied into each tile spilled).
+struct LineCursor {
+  uintptr_t cur = 0, end = 0;
+  int per = 0;
+  inline void step(int count) {
+    for (int i = count * per; i > 0 && cur < end; i--, cur += 64) __builtin_prefetch(reinterpret_cast<const void*>(cur), 0, 0);
   }
 };
 
@@ -364,10 +359,10 @@ RKV_ATTN_INLINE void load_v(const uint8_t* row, int d0, typename I::V* v) {
   if (c < CB) v[c] = I::template load_cvt<DT>(row, d0 + c * I::W);
 }
 
-// kPf: step the prefetcher per token (false: the caller issues its prefetches between calls).
-template <int DT, int RB, int CB, bool kPf = true>
+// PF steps once per token: a Prefetcher or a LineCursor.
+template <int DT, int RB, int CB, typename PF>
 RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                             const float* scale, Vis vis, int d0, Prefetcher& pf) {
+                             const float* scale, Vis vis, int d0, PF& pf) {
   typename I::V acc[RB][CB];
   // [a, b): tokens every row sees; [u0, u1): tokens some row sees (call-local indices)
   int a = 0, b = n, u0 = n, u1 = 0;
@@ -388,14 +383,14 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
   }
   if (u0 < 0) u0 = 0;
   if (u1 > n) u1 = n;
-  Prefetcher p = pf;  // a local copy keeps its cursor in registers through the token loop
+  PF p = pf;  // a local copy keeps its cursor in registers through the token loop
   if (a <= u0 && b >= u1) {
     // every row sees every token of [u0, u1) (decode, and prefill away from the diagonal)
     int t = u0;
     // two tokens per step when both tokens' V vectors fit beside the accumulators
     constexpr bool kTwo = RB * CB + 2 * CB + 2 <= I::kRegs;
     if constexpr (kTwo) for (; t + 2 <= u1; t += 2) {
-      if constexpr (kPf) p.step(2);
+      p.step(2);
       typename I::V v0[CB], v1[CB];
       load_v<DT, CB>(vrow[t], d0, v0);
       load_v<DT, CB>(vrow[t + 1], d0, v1);
@@ -407,7 +402,7 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
       }
     }
     for (; t < u1; t++) {
-      if constexpr (kPf) p.step(1);
+      p.step(1);
       typename I::V vv[CB];
       load_v<DT, CB>(vrow[t], d0, vv);
       for (int r = 0; r < RB; r++) {
@@ -417,7 +412,7 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
     }
   } else {
     for (int t = u0; t < u1; t++) {
-      if constexpr (kPf) p.step(1);
+      p.step(1);
       typename I::V vv[CB];
       load_v<DT, CB>(vrow[t], d0, vv);
       for (int r = 0; r < RB; r++) {
@@ -427,7 +422,7 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
       }
     }
   }
-  if constexpr (kPf) pf = p;
+  pf = p;
   for (int r = 0; r < RB; r++)
     for (int c = 0; c < CB; c++) I::store(O + (int64_t)r * hd + d0 + c * I::W, acc[r][c]);
 }
@@ -448,24 +443,24 @@ static inline int pv_row_calls(int chunks) {
   return calls + (chunks - c);
 }
 
-template <int DT, int RB, bool kPf = true>
+template <int DT, int RB, typename PF>
 static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                           const float* scale, Vis vis, Prefetcher& pf) {
+                           const float* scale, Vis vis, PF& pf) {
   const int chunks = hd / I::W;
   constexpr int CBMAX = pv_cbmax<RB>();
   int c = 0;
   if constexpr (CBMAX >= 4) {
-    for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4, kPf>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
   if constexpr (CBMAX == 3) {
     // 3-vector tiles, but a remainder of 4 is two 2-vector tiles, not a 3 and a 1 (a 1-vector
     // tile has RB FMA chains: too few to cover the FMA latency)
-    for (; c + 3 <= chunks && chunks - c != 4; c += 3) pv_tile<DT, RB, 3, kPf>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    for (; c + 3 <= chunks && chunks - c != 4; c += 3) pv_tile<DT, RB, 3>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
   if constexpr (CBMAX >= 2) {
-    for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2, kPf>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
-  for (; c < chunks; c++) pv_tile<DT, RB, 1, kPf>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+  for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
 }
 
 // pv_tile calls one pv_block makes (each steps once per token): spreads prefetches evenly.
@@ -483,9 +478,9 @@ static inline int pv_calls(int R, int hd) {
 
 // pf must have its rate set by the caller (Prefetcher::spread). vis: [2][R] visible
 // ranges from softmax_block; toff: index of this call's first token in the softmax block.
-template <int DT, bool kPf = true>
+template <int DT, typename PF>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
-                     const float* scale, const int* vis, int toff, Prefetcher& pf) {
+                     const float* scale, const int* vis, int toff, PF& pf) {
   int r = 0;
   if constexpr (I::W == 16) {
     // prefill on AVX-512: 6 rows x 4 vectors (24 accumulators, 4 V + 1 P registers), which tile a
@@ -494,26 +489,26 @@ static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow,
     // 1.01-1.02x. A row's sum is the same sequence of FMAs whatever tile it is in.
     if (R >= 16)
       for (; r + 6 <= R; r += 6)
-        pv_rows<DT, 6, kPf>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+        pv_rows<DT, 6>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
   }
   if constexpr (I::kAcc >= 16) {
     for (; r + 8 <= R; r += 8)
-      pv_rows<DT, 8, kPf>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+      pv_rows<DT, 8>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
   }
   if constexpr (I::kAcc >= 8) {
     for (; r + 4 <= R; r += 4)
-      pv_rows<DT, 4, kPf>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+      pv_rows<DT, 4>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
     if (r + 3 == R) {  // a GQA group of 3: one pass over V instead of a 2-row and a 1-row pass
-      pv_rows<DT, 3, kPf>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+      pv_rows<DT, 3>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
       return;
     }
   }
   if constexpr (I::kAcc >= 2) {
     for (; r + 2 <= R; r += 2)
-      pv_rows<DT, 2, kPf>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+      pv_rows<DT, 2>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
   }
   for (; r < R; r++)
-    pv_rows<DT, 1, kPf>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+    pv_rows<DT, 1>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
 }
 
 // Converts kBlock rows of the cache dtype into a contiguous f32 tile (GEMM-style packing for
@@ -707,7 +702,7 @@ static inline void token_ranges(const SeqView& s, int64_t ta, int64_t tb, Prefet
 // (or V) rows, 4 to 16 tokens, and a multiple of the score tiles' token count. Smaller groups
 // read memory closer to front to back; larger ones load and store the value accumulators O less
 // often. 16 KiB measured best on a 2-core Zen 5 (8 KV heads of 128: f32 4 tokens, bf16 8; 8 KiB
-// and 32 KiB both lost 5-10%).
+// and 32 KiB lost 5-10% before the value tiles took over the prefetching).
 constexpr int64_t kGroupBytes = 16384;
 static inline int token_group(const SeqView& s, int R) {
   const int64_t region = (int64_t)s.num_kv_heads * s.row_bytes;
@@ -722,13 +717,30 @@ struct GroupRef {
   bool v = false;
 };
 
-// Starts prefetching (prefetchnta, spread over `steps` steps) the group the loop reads after
-// the current one.
-static inline void prefetch_group(const SeqView& s, const GroupRef& g, int64_t steps, PrefetchRanges& pr,
-                                  Prefetcher& pf) {
+// A cursor over the first page range of group g (its K or V lines) that spreads them over about
+// `steps` tile steps; pr receives all the group's ranges.
+static inline LineCursor group_cursor(const SeqView& s, const GroupRef& g, int64_t steps, PrefetchRanges& pr) {
   token_ranges(s, g.ta, g.tb, pr);
-  pf.reset_one(pr, g.v);
-  pf.spread(steps);
+  LineCursor lc;
+  if (pr.n > 0) {
+    const intptr_t shift = g.v ? pr.v_delta : 0;
+    lc.cur = pr.start[0] + shift;
+    lc.end = pr.end[0] + shift;
+    lc.per = (int)((pr.lines() + steps - 1) / std::max<int64_t>(steps, 1));
+  }
+  return lc;
+}
+
+// Issues what the cursor did not reach and the group's other page ranges (a group that crosses
+// a page boundary).
+static inline void finish_group(const PrefetchRanges& pr, bool v, LineCursor& lc) {
+  lc.per = 1 << 20;
+  lc.step(1);
+  const intptr_t shift = v ? pr.v_delta : 0;
+  for (int i = 1; i < pr.n; i++) {
+    LineCursor rest{pr.start[i] + shift, pr.end[i] + shift, 1 << 20};
+    rest.step(1);
+  }
 }
 
 // Decode over all nh KV heads of each token (heads contiguous in a token row), f32 / bf16 / f16
@@ -747,20 +759,20 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
   const int hd = s.head_dim;
   const uint8_t* rows[kBlock];
   PrefetchRanges pr;
-  Prefetcher pf;
   for (int j0 = 0; j0 < n; j0 += g) {
     const int nj = n - j0 < g ? n - j0 : g;
+    const int n_pad = (nj + g - 1) / g * g;
     const GroupRef next = j0 + g < n ? GroupRef{t + j0 + g, t + std::min(j0 + 2 * g, n), false}
                                       : GroupRef{t, t + std::min(g, n), true};
-    prefetch_group(s, next, nh, pr, pf);
+    // one share per head (stepping inside the score tiles measured 5-10% slower)
+    LineCursor lc = group_cursor(s, next, nh, pr);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
       for (int i = 0; i < g; i++) rows[i] = cur.k[j0 + i] + hoff;  // entries past n repeat row 0
-      scores_padded<DT>(Q + (int64_t)h * R * hd, R, hd, rows, (nj + g - 1) / g * g,
-                        sc.S + (int64_t)h * R * kBlock + j0, kBlock);
-      pf.step(1);
+      scores_padded<DT>(Q + (int64_t)h * R * hd, R, hd, rows, n_pad, sc.S + (int64_t)h * R * kBlock + j0, kBlock);
+      lc.step(1);
     }
-    pf.finish();
+    finish_group(pr, next.v, lc);
   }
   for (int h = 0; h < nh; h++)
     softmax_block(sc.S + (int64_t)h * R * kBlock, R, kBlock, t, n, lim, soft_cap, m + (int64_t)h * R,
@@ -769,15 +781,14 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
     const int nj = n - j0 < g ? n - j0 : g;
     const bool last = j0 + g >= n;
     const GroupRef next = last ? after : GroupRef{t + j0 + g, t + std::min(j0 + 2 * g, n), true};
-    prefetch_group(s, next, nh, pr, pf);
+    LineCursor lc = group_cursor(s, next, (int64_t)nh * nj * pv_calls(R, hd), pr);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
       for (int i = 0; i < nj; i++) rows[i] = cur.v[j0 + i] + hoff;
-      pv_block<DT, false>(sc.S + (int64_t)h * R * kBlock + j0, R, kBlock, rows, nj, O + (int64_t)h * R * hd, hd,
-                          j0 == 0 ? sc.scale + (int64_t)h * R : nullptr, sc.vis + (int64_t)h * 2 * R, j0, pf);
-      pf.step(1);
+      pv_block<DT>(sc.S + (int64_t)h * R * kBlock + j0, R, kBlock, rows, nj, O + (int64_t)h * R * hd, hd,
+                   j0 == 0 ? sc.scale + (int64_t)h * R : nullptr, sc.vis + (int64_t)h * 2 * R, j0, lc);
     }
-    pf.finish();
+    finish_group(pr, next.v, lc);
   }
 }
 
@@ -792,9 +803,8 @@ static void attend_grouped_t(const SeqView& s, int nh, const float* Q, int R, in
   {
     // the first group up front
     PrefetchRanges pr;
-    Prefetcher pf;
-    prefetch_group(s, GroupRef{t0, t0 + std::min<int64_t>(g, n), false}, 1, pr, pf);
-    pf.finish();
+    LineCursor lc = group_cursor(s, GroupRef{t0, t0 + std::min<int64_t>(g, n), false}, 1, pr);
+    finish_group(pr, false, lc);
   }
   while (n > 0) {
     fill_rows(s, t, n, cur);
@@ -813,9 +823,9 @@ static inline int token_major_score_steps(int R, int hd) { return (pv_calls(R, h
 
 // The token-major decode loop for 1-byte (fp8) KV: each head over a whole block, its rows at a
 // stride of nh * row_bytes, with the next block's K and V prefetched into L2 over this block's
-// tiles. fp8 spends more per byte on widening than the grouped loop (grouped_block) saves
-// in memory order: the grouped loop measured 0.72x as many calls/s on one Zen 5 core, as 16-,
-// 8- or 4-token groups. Scratch: S [nh][R][kBlock], scale [nh*R], vis [nh][2R].
+// tiles. For fp8 the grouped loop (grouped_block) measured 0.72-0.76x as many calls/s on one
+// Zen 5 core (4-, 8- or 16-token groups, with or without the in-tile cursor); why is not known.
+// Scratch: S [nh][R][kBlock], scale [nh*R], vis [nh][2R].
 template <int DT>
 static void headwise_block(const SeqView& s, int nh, const float* Q, int R, int64_t t, int n, RowLimits lim,
                               float soft_cap, float* O, float* m, float* l, const Scratch& sc, const Rows& cur,
