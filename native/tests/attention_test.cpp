@@ -369,10 +369,12 @@ int main(int, char** argv) {
       {RKV_DTYPE_FP8_E4M3, 16, 12, 4, 128, {77, 1, 40}, {}, 0.f, false},
       {RKV_DTYPE_BF16, 16, 24, 8, 128, {130, 64}, {60, 64}, 0.f, false},
       {RKV_DTYPE_F32, 1, 3, 1, 64, {33}, {33}, 0.f, false},
-      // token-major decode groups sized by the score tiles a GQA group takes: 5 rows (4 + 1: a
-      // 16-token group on AVX-512) and 6 rows (4 + 2: 8 tokens), lengths off the group sizes
-      {RKV_DTYPE_BF16, 16, 20, 4, 64, {70, 33, 2}, {}, 0.f, false},
-      {RKV_DTYPE_F32, 16, 24, 4, 64, {45, 130}, {}, 0.f, false},
+      // grouped decode: 8 KV heads of 128 make 4-token (f32) and 8-token (bf16) groups by size,
+      // which GQA groups of 1 and 5 (a 1-row tile: 16 tokens on AVX-512) and 6 (4 + 2 rows: 8
+      // tokens) must widen to their score tiles; lengths off the group sizes
+      {RKV_DTYPE_F32, 16, 8, 8, 128, {45, 70, 3}, {}, 0.f, false},
+      {RKV_DTYPE_BF16, 16, 40, 8, 128, {50, 19}, {}, 0.f, false},
+      {RKV_DTYPE_F32, 16, 48, 8, 128, {45, 130}, {}, 0.f, false},
       // sliding windows (window_left = W - 1): smaller than, equal to and larger than the context,
       // on and across page boundaries, with GQA, split-KV, soft cap and bidirectional regions
       {RKV_DTYPE_F32, 16, 8, 2, 64, {0, 1, 15, 16, 17, 100}, {}, 0.f, false, 15},
