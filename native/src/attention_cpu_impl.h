@@ -476,8 +476,9 @@ static inline int pv_calls(int R, int hd) {
   return calls;
 }
 
-// pf must have its rate set by the caller (Prefetcher::spread). vis: [2][R] visible
-// ranges from softmax_block; toff: index of this call's first token in the softmax block.
+// pf steps once per token of each tile (a Prefetcher with its rate set by the caller, see
+// Prefetcher::spread, or a LineCursor). vis: [2][R] visible ranges from softmax_block; toff:
+// index of this call's first token in the softmax block. scale null: O is not rescaled.
 template <int DT, typename PF>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
                      const float* scale, const int* vis, int toff, PF& pf) {
@@ -711,7 +712,7 @@ static inline int token_group(const SeqView& s, int R) {
   return std::max(g, score_group(R));
 }
 
-// Where the token-major loop reads next: a group of tokens [ta, tb) of the K or the V pool.
+// Where the grouped loop reads next: a group of tokens [ta, tb) of the K or the V pool.
 struct GroupRef {
   int64_t ta = 0, tb = 0;
   bool v = false;
@@ -754,22 +755,20 @@ static inline void finish_group(const PrefetchRanges& pr, bool v, LineCursor& lc
 // later ones add to it. Scratch: S [nh][R][kBlock], scale [nh*R], vis [nh][2R].
 template <int DT>
 static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64_t t, int n, RowLimits lim,
-                              float soft_cap, float* O, float* m, float* l, const Scratch& sc, const Rows& cur,
-                              int g, const GroupRef& after) {
+                          float soft_cap, float* O, float* m, float* l, const Scratch& sc, const Rows& cur, int g,
+                          const GroupRef& after) {
   const int hd = s.head_dim;
   const uint8_t* rows[kBlock];
   PrefetchRanges pr;
   for (int j0 = 0; j0 < n; j0 += g) {
-    const int nj = n - j0 < g ? n - j0 : g;
-    const int n_pad = (nj + g - 1) / g * g;
     const GroupRef next = j0 + g < n ? GroupRef{t + j0 + g, t + std::min(j0 + 2 * g, n), false}
-                                      : GroupRef{t, t + std::min(g, n), true};
+                                     : GroupRef{t, t + std::min(g, n), true};
     // one share per head (stepping inside the score tiles measured 5-10% slower)
     LineCursor lc = group_cursor(s, next, nh, pr);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
-      for (int i = 0; i < g; i++) rows[i] = cur.k[j0 + i] + hoff;  // entries past n repeat row 0
-      scores_padded<DT>(Q + (int64_t)h * R * hd, R, hd, rows, n_pad, sc.S + (int64_t)h * R * kBlock + j0, kBlock);
+      for (int i = 0; i < g; i++) rows[i] = cur.k[j0 + i] + hoff;  // entries past n repeat row 0 (masked)
+      scores_padded<DT>(Q + (int64_t)h * R * hd, R, hd, rows, g, sc.S + (int64_t)h * R * kBlock + j0, kBlock);
       lc.step(1);
     }
     finish_group(pr, next.v, lc);
