@@ -700,9 +700,9 @@ static inline void token_ranges(const SeqView& s, int64_t ta, int64_t tb, Prefet
 }
 
 // Tokens per group of the grouped decode loop (see grouped_block): about kGroupBytes of K
-// (or V) rows, 4 to 16 tokens, and a multiple of the score tiles' token count. Smaller groups
-// read memory closer to front to back; larger ones load and store the value accumulators O less
-// often. 16 KiB measured best on a 2-core Zen 5 (8 KV heads of 128: f32 4 tokens, bf16 8; 8 KiB
+// (or V) rows, 4 to 16 tokens (a power of two: groups tile kBlock), and a multiple of the score
+// tiles' token count. Smaller groups read memory closer to front to back; larger ones load and
+// store the value accumulators O less often. 16 KiB measured best on a 2-core Zen 5 (8 KV heads of 128: f32 4 tokens, bf16 8; 8 KiB
 // and 32 KiB lost 5-10% before the value tiles took over the prefetching).
 constexpr int64_t kGroupBytes = 16384;
 static inline int token_group(const SeqView& s, int R) {
@@ -793,7 +793,7 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
 
 template <int DT>
 static void attend_grouped_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
-                                 RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
+                             RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   const int g = token_group(s, R);
   Rows cur;
   int64_t t = t0;
@@ -827,8 +827,8 @@ static inline int token_major_score_steps(int R, int hd) { return (pv_calls(R, h
 // Scratch: S [nh][R][kBlock], scale [nh*R], vis [nh][2R].
 template <int DT>
 static void headwise_block(const SeqView& s, int nh, const float* Q, int R, int64_t t, int n, RowLimits lim,
-                              float soft_cap, float* O, float* m, float* l, const Scratch& sc, const Rows& cur,
-                              Prefetcher& pf) {
+                           float soft_cap, float* O, float* m, float* l, const Scratch& sc, const Rows& cur,
+                           Prefetcher& pf) {
   constexpr int kSub = 32;
   const int hd = s.head_dim;
   const int score_steps = token_major_score_steps(R, hd);
@@ -856,13 +856,13 @@ static void headwise_block(const SeqView& s, int nh, const float* Q, int R, int6
   }
 }
 
-// Blocks ahead whose K/V the token-major loop prefetches (2 measured no better from memory on
+// Blocks ahead whose K/V the head-wise loop prefetches (2 measured no better from memory on
 // a 2-core Zen 3, and it leaves more lines in flight that the next call may not use).
 constexpr int kPrefetchAhead = 1;
 
 template <int DT>
 static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
-                                 RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
+                              RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   const int hd = s.head_dim;
   Rows cur;
   int64_t t = t0;
