@@ -114,6 +114,7 @@ public class AttentionDecodeBench {
         }
         System.out.printf("%n# decode %s: KV working set %d MiB (%s), read baseline: %s%n", dtype,
                 bytesPerCall >> 20, data.regime(), AttentionBenchData.readBaselineSource());
+        MachineLine.print();
     }
 
     /** The Vector API peer must agree with the native kernel before it is timed. */

@@ -105,6 +105,7 @@ public class AttentionPrefillBench {
                 : "see the fmaPeak benchmark (Vector API FMA chains)";
         System.out.printf("%n# prefill %s q=%d prefix=%d: %.3g FLOP per call; FMA peak (%d threads): %s%n",
                 dtype, qLen, prefix, flopsPerCall, threads, peak);
+        MachineLine.print();
     }
 
     @TearDown(Level.Trial)

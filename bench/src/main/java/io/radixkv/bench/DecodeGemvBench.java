@@ -105,7 +105,7 @@ public class DecodeGemvBench {
         w[1] = DenseLayerSetup.random(arena, n * k, dtype, 3);
         y = arena.allocate(4L * m * n, 64);
         packed = DenseLayerSetup.applyLayout(layout, dense, dtype, n, k, w);
-        DenseLayerSetup.printMachine();
+        MachineLine.print();
     }
 
     private void layer(MemorySegment ws) {

@@ -3,7 +3,6 @@ package io.radixkv.bench;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.JavaDenseKernels;
-import io.radixkv.kernels.NativeLibrary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -12,7 +11,7 @@ import java.util.SplittableRandom;
 /**
  * What the dense-layer benchmarks ({@link DecodeGemvBench}, {@link GemmBench}) share: random
  * operands in any weight dtype, the {@code layout} parameter (row-major or the kernels' packed
- * layout), the layer call for either, and the machine line printed with their figures.
+ * layout) and the layer call for either.
  */
 final class DenseLayerSetup {
     private DenseLayerSetup() {}
@@ -63,11 +62,5 @@ final class DenseLayerSetup {
         } else {
             dense.linear(x, w, dtype, y, m, n, k, false);
         }
-    }
-
-    /** Prints "# cpu: MODEL; native: BUILD" (CPU model, its ISA and the library's) once per trial. */
-    static void printMachine() {
-        System.out.printf("# cpu: %s; native: %s%n", NativeLibrary.cpuModel(),
-                NativeLibrary.buildInfo().replace('\n', ' '));
     }
 }

@@ -89,7 +89,7 @@ public class GemmBench {
             w = DenseLayerSetup.random(arena, n * k, dtype, 2);
             y = arena.allocate(4L * m * n, 64);
             packed = DenseLayerSetup.applyLayout(layout, dense, dtype, n, k, w);
-            DenseLayerSetup.printMachine();
+            MachineLine.print();
         }
 
         @TearDown(Level.Trial)
