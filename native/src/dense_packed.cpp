@@ -34,9 +34,9 @@ namespace rkv {
 namespace dense {
 namespace {
 
-// Software prefetch distance of the panel stream. Zen 5, 1 thread, bf16, n = 8192, k = 3072, of
-// read (a prototype of these loops): none / 4 / 8 / 16 KiB: m = 8 0.66 / 0.69 / 0.72 / 0.67,
-// m = 16 0.35 / 0.57 / 0.72 / 0.70.
+// Software prefetch distance of a panel read in one pass (m <= 4). Zen 5, 1 thread, bf16,
+// n = 8192, k = 3072, of read (a prototype of these loops, all m in one pass), none / 4 / 8 / 16
+// KiB: m = 8 0.66 / 0.69 / 0.72 / 0.67, m = 16 0.35 / 0.57 / 0.72 / 0.70.
 constexpr int64_t kPrefetchBytes = 8192;
 // Bytes of panel per chunk of k when a panel is read in several passes (m >= 5): 16 KiB, which
 // stays in L1 between the passes while the next chunk is prefetched. Zen 5, 1 thread, bf16,
@@ -118,16 +118,18 @@ constexpr int64_t kVecBytes = kStepBytes<K> / 4;
 // One pass: steps [s0, s0 + steps) of sub-columns sub0 .. sub0 + NV - 1 of the panel at w, M rows
 // of x, interleaved by step (gemv_packed); y row stride n. x: f32, two per row and step for
 // kBf16Exact, one for kF32 / kF16; xb: bf16 pairs for kBf16Dot. J accumulator sets over alternate
-// steps (m = 1, 2: enough independent FMA chains). pf: prefetch the pass's lines that far ahead.
-// noipa keeps pf a run-time value: specialized on the constant, GCC 12 hoisted all of an
+// steps (m = 1, 2: enough independent FMA chains). Prefetches: LPS == 0 (a single pass), each
+// step's own lines pf_len bytes ahead (0: none); otherwise step s0 + t prefetches the LPS lines at
+// pf_at + 64 LPS t while t < pf_len. noipa keeps pf_len a run-time value: specialized on the
+// constant, GCC 12 hoisted all of an
 // iteration's prefetches ahead of its loads, and one-stream decode (m = 1, single pass) lost 15-20%
 // end to end against row-major weights (small model, f16, 1 thread, llama_bench tg256: 145-189,
 // median 161, against 185-199 tok/s) though it measured level alone; with each step's prefetches
 // beside its own loads, 189-196 against 185-195.
-template <Kind K, int M, int NV, int J, int kHint>
+template <Kind K, int M, int NV, int J, int kHint, int LPS>
 __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* x, const uint32_t* xb, int64_t ldq,
-                                          int64_t s0, int64_t steps, int sub0, int64_t pf, float* y, int64_t n,
-                                          bool acc) {
+                                          int64_t s0, int64_t steps, int sub0, const uint8_t* pf_at,
+                                          int64_t pf_len, float* y, int64_t n, bool acc) {
   __m512 a[J][M][NV];
   for (int j = 0; j < J; j++)
     for (int i = 0; i < M; i++)
@@ -136,8 +138,14 @@ __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* 
   for (int64_t s = s0; s < s0 + steps; s += J) {
     for (int j = 0; j < J; j++) {
       const uint8_t* row = w + (s + j) * kStepBytes<K> + kVecBytes<K> * sub0;
-      if (pf) {
-        for (int l = 0; l < NV * kVecBytes<K> / 64; l++) _mm_prefetch(row + pf + 64 * l, static_cast<_mm_hint>(kHint));
+      if constexpr (LPS == 0) {
+        if (pf_len) {
+          for (int l = 0; l < NV * kVecBytes<K> / 64; l++)
+            _mm_prefetch(row + pf_len + 64 * l, static_cast<_mm_hint>(kHint));
+        }
+      } else if (s + j - s0 < pf_len) {
+        const uint8_t* at = pf_at + (s + j - s0) * (64 * LPS);
+        for (int l = 0; l < LPS; l++) _mm_prefetch(at + 64 * l, static_cast<_mm_hint>(kHint));
       }
       if constexpr (K == Kind::kBf16Dot) {
         __m512i wv[NV];
@@ -180,15 +188,18 @@ __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* 
     }
 }
 
-// The passes of one sub-column group over rows of x in blocks of MB (the last one shorter); the
-// first block prefetches.
-template <Kind K, int M, int MB, int NV, int J, int kHint, int... Bs>
+// The passes of one sub-column group over rows of x in blocks of MB (the last one shorter). LPS == 0
+// (a single pass): pf is its prefetch distance. Otherwise pass b0 + Bs of the chunk prefetches its
+// share, lines [pass * pf, (pass + 1) * pf) of the next chunk at next, LPS lines per step.
+template <Kind K, int M, int MB, int NV, int J, int kHint, int LPS, int... Bs>
 inline void row_blocks(std::integer_sequence<int, Bs...>, const uint8_t* panel, const float* x, const uint32_t* xb,
-                       int64_t s0, int64_t steps, int sub0, int64_t pf, float* yp, int64_t n, bool acc) {
+                       int64_t s0, int64_t steps, int sub0, const uint8_t* next, int64_t pf, int b0, float* yp,
+                       int64_t n, bool acc) {
   constexpr int64_t kXPerRow = K == Kind::kBf16Exact ? 2 : 1;  // floats of x per row and step
-  (panel_pass<K, (M - Bs * MB < MB ? M - Bs * MB : MB), NV, J, kHint>(panel, x + kXPerRow * Bs * MB, xb + Bs * MB, M,
-                                                                       s0, steps, sub0, Bs == 0 ? pf : 0,
-                                                                       yp + Bs * MB * n, n, acc),
+  const int64_t pf_len = LPS == 0 ? pf : (pf + LPS - 1) / LPS;
+  (panel_pass<K, (M - Bs * MB < MB ? M - Bs * MB : MB), NV, J, kHint, LPS>(
+       panel, x + kXPerRow * Bs * MB, xb + Bs * MB, M, s0, steps, sub0, next + (b0 + Bs) * pf * 64, pf_len,
+       yp + Bs * MB * n, n, acc),
    ...);
 }
 
@@ -198,9 +209,14 @@ inline void row_blocks(std::integer_sequence<int, Bs...>, const uint8_t* panel, 
 // with NTA hints (to L1 only: with T0 hints the stream also went through L2 into the L3, which
 // cost the engine's other kernels their cached data: small model, 1 thread, 150 -> 182 tok/s).
 // Otherwise k goes in chunks of kChunkBytes of panel, each read by several passes (blocks x
-// sub-column groups): the first block of each group prefetches its lines of the next chunk into
-// L1 (T0, as the later passes read them again), so memory sees one sequential stream spread over
-// the passes.
+// sub-column groups), and each pass prefetches its share of the next chunk into L1 (T0, as the
+// later passes read it again) in address order: pass b of P the b-th P-th of the chunk's lines, so
+// memory sees one sequential stream, spread evenly over the passes. Zen 5, 1 thread, n = 8192,
+// k = 3072, of read, A/B against the first block of each sub-column group prefetching that group's
+// lines (every other pair of lines of the next chunk, half of them per pass): bf16 m = 8 / 12 / 16
+// 0.74-0.76 / 0.55-0.60 / 0.46-0.54 -> 0.84-0.90 / 0.71-0.73 / 0.60-0.63; f32 m = 8 / 16
+// 0.61-0.63 / 0.40-0.42 -> 0.68-0.72 / 0.64-0.65; f16 m = 8 / 16 0.56-0.57 / 0.30-0.32 ->
+// 0.67-0.71 / 0.34-0.35.
 template <Kind K, int M, int MB, int NV, int J>
 void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int64_t n, int64_t k, int64_t p0,
             int64_t p1, bool acc) {
@@ -211,22 +227,33 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
   // same place of the next chunk, also across panels
   const int64_t chunks = kSingle ? 1 : (panel_bytes + kChunkBytes - 1) / kChunkBytes;
   const int64_t chunk_steps = ((k / 16 + chunks - 1) / chunks) * (16 / kStepCols);
-  const int64_t pf = kSingle ? kPrefetchBytes : chunk_steps * kStepBytes<K>;
   constexpr int kHint = kSingle ? _MM_HINT_NTA : _MM_HINT_T0;
   // Several passes keep their partial sums in a panel-sized buffer (row stride 64) and write y
   // once per panel: y's m rows lie n floats apart, for most layers a multiple of 4 KiB, and would
   // share a few L1 sets with each other and with the chunk (small model, f16, continuous batching,
   // 2 threads: inter-token p50 11.9-12.6 -> 11.3-11.7 ms).
   alignas(64) float yb[kSingle ? 1 : M * kPackedPanelRows];
+  constexpr int kBlocks = (M + MB - 1) / MB, kPasses = kBlocks * (4 / NV);
+  // lines per step of each pass's share (a step has 4 kVecBytes); 0: a single pass
+  constexpr int kLps = kSingle ? 0 : (4 * kVecBytes<K> / 64 + kPasses - 1) / kPasses;
   for (int64_t p = p0; p < p1; p++) {
     const uint8_t* panel = w + p * panel_bytes;
     float* yp = y + p * kPackedPanelRows;
     for (int64_t s0 = 0; s0 < all_steps; s0 += chunk_steps) {
       const int64_t steps = all_steps - s0 < chunk_steps ? all_steps - s0 : chunk_steps;
+      // the next chunk follows in memory, also across panels (past the last one, prefetches of
+      // lines that are not read are harmless)
+      const uint8_t* next = panel + (s0 + steps) * kStepBytes<K>;
+      int64_t pf = kPrefetchBytes;
+      if constexpr (!kSingle) {
+        const int64_t rest = all_steps - s0 - steps;
+        const int64_t next_steps = rest == 0 || rest > chunk_steps ? chunk_steps : rest;
+        pf = (next_steps * kStepBytes<K> / 64 + kPasses - 1) / kPasses;  // lines per pass
+      }
       for (int g = 0; g < 4 / NV; g++)
-        row_blocks<K, M, MB, NV, J, kHint>(std::make_integer_sequence<int, (M + MB - 1) / MB>{}, panel, x, xb, s0,
-                                           steps, g * NV, pf, kSingle ? yp : yb, kSingle ? n : kPackedPanelRows,
-                                           kSingle ? acc : s0 > 0);
+        row_blocks<K, M, MB, NV, J, kHint, kLps>(std::make_integer_sequence<int, kBlocks>{}, panel, x, xb, s0, steps,
+                                                 g * NV, next, pf, g * kBlocks, kSingle ? yp : yb,
+                                                 kSingle ? n : kPackedPanelRows, kSingle ? acc : s0 > 0);
     }
     if constexpr (!kSingle) {
       for (int i = 0; i < M; i++)
@@ -242,17 +269,26 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
 using PanelsFn = void (*)(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int64_t n, int64_t k,
                           int64_t p0, int64_t p1, bool acc);
 
-// bf16, m >= 8: dot products, blocks of 8 rows x 2 sub-columns (4 x 4, a broadcast per 4 vectors
-// instead of 2, ran 0.88x: A/B, 1 thread, m = 8 / 12 / 16). Otherwise f32 FMAs, blocks of 4 rows x
-// 4 sub-columns (x broadcast once per 4 vectors; blocks of m rows x 2 sub-columns broadcast each x
-// twice as often and ran at 0.53 of read against 0.65 row-major, bf16, m = 6, 2 threads). J > 1
-// where m x NV alone is too few independent chains (the step counts are even: k % 16 == 0).
+// Blocks of rows x sub-columns, MB x NV = 16 accumulators: bf16 from 8 rows, dot products in
+// blocks of 8 x 2 (4 x 4, a broadcast per 4 vectors instead of 2, ran 0.88x: A/B, 1 thread, m = 8
+// / 12 / 16). Otherwise f32 FMAs: 4 x 4 (x broadcast once per 4 vectors), except bf16 and f32 with
+// 6 to 8 rows, which take one block of m x 2 (two passes over half the lines of a step each, against
+// two 4 x 4 passes over all of them; A/B after the address-order prefetches in panels(), of read,
+// 1 / 2 threads: bf16 m = 6 0.70 -> 0.86 / 0.86 -> 0.95, m = 7 0.73 -> 0.76 / 0.86 -> 0.94; f32
+// m = 6 0.64 -> 0.72 / 0.81 -> 0.90, m = 8 0.72 -> 0.77 / 0.88 -> 0.93; before them, bf16 m = 6
+// on 2 threads ran at 0.53 against 0.65 row-major). f16 (m = 5-8), f32 m = 5 and f32 / f16 from 9
+// rows measured within +-7% either way with m x 2 blocks and keep 4 x 4. J > 1 where m x NV
+// alone is too few independent chains (the step counts are even: k % 16 == 0).
 template <int M>
 PanelsFn panels_for(int32_t w_dtype) {
   constexpr int J = M <= 2 ? 2 : 1;
-  if (w_dtype == RKV_DTYPE_F32) return &panels<Kind::kF32, M, 4, 4, J>;
+  if (w_dtype == RKV_DTYPE_F32) {
+    if constexpr (M >= 6 && M <= 8) return &panels<Kind::kF32, M, 8, 2, 1>;
+    else return &panels<Kind::kF32, M, 4, 4, J>;
+  }
   if (w_dtype == RKV_DTYPE_F16) return &panels<Kind::kF16, M, 4, 4, J>;
   if constexpr (M >= 8) return &panels<Kind::kBf16Dot, M, 8, 2, 1>;
+  else if constexpr (M >= 6) return &panels<Kind::kBf16Exact, M, 8, 2, 1>;
   else return &panels<Kind::kBf16Exact, M, 4, 4, J>;
 }
 
