@@ -29,6 +29,11 @@ constexpr int kBlock = 32;  // tokens per online-softmax block
 // Pseudo cache dtype for e4m3 blocks known to hold no NaN code: the vector loaders then skip
 // the NaN fix-up (blocks are scanned once, 64 bytes at a time, in attend_rows_t).
 constexpr int kE4M3Finite = 103;
+// Pseudo cache dtype for bf16 rows read as element pairs (AVX-512 decode, head_dim % 32 == 0):
+// each 32-element chunk widens into one vector of its even elements and one of its odd ones (a
+// shift and a mask of one 64-byte load, against two zero-extending loads and two shifts). Q and O
+// use that order too: attend_token_major permutes Q before the call and O back after it.
+constexpr int kBf16Pairs = 104;
 
 // One sequence's pages seen from one KV head.
 struct SeqView {

@@ -296,7 +296,7 @@ struct I {
       return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + d);
     } else if constexpr (DT == RKV_DTYPE_F16) {
       return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * d)));
-    } else if constexpr (DT == RKV_DTYPE_BF16) {
+    } else if constexpr (DT == RKV_DTYPE_BF16 || DT == kBf16Pairs) {
       __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * d)));
       return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
     } else if constexpr (DT == RKV_DTYPE_FP8_E5M2) {
@@ -332,9 +332,34 @@ struct I {
       }
       a = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
       b = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
+    } else if constexpr (DT == kBf16Pairs) {
+      // a = elements d, d + 2, ..., d + 30; b = d + 1, ..., d + 31 (d % 32 == 0)
+      const __m512i w = _mm512_loadu_si512(row + 2 * d);
+      a = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+      b = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
     } else {
       a = load_cvt<DT>(row, d);
       b = load_cvt<DT>(row, d + W);
+    }
+  }
+  // n floats (n % 32 == 0) from natural to kBf16Pairs order (each 32-element chunk: its even
+  // elements, then its odd ones), src to dst, or back in place.
+  static void to_pairs(const float* src, float* dst, int64_t n) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    for (int64_t i = 0; i < n; i += 32) {
+      const __m512 lo = _mm512_loadu_ps(src + i), hi = _mm512_loadu_ps(src + i + 16);
+      _mm512_storeu_ps(dst + i, _mm512_permutex2var_ps(lo, even, hi));
+      _mm512_storeu_ps(dst + i + 16, _mm512_permutex2var_ps(lo, odd, hi));
+    }
+  }
+  static void from_pairs(float* p, int64_t n) {
+    const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi_idx = _mm512_add_epi32(lo_idx, _mm512_set1_epi32(8));
+    for (int64_t i = 0; i < n; i += 32) {
+      const __m512 e = _mm512_loadu_ps(p + i), o = _mm512_loadu_ps(p + i + 16);
+      _mm512_storeu_ps(p + i, _mm512_permutex2var_ps(e, lo_idx, o));
+      _mm512_storeu_ps(p + i + 16, _mm512_permutex2var_ps(e, hi_idx, o));
     }
   }
   // A byte max over whole vectors (two chains), one compare at the end; only the tail is masked.

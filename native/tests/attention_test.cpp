@@ -375,6 +375,14 @@ int main(int, char** argv) {
       {RKV_DTYPE_F32, 16, 8, 8, 128, {45, 70, 3}, {}, 0.f, false},
       {RKV_DTYPE_BF16, 16, 40, 8, 128, {50, 19}, {}, 0.f, false},
       {RKV_DTYPE_F32, 16, 48, 8, 128, {45, 130}, {}, 0.f, false},
+      // bf16 decode reads rows as element pairs on AVX-512 (kBf16Pairs) where head_dim % 32 == 0
+      // and no value tile is 3 vectors wide: GQA 3 with head_dim 96 (4- and 2-vector value tiles,
+      // 3-row tiles) and GQA 16 (6- and 4-row tiles) take pairs; GQA 8 (8-row tiles of 3 vectors)
+      // and head_dim 80 (a 16-element tail) must not
+      {RKV_DTYPE_BF16, 16, 12, 4, 96, {100, 17}, {}, 0.f, false},
+      {RKV_DTYPE_BF16, 16, 32, 2, 128, {70, 33}, {}, 0.f, false},
+      {RKV_DTYPE_BF16, 16, 64, 8, 128, {45, 130}, {}, 0.f, false},
+      {RKV_DTYPE_BF16, 16, 32, 2, 80, {70, 33}, {}, 0.f, false},
       // sliding windows (window_left = W - 1): smaller than, equal to and larger than the context,
       // on and across page boundaries, with GQA, split-KV, soft cap and bidirectional regions
       {RKV_DTYPE_F32, 16, 8, 2, 64, {0, 1, 15, 16, 17, 100}, {}, 0.f, false, 15},
