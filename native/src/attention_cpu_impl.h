@@ -917,7 +917,7 @@ static inline bool bf16_pairs_fit(int R, int hd) { return I::W == 16 && hd % 32 
 // partial sums of earlier calls) permuted in and back out. Isa: a dependent name, so only an I
 // with to_pairs (AVX-512) instantiates it.
 // Zen 5, 1 thread, batch 4, 8 KV heads of 128, GQA 4, alternating JMH runs: in cache 27.0-28.3 ->
-// 28.6-28.7 GB/s; 32768 tokens from memory, pages in order, 38.9-43.5 -> 39.1-45.7 calls/s (a mean
+// 28.6-28.7 GB/s; 32768 tokens from memory, pages in order, 38.9-43.5 -> 39.1-46.3 calls/s (a mean
 // of +4%; the memory noise is larger than the gain); 2 threads level.
 template <typename Isa = I>
 static void attend_bf16_pairs(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
