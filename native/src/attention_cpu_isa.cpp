@@ -346,20 +346,18 @@ struct I {
   // elements, then its odd ones), src to dst, or back in place.
   static void to_pairs(const float* src, float* dst, int64_t n) {
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    for (int64_t i = 0; i < n; i += 32) {
-      const __m512 lo = _mm512_loadu_ps(src + i), hi = _mm512_loadu_ps(src + i + 16);
-      _mm512_storeu_ps(dst + i, _mm512_permutex2var_ps(lo, even, hi));
-      _mm512_storeu_ps(dst + i + 16, _mm512_permutex2var_ps(lo, odd, hi));
-    }
+    permute_chunks(src, dst, n, even, _mm512_add_epi32(even, _mm512_set1_epi32(1)));
   }
   static void from_pairs(float* p, int64_t n) {
-    const __m512i lo_idx = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    const __m512i hi_idx = _mm512_add_epi32(lo_idx, _mm512_set1_epi32(8));
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    permute_chunks(p, p, n, lo, _mm512_add_epi32(lo, _mm512_set1_epi32(8)));
+  }
+  // each 32-float chunk (a, b) of src to (permute(a, b) by first, by second) in dst (may be src)
+  static void permute_chunks(const float* src, float* dst, int64_t n, __m512i first, __m512i second) {
     for (int64_t i = 0; i < n; i += 32) {
-      const __m512 e = _mm512_loadu_ps(p + i), o = _mm512_loadu_ps(p + i + 16);
-      _mm512_storeu_ps(p + i, _mm512_permutex2var_ps(e, lo_idx, o));
-      _mm512_storeu_ps(p + i + 16, _mm512_permutex2var_ps(e, hi_idx, o));
+      const __m512 a = _mm512_loadu_ps(src + i), b = _mm512_loadu_ps(src + i + 16);
+      _mm512_storeu_ps(dst + i, _mm512_permutex2var_ps(a, first, b));
+      _mm512_storeu_ps(dst + i + 16, _mm512_permutex2var_ps(a, second, b));
     }
   }
   // A byte max over whole vectors (two chains), one compare at the end; only the tail is masked.
