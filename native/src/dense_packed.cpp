@@ -223,8 +223,8 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
   constexpr bool kSingle = M <= MB && NV == 4;
   constexpr int64_t kStepCols = K == Kind::kBf16Exact || K == Kind::kBf16Dot ? 2 : 1;
   const int64_t all_steps = k / kStepCols, panel_bytes = all_steps * kStepBytes<K>;
-  // equal chunks (a multiple of 16 columns each), so that a chunk's prefetch distance lands on the
-  // same place of the next chunk, also across panels
+  // equal chunks (a multiple of 16 columns each; only a panel's last one may be shorter), so that no
+  // chunk has much less work than the next one, whose lines its passes prefetch
   const int64_t chunks = kSingle ? 1 : (panel_bytes + kChunkBytes - 1) / kChunkBytes;
   const int64_t chunk_steps = ((k / 16 + chunks - 1) / chunks) * (16 / kStepCols);
   constexpr int kHint = kSingle ? _MM_HINT_NTA : _MM_HINT_T0;
