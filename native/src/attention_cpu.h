@@ -82,6 +82,8 @@ struct Scratch {
   float* pack;        // attend only; may be null (no f32 packing)
   float* kt;          // attend only: kBlock * head_dim floats for a transposed K tile (AVX-512
                       // prefill scores); null: scores from K row tiles
+  float* q_pairs;     // attend_token_major only: nh * R * head_dim floats for Q in kBf16Pairs
+                      // order; null: bf16 rows are not read as pairs
 };
 
 // attend: R rows per KV head, one KV head after another per token block (prefill).

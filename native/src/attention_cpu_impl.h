@@ -910,12 +910,16 @@ static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, i
 
 // Whether bf16 decode can read rows as element pairs (kBf16Pairs): on AVX-512, with every K and
 // V load pair starting at a 32-element boundary, i.e. head_dim % 32 == 0 and no 3-vector value
-// tiles (pv_block takes 8-row tiles, 3 vectors wide, only for 8 <= R < 16).
+// tiles (pv_block takes 8-row tiles, 3 vectors wide, only for 8 <= R < 16; its other row tiles
+// take 4-, 2- and, past an odd chunk count, 1-vector tiles).
+static_assert(I::W != 16 || (pv_cbmax<8>() == 3 && pv_cbmax<6>() == 4 && pv_cbmax<4>() == 4 && pv_cbmax<3>() == 4 &&
+                             pv_cbmax<2>() == 4 && pv_cbmax<1>() == 4),
+              "bf16_pairs_fit assumes these value tile widths");
 static inline bool bf16_pairs_fit(int R, int hd) { return I::W == 16 && hd % 32 == 0 && !(R >= 8 && R < 16); }
 
-// bf16 decode in pair order: Q permuted into a per-thread buffer, O (nh * R rows, which may hold
-// partial sums of earlier calls) permuted in and back out. Isa: a dependent name, so only an I
-// with to_pairs (AVX-512) instantiates it.
+// bf16 decode in pair order: Q permuted into sc.q_pairs, O (nh * R rows, which may hold partial
+// sums of earlier calls) permuted in and back out. Isa: a dependent name, so only an I with
+// to_pairs (AVX-512) instantiates it.
 // Zen 5, 1 thread, batch 4, 8 KV heads of 128, GQA 4, alternating JMH runs: in cache 27.0-28.3 ->
 // 28.6-28.7 GB/s; 32768 tokens from memory, pages in order, 38.9-43.5 -> 39.1-46.3 calls/s (a mean
 // of +4%; the memory noise is larger than the gain); 2 threads level.
@@ -923,11 +927,9 @@ template <typename Isa = I>
 static void attend_bf16_pairs(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
                               RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   const int64_t n = (int64_t)nh * R * s.head_dim;
-  thread_local std::vector<float> qp;
-  if (qp.size() < (size_t)n) qp.resize((size_t)n);
-  Isa::to_pairs(Q, qp.data(), n);
+  Isa::to_pairs(Q, sc.q_pairs, n);
   Isa::to_pairs(O, O, n);
-  attend_grouped_t<kBf16Pairs>(s, nh, qp.data(), R, t0, t1, lim, soft_cap, O, m, l, sc);
+  attend_grouped_t<kBf16Pairs>(s, nh, sc.q_pairs, R, t0, t1, lim, soft_cap, O, m, l, sc);
   Isa::from_pairs(O, n);
 }
 
@@ -935,7 +937,8 @@ template <int DT>
 static void attend_grouped(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1, RowLimits lim,
                            float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   if constexpr (DT == RKV_DTYPE_BF16 && I::W == 16) {
-    if (bf16_pairs_fit(R, s.head_dim)) return attend_bf16_pairs<>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc);
+    if (sc.q_pairs != nullptr && bf16_pairs_fit(R, s.head_dim))
+      return attend_bf16_pairs<>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc);
   }
   attend_grouped_t<DT>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc);
 }

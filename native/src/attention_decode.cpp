@@ -72,11 +72,11 @@ int decode_planned(const Common& c, const void* q, void* out, float* lse, const 
 
 #pragma omp parallel num_threads(threads_for(n_items))
   {
-    AlignedFloats Q(row_elems), O(row_elems), S((size_t)num_qo_heads * kBlock);
+    AlignedFloats Q(row_elems), O(row_elems), S((size_t)num_qo_heads * kBlock), q_pairs(row_elems);
     std::vector<float> m(num_qo_heads), l(num_qo_heads), scale(num_qo_heads);
     std::vector<int> vis((size_t)2 * num_qo_heads);
     std::vector<int64_t> lo(G), hi(G);
-    const Scratch scratch{S.data(), scale.data(), vis.data(), nullptr, nullptr};
+    const Scratch scratch{S.data(), scale.data(), vis.data(), nullptr, nullptr, q_pairs.data()};
 #pragma omp for schedule(dynamic, 1)
     for (int64_t it = 0; it < n_items; it++) {
       const DecodeItem& w = items[it];

@@ -125,7 +125,8 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
       std::fill(m.begin(), m.begin() + R, -INFINITY);
       std::fill(l.begin(), l.begin() + R, 0.f);
       SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, w.h);
-      const Scratch scratch{S.data(), scale.data(), vis.data(), R >= 16 ? pack.data() : nullptr, kt.data()};
+      const Scratch scratch{S.data(), scale.data(), vis.data(), R >= 16 ? pack.data() : nullptr, kt.data(),
+                            nullptr};
       isa.attend(s, 1, Q.data(), R, kv_begin, kv_end, RowLimits{lo.data(), hi.data()}, sc.soft_cap, O.data(), m.data(),
                  l.data(), scratch);
       for (int i = 0; i < nq; i++) {
