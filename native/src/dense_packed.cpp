@@ -203,8 +203,8 @@ inline void row_blocks(std::integer_sequence<int, Bs...>, const uint8_t* panel, 
    ...);
 }
 
-// All passes over panels [p0, p1). Rows of x go in blocks of MB (4 with f32 FMAs, 8 with dot
-// products) against NV sub-columns at a time (MB x NV = 16 accumulators). When one block covers
+// All passes over panels [p0, p1). Rows of x go in blocks of MB against NV sub-columns at a time
+// (MB x NV accumulators; panels_for says which). When one block covers
 // all 4 sub-columns (m <= 4), a panel is one pass over all of k, prefetched kPrefetchBytes ahead
 // with NTA hints (to L1 only: with T0 hints the stream also went through L2 into the L3, which
 // cost the engine's other kernels their cached data: small model, 1 thread, 150 -> 182 tok/s).
@@ -269,16 +269,20 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
 using PanelsFn = void (*)(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int64_t n, int64_t k,
                           int64_t p0, int64_t p1, bool acc);
 
-// Blocks of rows x sub-columns, MB x NV = 16 accumulators: bf16 from 8 rows, dot products in
-// blocks of 8 x 2 (4 x 4, a broadcast per 4 vectors instead of 2, ran 0.88x: A/B, 1 thread, m = 8
-// / 12 / 16). Otherwise f32 FMAs: 4 x 4 (x broadcast once per 4 vectors), except bf16 and f32 with
-// 6 to 8 rows, which take one block of m x 2 (two passes over half the lines of a step each, against
-// two 4 x 4 passes over all of them; A/B after the address-order prefetches in panels(), of read,
-// 1 / 2 threads: bf16 m = 6 0.70 -> 0.86 / 0.86 -> 0.95, m = 7 0.73 -> 0.76 / 0.86 -> 0.94; f32
-// m = 6 0.64 -> 0.72 / 0.81 -> 0.90, m = 8 0.72 -> 0.77 / 0.88 -> 0.93; before them, bf16 m = 6
-// on 2 threads ran at 0.53 against 0.65 row-major). f16 (m = 5-8), f32 m = 5 and f32 / f16 from 9
-// rows measured within +-7% either way with m x 2 blocks and keep 4 x 4. J > 1 where m x NV
-// alone is too few independent chains (the step counts are even: k % 16 == 0).
+// Blocks of rows x sub-columns, MB x NV accumulators (16 unless said): bf16 from 8 rows, dot
+// products in blocks of 8 x 2 (4 x 4, a broadcast per 4 vectors instead of 2, ran 0.88x: A/B, 1
+// thread, m = 8 / 12 / 16), and up to 12 rows in one block of m x 2 (24 accumulators, each line of
+// a chunk read by one pass instead of two; dlopen A/B, of read, 1 / 2 threads: m = 9 0.69 -> 0.85 /
+// 0.79 -> 0.91, m = 10 0.68 -> 0.77 / 0.79 -> 0.88, m = 12 0.72 -> 0.75 / 0.83 -> 0.89; from 13
+// rows, blocks of 12 and of m / 2 rows were level or slower). Otherwise f32 FMAs: 4 x 4 (x
+// broadcast once per 4 vectors), except bf16 and f32 with 6 to 8 rows, which take one block of m x
+// 2 (two passes over half the lines of a step each, against two 4 x 4 passes over all of them; A/B
+// after the address-order prefetches in panels(), of read, 1 / 2 threads: bf16 m = 6 0.70 -> 0.86 /
+// 0.86 -> 0.95, m = 7 0.73 -> 0.76 / 0.86 -> 0.94; f32 m = 6 0.64 -> 0.72 / 0.81 -> 0.90, m = 8
+// 0.72 -> 0.77 / 0.88 -> 0.93; before them, bf16 m = 6 on 2 threads ran at 0.53 against 0.65
+// row-major). f16 (m = 5-8), f32 m = 5 and f32 / f16 from 9 rows measured within +-7% either way
+// with m x 2 blocks and keep 4 x 4. J > 1 where m x NV alone is too few independent chains (the
+// step counts are even: k % 16 == 0).
 template <int M>
 PanelsFn panels_for(int32_t w_dtype) {
   constexpr int J = M <= 2 ? 2 : 1;
@@ -287,7 +291,8 @@ PanelsFn panels_for(int32_t w_dtype) {
     else return &panels<Kind::kF32, M, 4, 4, J>;
   }
   if (w_dtype == RKV_DTYPE_F16) return &panels<Kind::kF16, M, 4, 4, J>;
-  if constexpr (M >= 8) return &panels<Kind::kBf16Dot, M, 8, 2, 1>;
+  if constexpr (M >= 8 && M <= 12) return &panels<Kind::kBf16Dot, M, M, 2, 1>;
+  else if constexpr (M >= 8) return &panels<Kind::kBf16Dot, M, 8, 2, 1>;
   else if constexpr (M >= 6) return &panels<Kind::kBf16Exact, M, 8, 2, 1>;
   else return &panels<Kind::kBf16Exact, M, 4, 4, J>;
 }
