@@ -34,6 +34,12 @@ constexpr int kE4M3Finite = 103;
 // shift and a mask of one 64-byte load, against two zero-extending loads and two shifts). Q and O
 // use that order too: attend_token_major permutes Q before the call and O back after it.
 constexpr int kBf16Pairs = 104;
+// Pseudo cache dtype for e4m3 rows widened by table lookup (AVX512-VBMI decode, head_dim % 64 ==
+// 0): each 64-code chunk becomes four vectors through two 128-entry byte tables (the bf16 bits of
+// every code, NaN codes included) and byte / word interleaves, with no f16 conversions and no NaN
+// scan. The interleaves leave the chunk's 4-element groups transposed (a 4 x 4 transpose of
+// 128-bit lanes, its own inverse); Q and O use that order too, as for kBf16Pairs.
+constexpr int kE4M3Lut = 105;
 
 // One sequence's pages seen from one KV head.
 struct SeqView {
@@ -82,8 +88,8 @@ struct Scratch {
   float* pack;        // attend only; may be null (no f32 packing)
   float* kt;          // attend only: kBlock * head_dim floats for a transposed K tile (AVX-512
                       // prefill scores); null: scores from K row tiles
-  float* q_pairs;     // attend_token_major only: nh * R * head_dim floats for Q in kBf16Pairs
-                      // order; null: bf16 rows are not read as pairs
+  float* q_pairs;     // attend_token_major only: nh * R * head_dim floats for Q in kBf16Pairs or
+                      // kE4M3Lut order; null: neither is used
 };
 
 // attend: R rows per KV head, one KV head after another per token block (prefill).

@@ -173,6 +173,10 @@ static constexpr int score_tb() {
 template <typename Isa = I>
 RKV_ATTN_INLINE void store_quads(float* S, int64_t ldS, typename Isa::V v) { Isa::store_quads(S, ldS, v); }
 
+// Isa: a dependent name, so only an I that has load_cvt4 (AVX512-VBMI) instantiates it.
+template <typename Isa = I>
+RKV_ATTN_INLINE void load_cvt4(const uint8_t* row, int d, typename Isa::V* v) { Isa::load_cvt4(row, d, v); }
+
 template <int DT, int GB>
 RKV_ATTN_INLINE void score_tile(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
   constexpr int TB = score_tb<GB>();
@@ -180,21 +184,33 @@ RKV_ATTN_INLINE void score_tile(const float* q, int hd, const uint8_t* const* kr
   for (int j = 0; j < I::W; j++) acc[j] = I::zero();
   const uint8_t* kp[TB];
   for (int t = 0; t < TB; t++) kp[t] = krow[t];
-  int d = 0;
-  for (; d + 2 * I::W <= hd; d += 2 * I::W) {
-    for (int t = 0; t < TB; t++) {
-      typename I::V k0, k1;
-      I::template load_cvt2<DT>(kp[t], d, k0, k1);
-      for (int g = 0; g < GB; g++) {
-        acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d), k0, acc[g * TB + t]);
-        acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d + I::W), k1, acc[g * TB + t]);
+  if constexpr (DT == kE4M3Lut) {
+    for (int d = 0; d < hd; d += 4 * I::W) {  // hd % 64 == 0 (e4m3_lut_fit)
+      for (int t = 0; t < TB; t++) {
+        typename I::V k[4];
+        load_cvt4<>(kp[t], d, k);
+        for (int g = 0; g < GB; g++)
+          for (int c = 0; c < 4; c++)
+            acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d + c * I::W), k[c], acc[g * TB + t]);
       }
     }
-  }
-  for (; d < hd; d += I::W) {
-    for (int t = 0; t < TB; t++) {
-      typename I::V kv = I::template load_cvt<DT>(kp[t], d);
-      for (int g = 0; g < GB; g++) acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d), kv, acc[g * TB + t]);
+  } else {
+    int d = 0;
+    for (; d + 2 * I::W <= hd; d += 2 * I::W) {
+      for (int t = 0; t < TB; t++) {
+        typename I::V k0, k1;
+        I::template load_cvt2<DT>(kp[t], d, k0, k1);
+        for (int g = 0; g < GB; g++) {
+          acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d), k0, acc[g * TB + t]);
+          acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d + I::W), k1, acc[g * TB + t]);
+        }
+      }
+    }
+    for (; d < hd; d += I::W) {
+      for (int t = 0; t < TB; t++) {
+        typename I::V kv = I::template load_cvt<DT>(kp[t], d);
+        for (int g = 0; g < GB; g++) acc[g * TB + t] = I::fma(I::load(q + (int64_t)g * hd + d), kv, acc[g * TB + t]);
+      }
     }
   }
   if constexpr (GB * TB == I::W && TB == 4 && I::W == 16) {
@@ -357,9 +373,14 @@ struct Vis {
 // CB vectors of one V row from element d0 (pairs widened together where the ISA can).
 template <int DT, int CB>
 RKV_ATTN_INLINE void load_v(const uint8_t* row, int d0, typename I::V* v) {
-  int c = 0;
-  for (; c + 2 <= CB; c += 2) I::template load_cvt2<DT>(row, d0 + c * I::W, v[c], v[c + 1]);
-  if (c < CB) v[c] = I::template load_cvt<DT>(row, d0 + c * I::W);
+  if constexpr (DT == kE4M3Lut) {
+    static_assert(CB % 4 == 0, "e4m3 table lookups widen 64 elements (4 vectors) at a time");
+    for (int c = 0; c < CB; c += 4) load_cvt4<>(row, d0 + c * I::W, v + c);
+  } else {
+    int c = 0;
+    for (; c + 2 <= CB; c += 2) I::template load_cvt2<DT>(row, d0 + c * I::W, v[c], v[c + 1]);
+    if (c < CB) v[c] = I::template load_cvt<DT>(row, d0 + c * I::W);
+  }
 }
 
 // PF steps once per token: a Prefetcher or a LineCursor.
@@ -452,18 +473,26 @@ static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, 
   const int chunks = hd / I::W;
   constexpr int CBMAX = pv_cbmax<RB>();
   int c = 0;
-  if constexpr (CBMAX >= 4) {
-    for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+  if constexpr (DT == kE4M3Lut) {
+    // 4-vector tiles only: e4m3_lut_fit admits no row tile narrower and head_dim % 64 == 0
+    if constexpr (CBMAX >= 4) {
+      for (; c < chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    }
+  } else {
+    if constexpr (CBMAX >= 4) {
+      for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    }
+    if constexpr (CBMAX == 3) {
+      // 3-vector tiles, but a remainder of 4 is two 2-vector tiles, not a 3 and a 1 (a 1-vector
+      // tile has RB FMA chains: too few to cover the FMA latency)
+      for (; c + 3 <= chunks && chunks - c != 4; c += 3)
+        pv_tile<DT, RB, 3>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    }
+    if constexpr (CBMAX >= 2) {
+      for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    }
+    for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
-  if constexpr (CBMAX == 3) {
-    // 3-vector tiles, but a remainder of 4 is two 2-vector tiles, not a 3 and a 1 (a 1-vector
-    // tile has RB FMA chains: too few to cover the FMA latency)
-    for (; c + 3 <= chunks && chunks - c != 4; c += 3) pv_tile<DT, RB, 3>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
-  }
-  if constexpr (CBMAX >= 2) {
-    for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
-  }
-  for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
 }
 
 // pv_tile calls one pv_block makes (each steps once per token): spreads prefetches evenly.
@@ -892,16 +921,26 @@ static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, i
       pf.reset(pr);
     }
     pf.spread((int64_t)n * nh * (pv_calls(R, hd) + token_major_score_steps(R, hd)));
-    bool finite = false;
     if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
       PrefetchRanges here;
       token_ranges(s, t, t + n, here);
-      finite = !ranges_have_e4m3_nan(here);
-    }
-    if (finite)
-      headwise_block<kE4M3Finite>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, sc, cur, pf);
-    else
+      if (!ranges_have_e4m3_nan(here))
+        headwise_block<kE4M3Finite>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, sc, cur, pf);
+      else
+        headwise_block<DT>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, sc, cur, pf);
+    } else {
+      if constexpr (DT == kE4M3Lut) {
+        // The block read once up front, by the NaN scan's loop although the tables need no scan
+        // (they give NaN for the NaN codes): otherwise nothing reads the block ahead of its
+        // strided tiles. Zen 5, 1 thread, 32768 tokens, pages in order, calls/s: no read 49-50,
+        // this scan 59-61; an OR of whole vectors instead 56-58, a prefetcht0 of each line 48-55.
+        PrefetchRanges here;
+        token_ranges(s, t, t + n, here);
+        const bool has_nan = ranges_have_e4m3_nan(here);
+        asm volatile("" : : "r"(has_nan));  // keeps the scan, whose answer is not needed
+      }
       headwise_block<DT>(s, nh, Q, R, t, n, lim, soft_cap, O, m, l, sc, cur, pf);
+    }
     pf.finish();
     t += n;
     n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
@@ -931,6 +970,25 @@ static void attend_bf16_pairs(const SeqView& s, int nh, const float* Q, int R, i
   Isa::to_pairs(O, O, n);
   attend_grouped_t<kBf16Pairs>(s, nh, sc.q_pairs, R, t0, t1, lim, soft_cap, O, m, l, sc);
   Isa::from_pairs(O, n);
+}
+
+// Whether e4m3 decode can widen rows by table lookup (kE4M3Lut, AVX512-VBMI): every K and V
+// lookup at a 64-element boundary, i.e. head_dim % 64 == 0 and only 4-vector value tiles (the
+// tile widths bf16_pairs_fit relies on, checked by the static_assert above).
+static inline bool e4m3_lut_fit(int R, int hd) { return I::W == 16 && hd % 64 == 0 && !(R >= 8 && R < 16); }
+
+// e4m3 decode by table lookup: Q permuted into sc.q_pairs, O (which may hold partial sums of
+// earlier calls) permuted in and back out; the permutation is its own inverse. No NaN scan: the
+// tables give NaN for the NaN codes. Isa: a dependent name, so only an I with load_cvt4 and
+// to_lut_order instantiates it.
+template <typename Isa = I>
+static void attend_e4m3_lut(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
+                            RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
+  const int64_t n = (int64_t)nh * R * s.head_dim;
+  Isa::to_lut_order(Q, sc.q_pairs, n);
+  Isa::to_lut_order(O, O, n);
+  attend_headwise_t<kE4M3Lut>(s, nh, sc.q_pairs, R, t0, t1, lim, soft_cap, O, m, l, sc);
+  Isa::to_lut_order(O, O, n);
 }
 
 template <int DT>

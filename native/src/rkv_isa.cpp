@@ -43,6 +43,18 @@ bool cpu_avx512_bf16() {
 #endif
 }
 
+bool cpu_avx512_vbmi() {
+#if defined(__x86_64__)
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return cpu_isa() == kIsaAvx512 && __builtin_cpu_supports("avx512vbmi") && std::getenv("RADIXKV_ISA") == nullptr;
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
     case kIsaAvx512: return "avx512";

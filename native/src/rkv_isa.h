@@ -1,7 +1,8 @@
 // The CPU's vector instruction set, probed once per process: every ISA-dispatched kernel
 // (conversions, attention) asks here. RADIXKV_ISA=scalar|avx2|avx512 in the environment,
-// read at the first call, lowers the choice (never raises it above what the CPU has); the
-// native tests use it to check every path on one machine.
+// read at the first call, lowers the choice (never raises it above what the CPU has) and turns
+// off the optional extensions (cpu_avx512_vbmi); the native tests use it to check every path on
+// one machine.
 #pragma once
 
 namespace rkv {
@@ -13,6 +14,10 @@ CpuIsa cpu_isa();
 // Whether the CPU has AVX512-BF16 (vdpbf16ps), probed once; RADIXKV_ISA does not lower it, so
 // users of AVX-512 code paths check cpu_isa() as well.
 bool cpu_avx512_bf16();
+// Whether AVX-512 code paths may use AVX512-VBMI (vpermt2b byte lookups), probed once: the CPU has
+// it, cpu_isa() is kIsaAvx512, and RADIXKV_ISA is unset (any explicit RADIXKV_ISA, "avx512"
+// included, keeps to the base ISA, so the native tests can check both AVX-512 paths on one CPU).
+bool cpu_avx512_vbmi();
 const char* cpu_isa_name(CpuIsa isa);
 
 }  // namespace rkv

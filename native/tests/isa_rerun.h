@@ -1,11 +1,13 @@
 // Shared by the native tests whose library code is dispatched by ISA: the library probes the
 // CPU once per process (rkv_isa.h), so a test checks the lower paths by running itself again
-// with RADIXKV_ISA=avx2 and =scalar (AVX-512, where present, is the first run's best ISA).
+// with RADIXKV_ISA=avx2 and =scalar (AVX-512, where present, is the first run's best ISA), and
+// with RADIXKV_ISA=avx512 where the first run also had AVX512-VBMI.
 #pragma once
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 // The ISA this process was asked to use ("best" when RADIXKV_ISA is unset).
 inline const char* requested_isa() {
@@ -13,12 +15,22 @@ inline const char* requested_isa() {
   return e ? e : "best";
 }
 
-// In the first run (RADIXKV_ISA unset): runs `self` again once per lower ISA; returns 1 when
-// any of those runs failed, else 0. In a re-run it does nothing.
-inline int rerun_lower_isas(const char* self) {
+// In the first run (RADIXKV_ISA unset): runs `self` again once per lower ISA (with
+// `base_avx512`, also on AVX-512 without its optional extensions, for a test of code that uses
+// them); returns 1 when any of those runs failed, else 0. In a re-run it does nothing.
+inline int rerun_lower_isas(const char* self, bool base_avx512 = false) {
   if (std::getenv("RADIXKV_ISA")) return 0;
   int failed = 0;
-  for (const char* isa : {"avx2", "scalar"}) {
+  std::vector<const char*> lower{"avx2", "scalar"};
+#if defined(__x86_64__)
+  // AVX-512 without its optional extensions (rkv_isa.h: cpu_avx512_vbmi), where the CPU has them
+  __builtin_cpu_init();
+  if (base_avx512 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vbmi"))
+    lower.insert(lower.begin(), "avx512");
+#else
+  (void)base_avx512;
+#endif
+  for (const char* isa : lower) {
     std::string cmd = std::string("RADIXKV_ISA=") + isa + " '" + self + "'";
     std::printf("-- re-running with RADIXKV_ISA=%s\n", isa);
     std::fflush(stdout);
