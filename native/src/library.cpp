@@ -39,7 +39,8 @@ RKV_API const char* rkv_build_info(void) {
   info += "; cpu=";
 #if defined(__x86_64__)
   __builtin_cpu_init();
-  const char* feats[] = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512bf16", "avx512fp16", "amx-tile", "amx-bf16"};
+  const char* feats[] = {"avx2",       "fma",        "avx512f",    "avx512bw", "avx512vl",
+                         "avx512vbmi", "avx512bf16", "avx512fp16", "amx-tile", "amx-bf16"};
   bool first = true;
   for (const char* f : feats) {
     bool has = false;
@@ -48,6 +49,7 @@ RKV_API const char* rkv_build_info(void) {
     else if (!std::strcmp(f, "avx512f")) has = __builtin_cpu_supports("avx512f");
     else if (!std::strcmp(f, "avx512bw")) has = __builtin_cpu_supports("avx512bw");
     else if (!std::strcmp(f, "avx512vl")) has = __builtin_cpu_supports("avx512vl");
+    else if (!std::strcmp(f, "avx512vbmi")) has = __builtin_cpu_supports("avx512vbmi");
     else if (!std::strcmp(f, "avx512bf16")) has = __builtin_cpu_supports("avx512bf16");
     else if (!std::strcmp(f, "avx512fp16")) has = __builtin_cpu_supports("avx512fp16");
     else if (!std::strcmp(f, "amx-tile")) has = __builtin_cpu_supports("amx-tile");
