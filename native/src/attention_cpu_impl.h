@@ -933,7 +933,7 @@ static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, i
         // The block read once up front, by the NaN scan's loop although the tables need no scan
         // (they give NaN for the NaN codes): otherwise nothing reads the block ahead of its
         // strided tiles. Zen 5, 1 thread, 32768 tokens, pages in order, calls/s: no read 49-50,
-        // this scan 59-61; an OR of whole vectors instead 56-58, a prefetcht0 of each line 48-55.
+        // this scan 58-62; an OR of whole vectors instead 56-58, a prefetcht0 of each line 48-56.
         PrefetchRanges here;
         token_ranges(s, t, t + n, here);
         const bool has_nan = ranges_have_e4m3_nan(here);
