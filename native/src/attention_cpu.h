@@ -37,7 +37,7 @@ constexpr int kBf16Pairs = 104;
 // Pseudo cache dtype for e4m3 rows widened by table lookup (AVX512-VBMI decode, head_dim % 64 ==
 // 0): each 64-code chunk becomes four vectors through two 128-entry byte tables (the bf16 bits of
 // every code, NaN codes included) and byte / word interleaves, with no f16 conversions and no NaN
-// scan. The interleaves leave the chunk's 4-element groups transposed (a 4 x 4 transpose of
+// fix-up. The interleaves leave the chunk's 4-element groups transposed (a 4 x 4 transpose of
 // 128-bit lanes, its own inverse); Q and O use that order too, as for kBf16Pairs.
 constexpr int kE4M3Lut = 105;
 

@@ -947,48 +947,58 @@ static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, i
   }
 }
 
-// Whether bf16 decode can read rows as element pairs (kBf16Pairs): on AVX-512, with every K and
-// V load pair starting at a 32-element boundary, i.e. head_dim % 32 == 0 and no 3-vector value
-// tiles (pv_block takes 8-row tiles, 3 vectors wide, only for 8 <= R < 16; its other row tiles
-// take 4-, 2- and, past an odd chunk count, 1-vector tiles).
+// Decode in a permuted element order reads K and V a chunk at a time (kBf16Pairs: 32 elements,
+// kE4M3Lut: 64), so every load must start at a chunk boundary: head_dim % chunk == 0, on AVX-512,
+// and no 3-vector value tiles (pv_block takes 8-row tiles, 3 vectors wide, only for 8 <= R < 16;
+// its other row tiles take 4-, 2- and, past an odd chunk count, 1-vector tiles, so with head_dim
+// % 64 == 0 only 4-vector ones).
 static_assert(I::W != 16 || (pv_cbmax<8>() == 3 && pv_cbmax<6>() == 4 && pv_cbmax<4>() == 4 && pv_cbmax<3>() == 4 &&
                              pv_cbmax<2>() == 4 && pv_cbmax<1>() == 4),
-              "bf16_pairs_fit assumes these value tile widths");
-static inline bool bf16_pairs_fit(int R, int hd) { return I::W == 16 && hd % 32 == 0 && !(R >= 8 && R < 16); }
+              "chunked_order_fits assumes these value tile widths");
+static inline bool chunked_order_fits(int R, int hd, int chunk) {
+  return I::W == 16 && hd % chunk == 0 && !(R >= 8 && R < 16);
+}
+static inline bool bf16_pairs_fit(int R, int hd) { return chunked_order_fits(R, hd, 32); }
+// Whether e4m3 decode can widen rows by table lookup (kE4M3Lut, AVX512-VBMI): every K and V
+// lookup at a 64-element boundary, i.e. head_dim % 64 == 0 and only 4-vector value tiles.
+static inline bool e4m3_lut_fit(int R, int hd) { return chunked_order_fits(R, hd, 64); }
 
-// bf16 decode in pair order: Q permuted into sc.q_pairs, O (nh * R rows, which may hold partial
-// sums of earlier calls) permuted in and back out. Isa: a dependent name, so only an I with
-// to_pairs (AVX-512) instantiates it.
-// Zen 5, 1 thread, batch 4, 8 KV heads of 128, GQA 4, alternating JMH runs: in cache 27.0-28.3 ->
-// 28.6-28.7 GB/s; 32768 tokens from memory, pages in order, 38.9-43.5 -> 39.1-46.3 calls/s (a mean
-// of +4%; the memory noise is larger than the gain); 2 threads level.
+// Decode with K / V rows widened into a permuted element order (kBf16Pairs, kE4M3Lut): Q permuted
+// into sc.q_pairs by to(src, dst, n), O (nh * R rows, which may hold partial sums of earlier
+// calls) permuted in by to and back out by from(p, n); scores and softmax do not depend on the
+// order. bf16 takes the grouped loop, e4m3 the head-wise one (attend_token_major).
+template <int DT, typename To, typename From>
+static void attend_reordered(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
+                             RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc, To to,
+                             From from) {
+  const int64_t n = (int64_t)nh * R * s.head_dim;
+  to(Q, sc.q_pairs, n);
+  to(O, O, n);
+  if constexpr (DT == kE4M3Lut)
+    attend_headwise_t<DT>(s, nh, sc.q_pairs, R, t0, t1, lim, soft_cap, O, m, l, sc);
+  else
+    attend_grouped_t<DT>(s, nh, sc.q_pairs, R, t0, t1, lim, soft_cap, O, m, l, sc);
+  from(O, n);
+}
+
+// bf16 decode in pair order. Isa: a dependent name, so only an I with to_pairs (AVX-512)
+// instantiates it. Zen 5, 1 thread, batch 4, 8 KV heads of 128, GQA 4, alternating JMH runs: in
+// cache 27.0-28.3 -> 28.6-28.7 GB/s; 32768 tokens from memory, pages in order, 38.9-43.5 ->
+// 39.1-46.3 calls/s (a mean of +4%; the memory noise is larger than the gain); 2 threads level.
 template <typename Isa = I>
 static void attend_bf16_pairs(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
                               RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
-  const int64_t n = (int64_t)nh * R * s.head_dim;
-  Isa::to_pairs(Q, sc.q_pairs, n);
-  Isa::to_pairs(O, O, n);
-  attend_grouped_t<kBf16Pairs>(s, nh, sc.q_pairs, R, t0, t1, lim, soft_cap, O, m, l, sc);
-  Isa::from_pairs(O, n);
+  attend_reordered<kBf16Pairs>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc, &Isa::to_pairs, &Isa::from_pairs);
 }
 
-// Whether e4m3 decode can widen rows by table lookup (kE4M3Lut, AVX512-VBMI): every K and V
-// lookup at a 64-element boundary, i.e. head_dim % 64 == 0 and only 4-vector value tiles (the
-// tile widths bf16_pairs_fit relies on, checked by the static_assert above).
-static inline bool e4m3_lut_fit(int R, int hd) { return I::W == 16 && hd % 64 == 0 && !(R >= 8 && R < 16); }
-
-// e4m3 decode by table lookup: Q permuted into sc.q_pairs, O (which may hold partial sums of
-// earlier calls) permuted in and back out; the permutation is its own inverse. No NaN scan: the
-// tables give NaN for the NaN codes. Isa: a dependent name, so only an I with load_cvt4 and
-// to_lut_order instantiates it.
+// e4m3 decode by table lookup; its permutation is its own inverse. The tables give NaN for the
+// NaN codes, so no fix-up path is needed (attend_headwise_t still runs the scan, for its read).
+// Isa: a dependent name, so only an I with load_cvt4 and to_lut_order (AVX512-VBMI) instantiates it.
 template <typename Isa = I>
 static void attend_e4m3_lut(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
                             RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
-  const int64_t n = (int64_t)nh * R * s.head_dim;
-  Isa::to_lut_order(Q, sc.q_pairs, n);
-  Isa::to_lut_order(O, O, n);
-  attend_headwise_t<kE4M3Lut>(s, nh, sc.q_pairs, R, t0, t1, lim, soft_cap, O, m, l, sc);
-  Isa::to_lut_order(O, O, n);
+  attend_reordered<kE4M3Lut>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc, &Isa::to_lut_order,
+                             [](float* p, int64_t n) { Isa::to_lut_order(p, p, n); });
 }
 
 template <int DT>
