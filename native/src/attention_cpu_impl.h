@@ -87,8 +87,10 @@ struct PrefetchRanges {
 // Spreads the prefetches of the next block over the value loop of the current one (a few
 // lines per token step), so that memory stays busy while computing instead of receiving one
 // burst per block that stalls on the line-fill buffers. A small cursor over PrefetchRanges:
-// value tiles copy it into registers for their token loop.
-struct Prefetcher {
+// value tiles copy it into registers for their token loop. kLocality: __builtin_prefetch's (2:
+// prefetcht1, into L2; 3: prefetcht0, into L1).
+template <int kLocality>
+struct PrefetcherT {
   const PrefetchRanges* ranges = nullptr;
   uintptr_t cur = 0, end = 0;
   intptr_t v_delta = 0;
@@ -110,8 +112,8 @@ struct Prefetcher {
         end = ranges->end[next];
         next++;
       }
-      __builtin_prefetch(reinterpret_cast<const void*>(cur), 0, 2);            // prefetcht1: into L2
-      __builtin_prefetch(reinterpret_cast<const void*>(cur + v_delta), 0, 2);  // its V line
+      __builtin_prefetch(reinterpret_cast<const void*>(cur), 0, kLocality);
+      __builtin_prefetch(reinterpret_cast<const void*>(cur + v_delta), 0, kLocality);  // its V line
       cur += 64;
     }
   }
@@ -132,6 +134,12 @@ struct Prefetcher {
     credit = 0;
   }
 };
+// attend_rows_t's (prefill; head by head): into L2.
+using Prefetcher = PrefetcherT<2>;
+// The head-wise token-major decode's (fp8): into L1. Zen 5, 32768 tokens, calls/s, L2 -> L1, 1
+// thread: e4m3 by lookup, pages in order 59-60 -> 58-62, shuffled 43-44 -> 45-46; e5m2 58-59 ->
+// 62-63; e4m3 on the base AVX-512 path 53-56 -> 55-57; 2 threads, e4m3 by lookup 116-119 -> 123-124.
+using HeadwisePrefetcher = PrefetcherT<3>;
 
 // The grouped decode loop's prefetcher (grouped_block): one contiguous range, `per` lines
 // (prefetchnta) per step: per head in the score pass, per token inside the value tiles. Its state
@@ -853,14 +861,14 @@ static void attend_grouped_t(const SeqView& s, int nh, const float* Q, int R, in
 static inline int token_major_score_steps(int R, int hd) { return (pv_calls(R, hd) + 1) / 2; }
 
 // The token-major decode loop for 1-byte (fp8) KV: each head over a whole block, its rows at a
-// stride of nh * row_bytes, with the next block's K and V prefetched into L2 over this block's
+// stride of nh * row_bytes, with the next block's K and V prefetched into L1 over this block's
 // tiles. For fp8 the grouped loop (grouped_block) measured 0.72-0.76x as many calls/s on one
 // Zen 5 core (4-, 8- or 16-token groups, with or without the in-tile cursor); why is not known.
 // Scratch: S [nh][R][kBlock], scale [nh*R], vis [nh][2R].
 template <int DT>
 static void headwise_block(const SeqView& s, int nh, const float* Q, int R, int64_t t, int n, RowLimits lim,
                            float soft_cap, float* O, float* m, float* l, const Scratch& sc, const Rows& cur,
-                           Prefetcher& pf) {
+                           HeadwisePrefetcher& pf) {
   constexpr int kSub = 32;
   const int hd = s.head_dim;
   const int score_steps = token_major_score_steps(R, hd);
@@ -903,7 +911,7 @@ static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, i
   {
     // the first blocks up front
     PrefetchRanges pr;
-    Prefetcher pf;
+    HeadwisePrefetcher pf;
     const int64_t te = t0 + (int64_t)kBlock * kPrefetchAhead < t1 ? t0 + (int64_t)kBlock * kPrefetchAhead : t1;
     for (int64_t ta = t0; ta < te; ta += kBlock) {
       token_ranges(s, ta, ta + kBlock < te ? ta + kBlock : te, pr);
@@ -914,7 +922,7 @@ static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, i
   while (n > 0) {
     fill_rows(s, t, n, cur);
     PrefetchRanges pr;
-    Prefetcher pf;
+    HeadwisePrefetcher pf;
     const int64_t ta = t + (int64_t)kBlock * kPrefetchAhead;
     if (ta < t1) {
       token_ranges(s, ta, ta + kBlock < t1 ? ta + kBlock : t1, pr);
