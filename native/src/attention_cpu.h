@@ -72,6 +72,7 @@ class AlignedFloats {
   float* data() { return buf_.data() + off_; }
   float* begin() { return data(); }
   float* end() { return data() + n_; }
+  size_t size() const { return n_; }
 
  private:
   std::vector<float> buf_;
@@ -90,6 +91,37 @@ struct Scratch {
                       // prefill scores); null: scores from K row tiles
   float* q_pairs;     // attend_token_major only: nh * R * head_dim floats for Q in kBf16Pairs or
                       // kE4M3Lut order; null: neither is used
+};
+
+// One thread's buffers of a decode or prefill call for up to `rows` query rows (decode: every
+// head of one sequence; prefill: one query tile) of head_dim hd. Prefill's also hold the packed
+// and transposed K/V tiles; decode's the reordered Q (q_pairs).
+struct RowsScratch {
+  RowsScratch(int64_t rows, int hd, bool prefill)
+      : prefill(prefill),
+        Q(rows * hd),
+        O(rows * hd),
+        S(rows * kBlock),
+        pack(prefill ? (size_t)2 * kBlock * hd : 0),
+        kt(prefill ? (size_t)kBlock * hd : 0),
+        q_pairs(prefill ? 0 : rows * hd),
+        m(rows),
+        l(rows),
+        scale(rows),
+        vis(2 * rows),
+        lo(rows),
+        hi(rows) {}
+  // The attend call's view: prefill packs K/V to f32 from 16 rows (`pack_rows`).
+  Scratch view(bool pack_rows) {
+    return prefill ? Scratch{S.data(), scale.data(), vis.data(), pack_rows ? pack.data() : nullptr,
+                                         kt.data(), nullptr}
+                               : Scratch{S.data(), scale.data(), vis.data(), nullptr, nullptr, q_pairs.data()};
+  }
+  const bool prefill;
+  AlignedFloats Q, O, S, pack, kt, q_pairs;
+  std::vector<float> m, l, scale;
+  std::vector<int> vis;
+  std::vector<int64_t> lo, hi;
 };
 
 // attend: R rows per KV head, one KV head after another per token block (prefill).

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include "attention_cpu.h"
 #include "attention_split_kv.h"
 #include "rkv_mask.h"
+#include "rkv_region_scratch.h"
 #include "rkv_softmax.h"
 
 using namespace rkv;
@@ -70,61 +72,65 @@ int decode_planned(const Common& c, const void* q, void* out, float* lse, const 
   }
   const int64_t n_items = (int64_t)items.size();
 
+  RegionScratch region;
 #pragma omp parallel num_threads(threads_for(n_items))
   {
-    AlignedFloats Q(row_elems), O(row_elems), S((size_t)num_qo_heads * kBlock), q_pairs(row_elems);
-    std::vector<float> m(num_qo_heads), l(num_qo_heads), scale(num_qo_heads);
-    std::vector<int> vis((size_t)2 * num_qo_heads);
-    std::vector<int64_t> lo(G), hi(G);
-    const Scratch scratch{S.data(), scale.data(), vis.data(), nullptr, nullptr, q_pairs.data()};
+    std::optional<RowsScratch> ws;
+    if (region.build(ws, num_qo_heads, hd, false)) {
+      AlignedFloats &Q = ws->Q, &O = ws->O;
+      std::vector<float>&m = ws->m, &l = ws->l;
+      std::vector<int64_t>&lo = ws->lo, &hi = ws->hi;
+      const Scratch scratch = ws->view(false);
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t it = 0; it < n_items; it++) {
-      const DecodeItem& w = items[it];
-      const int64_t qrow = (int64_t)w.b * num_qo_heads;  // first q head row of this sequence
-      load_q(q, q_dtype, qrow * hd, row_elems, sc.q_mul, Q.data());
-      std::fill(O.begin(), O.end(), 0.f);
-      std::fill(m.begin(), m.end(), -INFINITY);
-      std::fill(l.begin(), l.end(), 0.f);
-      std::fill(lo.begin(), lo.end(), w.t0);  // the item's whole range is visible
-      std::fill(hi.begin(), hi.end(), w.t1);
-      if (w.t1 > w.t0) {
-        SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, 0);
-        isa.attend_token_major(s, num_kv_heads, Q.data(), G, w.t0, w.t1, RowLimits{lo.data(), hi.data()}, sc.soft_cap,
-                               O.data(), m.data(), l.data(), scratch);
-      }
-      for (int g = 0; g < num_qo_heads; g++) {
-        float row_lse = finish_row(O.data() + (int64_t)g * hd, hd, m[g], l[g], sc.v_mul);
+      for (int64_t it = 0; it < n_items; it++) {
+        const DecodeItem& w = items[it];
+        const int64_t qrow = (int64_t)w.b * num_qo_heads;  // first q head row of this sequence
+        load_q(q, q_dtype, qrow * hd, row_elems, sc.q_mul, Q.data());
+        std::fill(O.begin(), O.end(), 0.f);
+        std::fill(m.begin(), m.end(), -INFINITY);
+        std::fill(l.begin(), l.end(), 0.f);
+        std::fill(lo.begin(), lo.end(), w.t0);  // the item's whole range is visible
+        std::fill(hi.begin(), hi.end(), w.t1);
+        if (w.t1 > w.t0) {
+          SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, 0);
+          isa.attend_token_major(s, num_kv_heads, Q.data(), G, w.t0, w.t1, RowLimits{lo.data(), hi.data()}, sc.soft_cap,
+                                 O.data(), m.data(), l.data(), scratch);
+        }
+        for (int g = 0; g < num_qo_heads; g++) {
+          float row_lse = finish_row(O.data() + (int64_t)g * hd, hd, m[g], l[g], sc.v_mul);
+          if (w.part < 0) {
+            if (lse) lse[qrow + g] = row_lse;
+          } else {
+            part_s[(size_t)(w.part * num_qo_heads + g)] = row_lse;
+          }
+        }
         if (w.part < 0) {
-          if (lse) lse[qrow + g] = row_lse;
+          store_out(out, out_dtype, qrow * hd, O.data(), row_elems);
         } else {
-          part_s[(size_t)(w.part * num_qo_heads + g)] = row_lse;
+          std::memcpy(&part_o[(size_t)(w.part * row_elems)], O.data(), row_elems * sizeof(float));
         }
       }
-      if (w.part < 0) {
-        store_out(out, out_dtype, qrow * hd, O.data(), row_elems);
-      } else {
-        std::memcpy(&part_o[(size_t)(w.part * row_elems)], O.data(), row_elems * sizeof(float));
-      }
-    }
-    // split-KV: combine each sequence's chunks (in KV order) with merge_state arithmetic
+      // split-KV: combine each sequence's chunks (in KV order) with merge_state arithmetic
 #pragma omp for schedule(static)
-    for (int64_t gi = 0; gi < (int64_t)groups.size(); gi++) {
-      const DecodeGroup& gr = groups[gi];
-      const int64_t qrow = (int64_t)gr.b * num_qo_heads;
-      for (int g = 0; g < num_qo_heads; g++) {
-        float* acc = O.data() + (int64_t)g * hd;
-        float s = part_s[(size_t)(gr.part0 * num_qo_heads + g)];
-        std::memcpy(acc, &part_o[(size_t)(gr.part0 * row_elems + (int64_t)g * hd)], hd * sizeof(float));
-        for (int64_t k = 1; k < gr.nparts; k++) {
-          int64_t p = gr.part0 + k;
-          merge_into(acc, &s, &part_o[(size_t)(p * row_elems + (int64_t)g * hd)],
-                     part_s[(size_t)(p * num_qo_heads + g)], hd);
+      for (int64_t gi = 0; gi < (int64_t)groups.size(); gi++) {
+        const DecodeGroup& gr = groups[gi];
+        const int64_t qrow = (int64_t)gr.b * num_qo_heads;
+        for (int g = 0; g < num_qo_heads; g++) {
+          float* acc = O.data() + (int64_t)g * hd;
+          float s = part_s[(size_t)(gr.part0 * num_qo_heads + g)];
+          std::memcpy(acc, &part_o[(size_t)(gr.part0 * row_elems + (int64_t)g * hd)], hd * sizeof(float));
+          for (int64_t k = 1; k < gr.nparts; k++) {
+            int64_t p = gr.part0 + k;
+            merge_into(acc, &s, &part_o[(size_t)(p * row_elems + (int64_t)g * hd)],
+                       part_s[(size_t)(p * num_qo_heads + g)], hd);
+          }
+          if (lse) lse[qrow + g] = s;
         }
-        if (lse) lse[qrow + g] = s;
+        store_out(out, out_dtype, qrow * hd, O.data(), row_elems);
       }
-      store_out(out, out_dtype, qrow * hd, O.data(), row_elems);
     }
   }
+  if (region.failed()) return set_error(RKV_ERR_OUT_OF_MEMORY, "decode attention: cannot allocate per-thread scratch");
   return RKV_OK;
 }
 
@@ -138,14 +144,16 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
                                  const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
                                  int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale,
                                  float v_scale, int32_t window_left) {
-  Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
-           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
-  std::vector<int64_t> lens;
-  int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
-  if (rc != RKV_OK || batch_size == 0) return rc;
-  std::vector<float> part_o, part_s;
-  return decode_planned(c, q, out, lse, k_cache, v_cache, kv_indptr, kv_indices, plan_for(lens, window_left), part_o,
-                        part_s);
+  return no_throw("rkv_decode_attention", [&]() -> int {
+    Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
+             sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+    std::vector<int64_t> lens;
+    int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
+    if (rc != RKV_OK || batch_size == 0) return rc;
+    std::vector<float> part_o, part_s;
+    return decode_planned(c, q, out, lse, k_cache, v_cache, kv_indptr, kv_indices, plan_for(lens, window_left), part_o,
+                          part_s);
+  });
 }
 
 RKV_API int rkv_decode_plan_create(rkv_decode_plan** out) {
@@ -160,15 +168,17 @@ RKV_API void rkv_decode_plan_destroy(rkv_decode_plan* plan) { delete plan; }
 RKV_API int rkv_decode_plan_tables(rkv_decode_plan* plan, const int32_t* kv_indptr, const int32_t* kv_indices,
                                  const int32_t* kv_last_page_len, int32_t batch_size, int64_t num_pages,
                                  int32_t page_size) {
-  RKV_CHECK_PTR(plan);
-  plan->batch = -1;  // invalid until the tables pass
-  plan->windows.clear();
-  if (int rc = validate_tables(batch_size, num_pages, page_size, kv_indptr, kv_indices, kv_last_page_len, plan->lens))
-    return rc;
-  plan->batch = batch_size;
-  plan->num_pages = num_pages;
-  plan->page_size = page_size;
-  return RKV_OK;
+  return no_throw("rkv_decode_plan_tables", [&]() -> int {
+    RKV_CHECK_PTR(plan);
+    plan->batch = -1;  // invalid until the tables pass
+    plan->windows.clear();
+    if (int rc = validate_tables(batch_size, num_pages, page_size, kv_indptr, kv_indices, kv_last_page_len, plan->lens))
+      return rc;
+    plan->batch = batch_size;
+    plan->num_pages = num_pages;
+    plan->page_size = page_size;
+    return RKV_OK;
+  });
 }
 
 RKV_API int64_t rkv_decode_plan_splits(const rkv_decode_plan* plan) {

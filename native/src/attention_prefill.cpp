@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include "attention_cpu.h"
 #include "rkv_mask.h"
+#include "rkv_region_scratch.h"
 #include "rkv_softmax.h"
 
 using namespace rkv;
@@ -26,122 +28,127 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
                                          const int32_t* kv_last_page_len, int32_t batch_size,
                                          const int32_t* bidir_indptr, const int32_t* bidir_regions, float sm_scale,
                                          float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
-  Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
-           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
-  std::vector<int64_t> lens;
-  int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
-  if (rc != RKV_OK || batch_size == 0) return rc;
-  RKV_CHECK_PTR(qo_indptr);
-  RKV_CHECK(qo_indptr[0] == 0, "qo_indptr[0] must be 0, got %d", qo_indptr[0]);
-  for (int b = 0; b < batch_size; b++) {
-    int32_t ql = qo_indptr[b + 1] - qo_indptr[b];
-    RKV_CHECK(ql >= 0, "qo_indptr is not monotone at %d: %d < %d", b + 1, qo_indptr[b + 1], qo_indptr[b]);
-    RKV_CHECK(ql <= lens[b], "sequence %d has q_len %d > kv_len %lld", b, ql, (long long)lens[b]);
-  }
-  RKV_CHECK(!(bidir_indptr == nullptr && bidir_regions != nullptr),
-            "bidir_regions is set but bidir_indptr is NULL");
-  if (bidir_indptr != nullptr) {
-    RKV_CHECK(bidir_indptr[0] == 0, "bidir_indptr[0] must be 0, got %d", bidir_indptr[0]);
+  return no_throw("rkv_append_prefill_attention", [&]() -> int {
+    Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
+             sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+    std::vector<int64_t> lens;
+    int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
+    if (rc != RKV_OK || batch_size == 0) return rc;
+    RKV_CHECK_PTR(qo_indptr);
+    RKV_CHECK(qo_indptr[0] == 0, "qo_indptr[0] must be 0, got %d", qo_indptr[0]);
     for (int b = 0; b < batch_size; b++) {
-      RKV_CHECK(bidir_indptr[b + 1] >= bidir_indptr[b], "bidir_indptr is not monotone at %d", b + 1);
-      if (bidir_indptr[b + 1] > bidir_indptr[b]) RKV_CHECK_PTR(bidir_regions);
-      for (int32_t r = bidir_indptr[b]; r < bidir_indptr[b + 1]; r++) {
-        int32_t s = bidir_regions[2 * r], e = bidir_regions[2 * r + 1];
-        RKV_CHECK(s >= 0 && s < e && e <= lens[b], "bidirectional region %d of sequence %d is [%d, %d), not inside [0, %lld)",
-                  r, b, s, e, (long long)lens[b]);
+      int32_t ql = qo_indptr[b + 1] - qo_indptr[b];
+      RKV_CHECK(ql >= 0, "qo_indptr is not monotone at %d: %d < %d", b + 1, qo_indptr[b + 1], qo_indptr[b]);
+      RKV_CHECK(ql <= lens[b], "sequence %d has q_len %d > kv_len %lld", b, ql, (long long)lens[b]);
+    }
+    RKV_CHECK(!(bidir_indptr == nullptr && bidir_regions != nullptr),
+              "bidir_regions is set but bidir_indptr is NULL");
+    if (bidir_indptr != nullptr) {
+      RKV_CHECK(bidir_indptr[0] == 0, "bidir_indptr[0] must be 0, got %d", bidir_indptr[0]);
+      for (int b = 0; b < batch_size; b++) {
+        RKV_CHECK(bidir_indptr[b + 1] >= bidir_indptr[b], "bidir_indptr is not monotone at %d", b + 1);
+        if (bidir_indptr[b + 1] > bidir_indptr[b]) RKV_CHECK_PTR(bidir_regions);
+        for (int32_t r = bidir_indptr[b]; r < bidir_indptr[b + 1]; r++) {
+          int32_t s = bidir_regions[2 * r], e = bidir_regions[2 * r + 1];
+          RKV_CHECK(s >= 0 && s < e && e <= lens[b], "bidirectional region %d of sequence %d is [%d, %d), not inside [0, %lld)",
+                    r, b, s, e, (long long)lens[b]);
+        }
       }
     }
-  }
 
-  const Isa isa = choose_isa(head_dim);
-  const Scales sc = make_scales(c, isa);
-  const int G = num_qo_heads / num_kv_heads;
-  const int hd = head_dim;
-  // Query tile: about 64 rows (q tokens x GQA heads) reuse each K/V block.
-  const int qt = std::max(1, 64 / G);
-  const int Rmax = qt * G;
+    const Isa isa = choose_isa(head_dim);
+    const Scales sc = make_scales(c, isa);
+    const int G = num_qo_heads / num_kv_heads;
+    const int hd = head_dim;
+    // Query tile: about 64 rows (q tokens x GQA heads) reuse each K/V block.
+    const int qt = std::max(1, 64 / G);
+    const int Rmax = qt * G;
 
-  struct Item {
-    int32_t b, h, i0, i1;
-  };
-  std::vector<Item> items;
-  for (int b = 0; b < batch_size; b++) {
-    int32_t ql = qo_indptr[b + 1] - qo_indptr[b];
-    // later tiles see more KV: schedule them first
-    for (int32_t i0 = ((ql - 1) / qt) * qt; i0 >= 0 && ql > 0; i0 -= qt)
-      for (int h = 0; h < num_kv_heads; h++) items.push_back({b, h, i0, std::min(ql, i0 + qt)});
-  }
-  const int64_t n_items = (int64_t)items.size();
-  // The q rows an item reads and the out rows it writes: G heads of each of its query tokens,
-  // one contiguous run per token, tokens num_qo_heads rows apart. Prefetched (out for writing)
-  // one item ahead: loaded on demand, a tile's 64 q rows stalled on the cache one row at a time
-  // (load_q was 6% of a 1-thread prefill, the out copy 3%). Zen 5, 1 thread, bf16 q 512:
-  // 1.03-1.04x.
-  const int64_t q_es = dtype_size(q_dtype), out_es = dtype_size(out_dtype);
-  auto prefetch_item_rows = [&](const Item& x) {
-    for (int32_t i = x.i0; i < x.i1; i++) {
-      const int64_t e = ((int64_t)(qo_indptr[x.b] + i) * num_qo_heads + (int64_t)x.h * G) * hd;
-      const char* pq = static_cast<const char*>(q) + e * q_es;
-      const char* po = static_cast<const char*>(out) + e * out_es;
-      for (int64_t o = 0; o < G * hd * q_es; o += 64) __builtin_prefetch(pq + o, 0, 3);
-      for (int64_t o = 0; o < G * hd * out_es; o += 64) __builtin_prefetch(po + o, 1, 3);
+    struct Item {
+      int32_t b, h, i0, i1;
+    };
+    std::vector<Item> items;
+    for (int b = 0; b < batch_size; b++) {
+      int32_t ql = qo_indptr[b + 1] - qo_indptr[b];
+      // later tiles see more KV: schedule them first
+      for (int32_t i0 = ((ql - 1) / qt) * qt; i0 >= 0 && ql > 0; i0 -= qt)
+        for (int h = 0; h < num_kv_heads; h++) items.push_back({b, h, i0, std::min(ql, i0 + qt)});
     }
-  };
+    const int64_t n_items = (int64_t)items.size();
+    // The q rows an item reads and the out rows it writes: G heads of each of its query tokens,
+    // one contiguous run per token, tokens num_qo_heads rows apart. Prefetched (out for writing)
+    // one item ahead: loaded on demand, a tile's 64 q rows stalled on the cache one row at a time
+    // (load_q was 6% of a 1-thread prefill, the out copy 3%). Zen 5, 1 thread, bf16 q 512:
+    // 1.03-1.04x.
+    const int64_t q_es = dtype_size(q_dtype), out_es = dtype_size(out_dtype);
+    auto prefetch_item_rows = [&](const Item& x) {
+      for (int32_t i = x.i0; i < x.i1; i++) {
+        const int64_t e = ((int64_t)(qo_indptr[x.b] + i) * num_qo_heads + (int64_t)x.h * G) * hd;
+        const char* pq = static_cast<const char*>(q) + e * q_es;
+        const char* po = static_cast<const char*>(out) + e * out_es;
+        for (int64_t o = 0; o < G * hd * q_es; o += 64) __builtin_prefetch(pq + o, 0, 3);
+        for (int64_t o = 0; o < G * hd * out_es; o += 64) __builtin_prefetch(po + o, 1, 3);
+      }
+    };
 
+    RegionScratch region;
 #pragma omp parallel num_threads(threads_for(n_items))
-  {
-    AlignedFloats Q((size_t)Rmax * hd), O((size_t)Rmax * hd), S((size_t)Rmax * kBlock), pack((size_t)2 * kBlock * hd),
-        kt((size_t)kBlock * hd);
-    std::vector<float> m(Rmax), l(Rmax), scale(Rmax);
-    std::vector<int> vis((size_t)2 * Rmax);
-    std::vector<int64_t> lo(Rmax), hi(Rmax);
+    {
+      std::optional<RowsScratch> ws;
+      if (region.build(ws, Rmax, hd, true)) {
+        AlignedFloats &Q = ws->Q, &O = ws->O;
+        std::vector<float>&m = ws->m, &l = ws->l;
+        std::vector<int64_t>&lo = ws->lo, &hi = ws->hi;
 #pragma omp for schedule(dynamic, 1)
-    for (int64_t it = 0; it < n_items; it++) {
-      const Item& w = items[it];
-      if (it + 1 < n_items) prefetch_item_rows(items[it + 1]);
-      const int64_t kv_len = lens[w.b];
-      const int32_t q_len = qo_indptr[w.b + 1] - qo_indptr[w.b];
-      const int64_t off = kv_len - q_len;  // global position of query 0
-      const int nq = w.i1 - w.i0;
-      const int R = nq * G;
-      // row visibility: [window_begin, last visible]; the tile reads KV [kv_begin, kv_end) only
-      int64_t kv_begin = INT64_MAX, kv_end = 0;
-      for (int i = 0; i < nq; i++) {
-        const int64_t p = off + w.i0 + i;
-        const int64_t ext = bidir_indptr != nullptr
-                                ? causal_last(p, bidir_regions, bidir_indptr[w.b], bidir_indptr[w.b + 1])
-                                : p;
-        const int64_t begin = window_begin(p, window_left);
-        int64_t row = qo_indptr[w.b] + w.i0 + i;
-        for (int g = 0; g < G; g++) {
-          lo[i * G + g] = begin;
-          hi[i * G + g] = ext + 1;
-          load_q(q, q_dtype, (row * num_qo_heads + w.h * G + g) * hd, hd, sc.q_mul, Q.data() + (size_t)(i * G + g) * hd);
-        }
-        kv_begin = std::min(kv_begin, begin);
-        kv_end = std::max(kv_end, ext + 1);
-      }
-      std::fill(O.begin(), O.begin() + (size_t)R * hd, 0.f);
-      std::fill(m.begin(), m.begin() + R, -INFINITY);
-      std::fill(l.begin(), l.begin() + R, 0.f);
-      SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, w.h);
-      const Scratch scratch{S.data(), scale.data(), vis.data(), R >= 16 ? pack.data() : nullptr, kt.data(),
-                            nullptr};
-      isa.attend(s, 1, Q.data(), R, kv_begin, kv_end, RowLimits{lo.data(), hi.data()}, sc.soft_cap, O.data(), m.data(),
-                 l.data(), scratch);
-      for (int i = 0; i < nq; i++) {
-        int64_t row = qo_indptr[w.b] + w.i0 + i;
-        for (int g = 0; g < G; g++) {
-          int r = i * G + g;
-          float row_lse = finish_row(O.data() + (size_t)r * hd, hd, m[r], l[r], sc.v_mul);
-          int64_t orow = row * num_qo_heads + w.h * G + g;
-          store_out(out, out_dtype, orow * hd, O.data() + (size_t)r * hd, hd);
-          if (lse) lse[orow] = row_lse;
+        for (int64_t it = 0; it < n_items; it++) {
+          const Item& w = items[it];
+          if (it + 1 < n_items) prefetch_item_rows(items[it + 1]);
+          const int64_t kv_len = lens[w.b];
+          const int32_t q_len = qo_indptr[w.b + 1] - qo_indptr[w.b];
+          const int64_t off = kv_len - q_len;  // global position of query 0
+          const int nq = w.i1 - w.i0;
+          const int R = nq * G;
+          // row visibility: [window_begin, last visible]; the tile reads KV [kv_begin, kv_end) only
+          int64_t kv_begin = INT64_MAX, kv_end = 0;
+          for (int i = 0; i < nq; i++) {
+            const int64_t p = off + w.i0 + i;
+            const int64_t ext = bidir_indptr != nullptr
+                                    ? causal_last(p, bidir_regions, bidir_indptr[w.b], bidir_indptr[w.b + 1])
+                                    : p;
+            const int64_t begin = window_begin(p, window_left);
+            int64_t row = qo_indptr[w.b] + w.i0 + i;
+            for (int g = 0; g < G; g++) {
+              lo[i * G + g] = begin;
+              hi[i * G + g] = ext + 1;
+              load_q(q, q_dtype, (row * num_qo_heads + w.h * G + g) * hd, hd, sc.q_mul, Q.data() + (size_t)(i * G + g) * hd);
+            }
+            kv_begin = std::min(kv_begin, begin);
+            kv_end = std::max(kv_end, ext + 1);
+          }
+          std::fill(O.begin(), O.begin() + (size_t)R * hd, 0.f);
+          std::fill(m.begin(), m.begin() + R, -INFINITY);
+          std::fill(l.begin(), l.begin() + R, 0.f);
+          SeqView s = seq_view(c, k_cache, v_cache, kv_indptr, kv_indices, w.b, w.h);
+          const Scratch scratch = ws->view(R >= 16);
+          isa.attend(s, 1, Q.data(), R, kv_begin, kv_end, RowLimits{lo.data(), hi.data()}, sc.soft_cap, O.data(), m.data(),
+                     l.data(), scratch);
+          for (int i = 0; i < nq; i++) {
+            int64_t row = qo_indptr[w.b] + w.i0 + i;
+            for (int g = 0; g < G; g++) {
+              int r = i * G + g;
+              float row_lse = finish_row(O.data() + (size_t)r * hd, hd, m[r], l[r], sc.v_mul);
+              int64_t orow = row * num_qo_heads + w.h * G + g;
+              store_out(out, out_dtype, orow * hd, O.data() + (size_t)r * hd, hd);
+              if (lse) lse[orow] = row_lse;
+            }
+          }
         }
       }
     }
-  }
-  return RKV_OK;
+    if (region.failed())
+      return set_error(RKV_ERR_OUT_OF_MEMORY, "append prefill attention: cannot allocate per-thread scratch");
+    return RKV_OK;
+  });
 }
 
 }  // extern "C"

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "dense_gemm.h"
@@ -29,6 +30,7 @@
 #include "rkv_dense_math.h"
 #include "rkv_common.h"
 #include "rkv_isa.h"
+#include "rkv_region_scratch.h"
 
 #if defined(RKV_HAVE_DNNL)
 #include <oneapi/dnnl/dnnl.h>
@@ -380,35 +382,39 @@ RKV_API int rkv_rope_table(float* q, float* k, const int32_t* positions, int64_t
               positions[t]);
   }
   const int64_t work = num_tokens * (num_q_heads + num_kv_heads) * head_dim;
+  rkv::RegionScratch region;
 #pragma omp parallel if (work >= kParallelElems)
   {
-    std::vector<float> cs(static_cast<size_t>(head_dim));
-    float* c = cs.data();
-    float* s = c + half;
+    std::optional<std::vector<float>> cs;  // cos then sin of one token's angles
+    if (region.build(cs, static_cast<size_t>(head_dim))) {
+      float* c = cs->data();
+      float* s = c + half;
 #pragma omp for schedule(static)
-    for (int64_t t = 0; t < num_tokens; t++) {
-      // Angles in double from a double table: exact to ~1e-16 relative at any realistic position.
-      const double pos = positions[t];
-      for (int32_t i = 0; i < half; i++) {
-        const double a = pos * inv_freq[i];
-        c[i] = static_cast<float>(std::cos(a));
-        s[i] = static_cast<float>(std::sin(a));
-      }
-      auto rotate = [&](float* base, int32_t heads) {
-        for (int32_t h = 0; h < heads; h++) {
-          float* v = base + (t * heads + h) * static_cast<int64_t>(head_dim);
-#pragma omp simd
-          for (int32_t i = 0; i < half; i++) {
-            const float x1 = v[i], x2 = v[i + half];
-            v[i] = x1 * c[i] - x2 * s[i];
-            v[i + half] = x2 * c[i] + x1 * s[i];
-          }
+      for (int64_t t = 0; t < num_tokens; t++) {
+        // Angles in double from a double table: exact to ~1e-16 relative at any realistic position.
+        const double pos = positions[t];
+        for (int32_t i = 0; i < half; i++) {
+          const double a = pos * inv_freq[i];
+          c[i] = static_cast<float>(std::cos(a));
+          s[i] = static_cast<float>(std::sin(a));
         }
-      };
-      if (num_q_heads > 0) rotate(q, num_q_heads);
-      if (num_kv_heads > 0) rotate(k, num_kv_heads);
+        auto rotate = [&](float* base, int32_t heads) {
+          for (int32_t h = 0; h < heads; h++) {
+            float* v = base + (t * heads + h) * static_cast<int64_t>(head_dim);
+#pragma omp simd
+            for (int32_t i = 0; i < half; i++) {
+              const float x1 = v[i], x2 = v[i + half];
+              v[i] = x1 * c[i] - x2 * s[i];
+              v[i + half] = x2 * c[i] + x1 * s[i];
+            }
+          }
+        };
+        if (num_q_heads > 0) rotate(q, num_q_heads);
+        if (num_kv_heads > 0) rotate(k, num_kv_heads);
+      }
     }
   }
+  if (region.failed()) return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_rope: out of memory");
   return RKV_OK;
 }
 
@@ -416,10 +422,12 @@ RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_t
                      int32_t num_kv_heads, int32_t head_dim, float theta) {
   RKV_CHECK(head_dim > 0 && head_dim % 2 == 0, "rkv_rope: head_dim must be positive and even, got %d", head_dim);
   RKV_CHECK(std::isfinite(theta) && theta > 0, "rkv_rope: theta must be positive and finite, got %g", theta);
-  // inv_freq[i] = theta^(-2i/d), computed in double.
-  std::vector<double> inv_freq(static_cast<size_t>(head_dim / 2));
-  for (int32_t i = 0; i < head_dim / 2; i++) inv_freq[i] = std::pow(static_cast<double>(theta), -2.0 * i / head_dim);
-  return rkv_rope_table(q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, inv_freq.data());
+  return rkv::no_throw("rkv_rope", [&] {
+    // inv_freq[i] = theta^(-2i/d), computed in double.
+    std::vector<double> inv_freq(static_cast<size_t>(head_dim / 2));
+    for (int32_t i = 0; i < head_dim / 2; i++) inv_freq[i] = std::pow(static_cast<double>(theta), -2.0 * i / head_dim);
+    return rkv_rope_table(q, k, positions, num_tokens, num_q_heads, num_kv_heads, head_dim, inv_freq.data());
+  });
 }
 
 RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter) {

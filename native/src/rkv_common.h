@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include <new>
+
 #include "radixkv.h"
 
 #if defined(__CUDACC__)
@@ -36,6 +38,18 @@ RKV_HD int dtype_size(int32_t d) {
   }
 }
 const char* dtype_name(int32_t d);
+
+// Runs the body of an entry point that allocates (int body()), returning RKV_ERR_OUT_OF_MEMORY
+// with a message naming `what` when an allocation fails: an exception must not cross the C ABI
+// (the Java downcall would take the process down with it).
+template <typename F>
+int no_throw(const char* what, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return set_error(RKV_ERR_OUT_OF_MEMORY, "%s: out of memory", what);
+  }
+}
 
 }  // namespace rkv
 

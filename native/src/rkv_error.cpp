@@ -2,27 +2,25 @@
 // (libradixkv_cuda): this file is compiled into both libraries, each with its own slot.
 #include <cstdarg>
 #include <cstdio>
-#include <string>
 
 #include "rkv_common.h"
 
 namespace rkv {
 
-static thread_local std::string g_last_error;
+// A fixed buffer, not a std::string: reporting an allocation failure must not allocate.
+static thread_local char g_last_error[1024];
 
 int set_error(int code, const char* fmt, ...) {
-  char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  std::vsnprintf(g_last_error, sizeof g_last_error, fmt, ap);
   va_end(ap);
-  g_last_error = buf;
   return code;
 }
 
-void clear_error() { g_last_error.clear(); }
+void clear_error() { g_last_error[0] = '\0'; }
 
-const char* last_error() { return g_last_error.c_str(); }
+const char* last_error() { return g_last_error; }
 
 const char* dtype_name(int32_t d) {
   switch (d) {
