@@ -3,6 +3,7 @@ package io.radixkv.bench;
 import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.LargePages;
 import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
@@ -63,8 +64,9 @@ final class AttentionBenchData implements AutoCloseable {
         int[] ids = new int[pages];
         int poolPages = pageIds(pageOrder, lens, pageSize, seed, ids);
         layout = new PagedKvLayout(dtype, poolPages, pageSize, numKvHeads, headDim);
-        MemorySegment k = arena.allocate(layout.poolBytes(), 4096);
-        MemorySegment v = arena.allocate(layout.poolBytes(), 4096);
+        // as the engine's KV pool (HostMemory): huge pages unless -Dradixkv.hugepages=false
+        MemorySegment k = LargePages.allocate(arena, layout.poolBytes(), 4096);
+        MemorySegment v = LargePages.allocate(arena, layout.poolBytes(), 4096);
         fillRandom(k, dtype, seed);
         fillRandom(v, dtype, seed + 1);
         float scale = dtype.isFp8() ? 0.25f : 1f;

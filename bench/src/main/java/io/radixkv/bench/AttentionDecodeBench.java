@@ -66,6 +66,9 @@ public class AttentionDecodeBench {
     /** Where the pages lie: shuffled, ordered, lifo or runs (see AttentionBenchData). */
     @Param({"shuffled"})
     public String pages;
+    /** K/V pools on huge pages, as the engine maps them (false: base pages; see LargePages). */
+    @Param({"true"})
+    public String hugePages;
 
     static final int NUM_KV_HEADS = 8;
 
@@ -94,6 +97,7 @@ public class AttentionDecodeBench {
 
     @Setup(Level.Trial)
     public void setup() throws Exception {
+        System.setProperty("radixkv.hugepages", hugePages);
         long[] lens = new long[batch];
         java.util.Arrays.fill(lens, context);
         data = new AttentionBenchData(DType.parse(dtype), 16, NUM_KV_HEADS, headDim, lens, 17, pages);

@@ -81,6 +81,9 @@ public class DecodeGemvBench {
      */
     @Param({"rows"})
     public String layout;
+    /** Weights on huge pages, as the engine maps them (false: base pages; see LargePages). */
+    @Param({"true"})
+    public String hugePages;
 
     private boolean packed;
 
@@ -97,6 +100,7 @@ public class DecodeGemvBench {
 
     @Setup(Level.Trial)
     public void setup() {
+        System.setProperty("radixkv.hugepages", hugePages);
         dtype = DType.parse(weights);
         arena = Arena.ofShared();
         n = ELEMENTS / k;

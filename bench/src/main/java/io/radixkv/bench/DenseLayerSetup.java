@@ -3,6 +3,7 @@ package io.radixkv.bench;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.JavaDenseKernels;
+import io.radixkv.kernels.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -18,7 +19,7 @@ final class DenseLayerSetup {
 
     /** count values uniform in [-0.5, 0.5), encoded as d, 64-byte aligned. */
     static MemorySegment random(Arena arena, long count, DType d, long seed) {
-        MemorySegment s = arena.allocate(count * d.bytes(), 64);
+        MemorySegment s = LargePages.allocate(arena, count * d.bytes(), 64); // as the engine's weights
         SplittableRandom r = new SplittableRandom(seed);
         for (long i = 0; i < count; i++) {
             float v = (float) (r.nextDouble() - 0.5);

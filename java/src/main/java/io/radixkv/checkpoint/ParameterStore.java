@@ -1,6 +1,7 @@
 package io.radixkv.checkpoint;
 
 import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -47,8 +48,9 @@ public final class ParameterStore implements AutoCloseable {
                 MemorySegment seg;
                 if (p.tiedTo() != null) {
                     seg = b.get(p.tiedTo());
-                } else if (zeroed) {
-                    seg = arena.allocate(p.bytes(), ALIGNMENT);
+                } else if (zeroed || (p.bytes() >= LargePages.HUGE_PAGE && LargePages.enabled())) {
+                    // a huge-page mapping reads as zero and is faulted in by its first writer
+                    seg = LargePages.allocate(arena, p.bytes(), ALIGNMENT);
                 } else {
                     seg = UninitializedMemory.allocate(arena, p.bytes(), ALIGNMENT);
                 }

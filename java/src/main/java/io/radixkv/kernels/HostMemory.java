@@ -3,7 +3,10 @@ package io.radixkv.kernels;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-/** Host memory from a shared {@link Arena} owned by this object (CPU and Java backends). */
+/**
+ * Host memory from a shared {@link Arena} owned by this object (CPU and Java backends); blocks of
+ * 2 MiB or more on transparent huge pages ({@link LargePages}).
+ */
 public final class HostMemory implements BackendMemory {
     private final Arena arena = Arena.ofShared();
     private boolean closed;
@@ -11,7 +14,7 @@ public final class HostMemory implements BackendMemory {
     @Override
     public MemorySegment allocate(long bytes) {
         Checks.requireNonNegative("bytes", bytes);
-        return arena.allocate(bytes, 64); // Arena.allocate zero-fills
+        return LargePages.allocate(arena, bytes, 64); // zeroed
     }
 
     @Override
