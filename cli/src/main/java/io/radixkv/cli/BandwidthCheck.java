@@ -6,6 +6,7 @@ import io.radixkv.kernels.BandwidthBaselines;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.LargePages;
 import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
@@ -103,7 +104,7 @@ final class BandwidthCheck {
     static double readGbps(long bytes) {
         NativeLibrary.loadCpu();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment src = arena.allocate(bytes, 64);
+            MemorySegment src = LargePages.allocate(arena, bytes, 64); // as the weights and KV pool are
             src.fill((byte) 1);
             return best(bytes, () -> BandwidthBaselines.read(src));
         }
@@ -133,8 +134,8 @@ final class BandwidthCheck {
 
     private double measureCopy() {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment src = arena.allocate(bytes, 64);
-            MemorySegment dst = arena.allocate(bytes, 64);
+            MemorySegment src = LargePages.allocate(arena, bytes, 64);
+            MemorySegment dst = LargePages.allocate(arena, bytes, 64);
             src.fill((byte) 1);
             dst.fill((byte) 0); // touch every page before timing
             return best(2 * bytes, () -> BandwidthBaselines.copy(dst, src, bytes));
@@ -220,7 +221,7 @@ final class BandwidthCheck {
     }
 
     private static MemorySegment filled(Arena arena, long n, byte value) {
-        MemorySegment s = arena.allocate(n, 64);
+        MemorySegment s = LargePages.allocate(arena, n, 64); // as the engine's KV pool
         s.fill(value); // also faults every page in before the timed runs
         return s;
     }

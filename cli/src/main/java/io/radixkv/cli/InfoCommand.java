@@ -2,6 +2,7 @@ package io.radixkv.cli;
 
 import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.LargePages;
 import io.radixkv.kernels.NativeLibrary;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -38,6 +39,7 @@ final class InfoCommand implements Callable<Integer> {
         out.println("native library: " + lib.toAbsolutePath() + " (ABI " + NativeLibrary.abiVersion() + ")");
         out.println("native build: " + Main.oneLine(NativeLibrary.buildInfo()));
         out.println("native threads: " + NativeLibrary.numThreads());
+        out.println("host memory: " + LargePages.describe());
 
         String cudaWhyNot = Backends.cudaUnavailableReason();
         if (cudaWhyNot.isEmpty()) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.LargePages;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -69,6 +70,7 @@ final class KernelsCommand implements Callable<Integer> {
 
         out.printf("working set %d MiB per measurement, %d native threads; GB/s = (bytes read + written) / s%n",
                 r.bufferBytes() >> 20, r.threads());
+        out.printf("host memory: %s%n", LargePages.describe());
         out.printf("%-30s %9s %8s%n", "baseline", "GB/s", "");
         out.printf("%-30s %9.1f%n", "read", r.readGbps());
         out.printf("%-30s %9.1f%n", "copy", r.memcpyGbps());

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.cli.report.RequestRecord;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.LargePages;
 import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.model.ModelConfig;
 import java.util.List;
@@ -22,10 +23,12 @@ import java.util.Locale;
  * @param readGbps the memory baseline measured in the same run: the host read bandwidth (libradixkv's
  *     baseline over a buffer past the LLC), or a device backend's copy bandwidth
  * @param baselineName what {@code readGbps} is ("read bandwidth", "cuda device copy bandwidth")
+ * @param hostMemory the THP mode and whether large host blocks are advised for huge pages
+ *     ({@link LargePages#describe()})
  */
 record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, Stat decodeTokS,
                   long weightBytesPerToken, double weightGbps, double readGbps, String weightsDtype, int threads,
-                  String cpuModel, String nativeBuild, String baselineName, String backend) {
+                  String cpuModel, String nativeBuild, String baselineName, String backend, String hostMemory) {
 
     /** Mean and sample standard deviation (0 for one value). */
     record Stat(double mean, double stddev) {
@@ -57,7 +60,7 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         return new LlamaBench(promptLen, genLen, records.size(), Stat.of(pp), decode, bytes,
                 bytes * decode.mean() / 1e9, baseline.gbps(), weights.name().toLowerCase(Locale.ROOT),
                 NativeLibrary.numThreads(), NativeLibrary.cpuModel(), Main.oneLine(NativeLibrary.buildInfo()), baseline.name(),
-                backend);
+                backend, LargePages.describe());
     }
 
     /** Weight bytes per second while decoding over the read bandwidth. */
@@ -67,7 +70,8 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
 
     String table() {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "%nbackend: %s%ncpu: %s%nnative: %s%n", backend, cpuModel, nativeBuild));
+        sb.append(String.format(Locale.ROOT, "%nbackend: %s%ncpu: %s%nnative: %s%nhost memory: %s%n", backend, cpuModel,
+                nativeBuild, hostMemory));
         sb.append(String.format(Locale.ROOT, "%-8s %-8s %8s %22s%n", "test", "weights", "threads", "t/s"));
         sb.append(String.format(Locale.ROOT, "%-8s %-8s %8d %13.2f ± %6.2f%n", "pp" + promptLen, weightsDtype, threads,
                 prefillTokS.mean(), prefillTokS.stddev()));
@@ -96,6 +100,7 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         o.put("weight_read_ratio", weightReadRatio());
         o.put("cpu_model", cpuModel);
         o.put("native_build", nativeBuild);
+        o.put("host_memory", hostMemory);
         return o;
     }
 }
