@@ -1,6 +1,7 @@
 package io.radixkv.bench;
 
 import io.radixkv.kernels.BandwidthBaselines;
+import io.radixkv.kernels.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
@@ -54,8 +55,8 @@ public class MemoryBaselineBench {
     public void setUp() {
         arena = Arena.ofShared();
         long bytes = (long) mib << 20;
-        src = arena.allocate(bytes, 64);
-        dst = arena.allocate(bytes, 64);
+        src = LargePages.allocate(arena, bytes, 64); // as the engine's weights and KV pool
+        dst = LargePages.allocate(arena, bytes, 64);
         src.fill((byte) 1); // touch every page before measuring
         dst.fill((byte) 2);
     }
