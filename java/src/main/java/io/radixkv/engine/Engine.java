@@ -2,6 +2,7 @@ package io.radixkv.engine;
 
 import io.radixkv.sched.FinishReason;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.LargePages;
 import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelWeights;
@@ -164,9 +165,9 @@ public final class Engine implements AutoCloseable {
             }
             Engine e = new Engine(config, backend, weights, own, forwardWrapper, extension);
             e.loop.start();
-            LOG.info("engine started: model {} ({} layers), backend {}, {} KV pages of {} tokens ({}), prefix cache {}",
-                    config.model(), weights.config().layers(), backend.name(), e.numPages(),
-                    config.pageSize(), config.kvDtype(), config.prefixCache() ? "on" : "off");
+            LOG.info("engine started: model {} ({} layers), backend {}, {} KV pages of {} tokens ({}), prefix cache {}, "
+                    + "host memory: {}", config.model(), weights.config().layers(), backend.name(), e.numPages(),
+                    config.pageSize(), config.kvDtype(), config.prefixCache() ? "on" : "off", LargePages.describe());
             return e;
         } catch (RuntimeException | Error ex) {
             if (backend != null) {
