@@ -72,7 +72,6 @@ class AlignedFloats {
   float* data() { return buf_.data() + off_; }
   float* begin() { return data(); }
   float* end() { return data() + n_; }
-  size_t size() const { return n_; }
 
  private:
   std::vector<float> buf_;
@@ -113,9 +112,8 @@ struct RowsScratch {
         hi(rows) {}
   // The attend call's view: prefill packs K/V to f32 from 16 rows (`pack_rows`).
   Scratch view(bool pack_rows) {
-    return prefill ? Scratch{S.data(), scale.data(), vis.data(), pack_rows ? pack.data() : nullptr,
-                                         kt.data(), nullptr}
-                               : Scratch{S.data(), scale.data(), vis.data(), nullptr, nullptr, q_pairs.data()};
+    if (prefill) return Scratch{S.data(), scale.data(), vis.data(), pack_rows ? pack.data() : nullptr, kt.data(), nullptr};
+    return Scratch{S.data(), scale.data(), vis.data(), nullptr, nullptr, q_pairs.data()};
   }
   const bool prefill;
   AlignedFloats Q, O, S, pack, kt, q_pairs;

@@ -109,6 +109,20 @@ void check(const Case& c) {
   std::printf("%s: %d allocation sites failed one at a time\n", c.name, swept);
 }
 
+// An attention call's outputs: Case::out gives out then lse, Case::reset fills both with a marker.
+struct AttentionOutputs {
+  std::vector<float> out, lse;
+  std::vector<float> joined() const {
+    std::vector<float> o = out;
+    o.insert(o.end(), lse.begin(), lse.end());
+    return o;
+  }
+  void clear() {
+    std::fill(out.begin(), out.end(), -7.f);
+    std::fill(lse.begin(), lse.end(), -7.f);
+  }
+};
+
 std::vector<float> random_floats(size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<float> v(n);
@@ -146,16 +160,10 @@ int main() {
     const std::vector<float> k = random_floats((size_t)b.pages * page * nkv * hd, rng);
     const std::vector<float> v = random_floats(k.size(), rng);
     const std::vector<float> q = random_floats((size_t)batch * nqo * hd, rng);
-    std::vector<float> out(q.size()), lse((size_t)batch * nqo);
-    auto outputs = [&] {
-      std::vector<float> o = out;
-      o.insert(o.end(), lse.begin(), lse.end());
-      return o;
-    };
-    auto clear = [&] {
-      std::fill(out.begin(), out.end(), -7.f);
-      std::fill(lse.begin(), lse.end(), -7.f);
-    };
+    AttentionOutputs o{std::vector<float>(q.size()), std::vector<float>((size_t)batch * nqo)};
+    std::vector<float>&out = o.out, &lse = o.lse;
+    auto outputs = [&] { return o.joined(); };
+    auto clear = [&] { o.clear(); };
     const std::string tag = batch == 1 ? " (split-KV)" : "";
     const std::string dname = "rkv_decode_attention" + tag;
     check({dname.c_str(),
@@ -195,7 +203,8 @@ int main() {
     const std::vector<float> k = random_floats((size_t)b.pages * page * nkv * hd, rng);
     const std::vector<float> v = random_floats(k.size(), rng);
     const std::vector<float> q = random_floats((size_t)qo.back() * nqo * hd, rng);
-    std::vector<float> out(q.size()), lse((size_t)qo.back() * nqo);
+    AttentionOutputs o{std::vector<float>(q.size()), std::vector<float>((size_t)qo.back() * nqo)};
+    std::vector<float>&out = o.out, &lse = o.lse;
     check({"rkv_append_prefill_attention",
            [&] {
              return rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(),
@@ -203,15 +212,7 @@ int main() {
                                                  hd, b.indptr.data(), b.indices.data(), b.last.data(), batch, nullptr,
                                                  nullptr, sm, 0.f, 1.f, 1.f, -1);
            },
-           [&] {
-             std::vector<float> o = out;
-             o.insert(o.end(), lse.begin(), lse.end());
-             return o;
-           },
-           [&] {
-             std::fill(out.begin(), out.end(), -7.f);
-             std::fill(lse.begin(), lse.end(), -7.f);
-           }});
+           [&] { return o.joined(); }, [&] { o.clear(); }});
   }
 
   {
