@@ -48,8 +48,8 @@ public final class ParameterStore implements AutoCloseable {
                 MemorySegment seg;
                 if (p.tiedTo() != null) {
                     seg = b.get(p.tiedTo());
-                } else if (zeroed || (p.bytes() >= LargePages.HUGE_PAGE && LargePages.enabled())) {
-                    // a huge-page mapping reads as zero and is faulted in by its first writer
+                } else if (zeroed || LargePages.maps(p.bytes())) {
+                    // a mapping is zeroed already and faulted in by its first writer
                     seg = LargePages.allocate(arena, p.bytes(), ALIGNMENT);
                 } else {
                     seg = UninitializedMemory.allocate(arena, p.bytes(), ALIGNMENT);

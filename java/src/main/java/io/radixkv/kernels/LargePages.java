@@ -50,6 +50,14 @@ public final class LargePages {
     }
 
     /**
+     * Whether {@link #allocate} maps a block of {@code bytes} for huge pages (then it reads as
+     * zero and is faulted in by its first writer) rather than taking it from the arena.
+     */
+    public static boolean maps(long bytes) {
+        return bytes >= HUGE_PAGE && enabled();
+    }
+
+    /**
      * The kernel's transparent huge page mode ({@code always}, {@code madvise} or {@code never};
      * {@code unknown} where it cannot be read), for benchmark reports.
      */
@@ -80,10 +88,7 @@ public final class LargePages {
             throw new IllegalArgumentException("alignment must be a power of two up to " + HUGE_PAGE + ", got "
                     + alignment);
         }
-        if (bytes < HUGE_PAGE || !enabled()) {
-            return arena.allocate(bytes, alignment);
-        }
-        return NATIVE.map(arena, bytes);
+        return maps(bytes) ? NATIVE.map(arena, bytes) : arena.allocate(bytes, alignment);
     }
 
     /** The libc calls, or null where they or the Linux constants do not apply. */
