@@ -101,4 +101,16 @@ class LargePagesTest {
             assertThrows(IllegalArgumentException.class, () -> LargePages.allocate(arena, 10, 2 * LargePages.HUGE_PAGE));
         }
     }
+
+    @Test
+    void onlyFourKibBasePagesAreMapped() {
+        assertTrue(LargePages.usableBasePage(4096));
+        assertFalse(LargePages.usableBasePage(16384), "16 KiB base pages (some arm64 kernels)");
+        assertFalse(LargePages.usableBasePage(65536), "64 KiB base pages: huge pages are 512 MiB");
+        assertFalse(LargePages.usableBasePage(-1), "sysconf failed");
+        if (LINUX && "amd64".equals(System.getProperty("os.arch"))
+                && !"false".equalsIgnoreCase(System.getProperty("radixkv.hugepages"))) {
+            assertTrue(LargePages.enabled(), "x86-64 Linux has 4 KiB base pages: large blocks are mapped");
+        }
+    }
 }

@@ -18,7 +18,8 @@ import org.apache.logging.log4j.Logger;
  * Large host blocks (weights, KV pools) on transparent huge pages: on Linux, a block of at
  * least {@link #HUGE_PAGE} bytes is an anonymous mapping aligned to 2 MiB and advised with
  * {@code madvise(MADV_HUGEPAGE)}, unmapped when its arena closes; smaller blocks, other systems
- * and {@code -Dradixkv.hugepages=false} get {@code Arena.allocate} memory.
+ * and {@code -Dradixkv.hugepages=false} get {@code Arena.allocate} memory, and so does every block
+ * where the base page is not 4 KiB.
  *
  * <p>Why: decode streams every weight and KV byte at the memory limit, and on 4 KiB pages each
  * 4 KiB read costs a TLB miss and stops the hardware prefetchers at the page's end. Where the
@@ -38,6 +39,7 @@ public final class LargePages {
     private static final int PROT_READ_WRITE = 0x1 | 0x2;
     private static final int MAP_PRIVATE_ANONYMOUS = 0x02 | 0x20; // Linux values
     private static final int MADV_HUGEPAGE = 14;
+    private static final int SC_PAGESIZE = 30; // Linux, glibc and musl
     private static final Path THP_MODE = Path.of("/sys/kernel/mm/transparent_hugepage/enabled");
 
     private static final Native NATIVE = Native.load();
@@ -91,6 +93,15 @@ public final class LargePages {
         return maps(bytes) ? NATIVE.map(arena, bytes) : arena.allocate(bytes, alignment);
     }
 
+    /**
+     * Whether the mapping arithmetic applies: 4 KiB base pages, under which a huge page is 2 MiB
+     * (arm64 kernels with 64 KiB pages have 512 MiB huge pages, and trimming a mapping at 4 KiB
+     * boundaries there fails).
+     */
+    static boolean usableBasePage(long pageSize) {
+        return pageSize == BASE_PAGE;
+    }
+
     /** The libc calls, or null where they or the Linux constants do not apply. */
     private record Native(MethodHandle mmap, MethodHandle munmap, MethodHandle madvise) {
         static Native load() {
@@ -101,8 +112,19 @@ public final class LargePages {
             Linker linker = Linker.nativeLinker();
             SymbolLookup libc = linker.defaultLookup();
             Optional<MemorySegment> mmap = libc.find("mmap"), munmap = libc.find("munmap"),
-                    madvise = libc.find("madvise");
-            if (mmap.isEmpty() || munmap.isEmpty() || madvise.isEmpty()) {
+                    madvise = libc.find("madvise"), sysconf = libc.find("sysconf");
+            if (mmap.isEmpty() || munmap.isEmpty() || madvise.isEmpty() || sysconf.isEmpty()) {
+                return null;
+            }
+            long pageSize;
+            try {
+                pageSize = (long) linker.downcallHandle(sysconf.get(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT)).invokeExact(SC_PAGESIZE);
+            } catch (Throwable t) {
+                return null;
+            }
+            if (!usableBasePage(pageSize)) {
+                LOG.debug("base pages of {} bytes: large blocks use the arena", pageSize);
                 return null;
             }
             return new Native(
