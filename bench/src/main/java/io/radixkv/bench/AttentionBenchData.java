@@ -34,8 +34,6 @@ import jdk.incubator.vector.VectorSpecies;
  * the same threads) and FMA peak ({@code rkv_bench_fma_peak}, else Vector API FMA chains).
  */
 final class AttentionBenchData implements AutoCloseable {
-    static final long MEMORY_REGIME_BYTES = 512L << 20;
-
     final Arena arena = Arena.ofShared();
     final PagedKvLayout layout;
     final KvCacheView cache;
@@ -131,8 +129,9 @@ final class AttentionBenchData implements AutoCloseable {
         return 2 * tokens * layout.tokenBytes();
     }
 
+    /** Where the pool lives against this CPU's last-level cache (see {@link LastLevelCache#regime}). */
     String regime() {
-        return uniqueKvBytes() >= MEMORY_REGIME_BYTES ? "memory" : "cache";
+        return LastLevelCache.regime(uniqueKvBytes()) + ", " + LastLevelCache.describe();
     }
 
     MemorySegment floats(long n, long seed) {

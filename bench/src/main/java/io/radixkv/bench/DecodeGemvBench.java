@@ -5,6 +5,7 @@ import io.radixkv.kernels.BandwidthBaselines;
 import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
@@ -25,9 +26,11 @@ import org.openjdk.jmh.infra.Blackhole;
  * The dense layer of decode batches (m = 1, 2, 4, 8, 16 rows) at the memory limit: {@code rkv_linear}
  * on the small / seed-model gate_up shape (n = 8192, k = 3072; {@code -p k=14336} for long rows),
  * f32, bf16 and f16 weights,
- * 1 and 2 threads. Two weight matrices are used alternately (96 MiB for half-precision
- * weights, 192 MiB for f32: beyond any last-level cache), so every call streams its weights
- * from memory. Secondary scores: {@code gbs}, weight GB/s, next to {@code readBaseline}'s
+ * 1 and 2 threads. Every call streams its weights from memory: the calls take their matrices (48 MiB
+ * half-precision, 96 MiB f32) in rotation from enough copies that between two uses of one
+ * matrix at least twice the last-level cache is read (32 MiB on the Zen 5 host, 300 MiB on the
+ * Intel host: two matrices had fit in the latter, and on the former a read baseline that followed
+ * a non-temporal kernel still found a third of its matrix in the L3). Secondary scores: {@code gbs}, weight GB/s, next to {@code readBaseline}'s
  * {@code gbs} (rkv_bench_read over the same bytes with the same threads, same run): the ratio
  * is the target (≥ 0.85); {@code gflop}, GFLOP/s, next to {@code fmaPeak}'s (large m is bound
  * by the FMA units, not by memory). On a host whose bandwidth wanders between time windows,
@@ -92,7 +95,7 @@ public class DecodeGemvBench {
     private Arena arena;
     private MemorySegment x;
     private MemorySegment y;
-    private final MemorySegment[] w = new MemorySegment[2];
+    private MemorySegment[] w;
     private int next;
     private final SameWindowRatio interleaved = new SameWindowRatio();
     private final SameWindowRatio ceiling = new SameWindowRatio();
@@ -105,11 +108,26 @@ public class DecodeGemvBench {
         arena = Arena.ofShared();
         n = ELEMENTS / k;
         x = DenseLayerSetup.random(arena, m * k, DType.F32, 1);
+        w = new MemorySegment[rotation(n * k * dtype.bytes(), LastLevelCache.bytes())];
         w[0] = DenseLayerSetup.random(arena, n * k, dtype, 2);
-        w[1] = DenseLayerSetup.random(arena, n * k, dtype, 3);
+        for (int i = 1; i < w.length; i++) {
+            w[i] = LargePages.allocate(arena, w[0].byteSize(), 64);
+            w[i].copyFrom(w[0]);
+        }
         y = arena.allocate(4L * m * n, 64);
         packed = DenseLayerSetup.applyLayout(layout, dense, dtype, n, k, w);
         MachineLine.print();
+        System.out.printf("# weights: %d matrices of %d MiB in rotation; %s%n", w.length,
+                w[0].byteSize() >> 20, LastLevelCache.describe());
+    }
+
+    /**
+     * How many matrices of {@code bytes} to rotate through so that between two uses of one, at
+     * least twice {@code llc} of other matrices is read with plain loads (every other call of
+     * linearThenRead is a read), and at least four.
+     */
+    static int rotation(long bytes, long llc) {
+        return (int) Math.max(4, 2 * Math.ceilDiv(2 * llc, bytes) + 2);
     }
 
     private void layer(MemorySegment ws) {
@@ -122,7 +140,7 @@ public class DecodeGemvBench {
     }
 
     private MemorySegment nextWeights() {
-        next ^= 1;
+        next = (next + 1) % w.length;
         return w[next];
     }
 
