@@ -280,24 +280,29 @@ using PanelsFn = void (*)(const uint8_t* w, const float* x, const uint32_t* xb, 
 // after the address-order prefetches in panels(), of read, 1 / 2 threads: bf16 m = 6 0.70 -> 0.86 /
 // 0.86 -> 0.95, m = 7 0.73 -> 0.76 / 0.86 -> 0.94; f32 m = 6 0.64 -> 0.72 / 0.81 -> 0.90, m = 8
 // 0.72 -> 0.77 / 0.88 -> 0.93; before them, bf16 m = 6 on 2 threads ran at 0.53 against 0.65
-// row-major). f32 with 9 or 10 rows takes one block of m x 2 too (20 accumulators): JMH
-// linearThenRead with the read baseline past the L3 (tenth session), 1 / 2 threads, m = 9 0.77 ->
-// 0.93 / -, m = 10 0.78 -> 0.94 / 0.80 -> 0.94; at 11 and 12 rows it ran 0.74 / 0.71 against
-// 0.81 / 0.82. f16 (m = 5-8), f32 m = 5 and f16 from 9 rows measured within +-7% either way with
-// m x 2 blocks (on the older, L3-inflated baseline) and keep 4 x 4. J > 1 where m x NV alone is
-// too few independent chains (the step counts are even: k % 16 == 0).
+// row-major). With the read baseline past the L3 (tenth session; the older one was inflated and
+// had measured these level), JMH linearThenRead, of read, 1 / 2 threads, one m x 2 block also wins
+// for bf16 and f32 with 5 rows (bf16 0.81-0.82 -> 0.96 / 0.86 -> 0.93-0.94; f32 0.83 -> 0.88-0.89
+// / 0.81-0.82 -> 0.88-0.89), for f32 with 9 or 10 (20 accumulators; m = 9 0.77 -> 0.93, m = 10
+// 0.78 -> 0.94 / 0.80 -> 0.94; at 11 and 12 rows it ran 0.74 / 0.71 against 0.81 / 0.82), and
+// for f16 with 5 or 6 (m = 5 0.83 -> 0.93 / 0.80 -> 0.92, m = 6 0.85 -> 0.89-0.90 1 thread); f16
+// from 7 rows is level with it (FMA-bound) and keeps 4 x 4.
+// J > 1 where m x NV alone is too few independent chains (the step counts are even: k % 16 == 0).
 template <int M>
 PanelsFn panels_for(int32_t w_dtype) {
   constexpr int J = M <= 2 ? 2 : 1;
   if (w_dtype == RKV_DTYPE_F32) {
-    if constexpr (M >= 6 && M <= 8) return &panels<Kind::kF32, M, 8, 2, 1>;
+    if constexpr (M >= 5 && M <= 8) return &panels<Kind::kF32, M, 8, 2, 1>;
     else if constexpr (M >= 9 && M <= 10) return &panels<Kind::kF32, M, M, 2, 1>;
     else return &panels<Kind::kF32, M, 4, 4, J>;
   }
-  if (w_dtype == RKV_DTYPE_F16) return &panels<Kind::kF16, M, 4, 4, J>;
+  if (w_dtype == RKV_DTYPE_F16) {
+    if constexpr (M >= 5 && M <= 6) return &panels<Kind::kF16, M, M, 2, 1>;
+    else return &panels<Kind::kF16, M, 4, 4, J>;
+  }
   if constexpr (M >= 8 && M <= 12) return &panels<Kind::kBf16Dot, M, M, 2, 1>;
   else if constexpr (M >= 8) return &panels<Kind::kBf16Dot, M, 8, 2, 1>;
-  else if constexpr (M >= 6) return &panels<Kind::kBf16Exact, M, 8, 2, 1>;
+  else if constexpr (M >= 5) return &panels<Kind::kBf16Exact, M, 8, 2, 1>;
   else return &panels<Kind::kBf16Exact, M, 4, 4, J>;
 }
 
