@@ -285,9 +285,12 @@ using PanelsFn = void (*)(const uint8_t* w, const float* x, const uint32_t* xb, 
 // for bf16 and f32 with 5 rows (bf16 0.81-0.82 -> 0.96 / 0.86 -> 0.93-0.94; f32 0.83 -> 0.88-0.89
 // / 0.81-0.82 -> 0.88-0.89), for f32 with 9 or 10 (20 accumulators; m = 9 0.77 -> 0.93, m = 10
 // 0.78 -> 0.94 / 0.80 -> 0.94; at 11 and 12 rows one block ran 0.74 / 0.71 against 0.81 / 0.82,
-// but two blocks of about m / 2 rows x 2 beat 4 x 4 from 11 to 15 rows: 1 thread, GB/s, m = 11
-// 30.4-32.4 -> 33.3-33.6, m = 12 34.8-35.3 -> 35.9-36.0, m = 13 24.5-25.4 -> 31.2-31.6, m = 14
-// 28.8-29.2 -> 31.4-32.0, m = 15 26.1-27.8 -> 28.7-28.8; 16 rows level, bf16 from 13 level), and
+// but two blocks of about m / 2 rows beat 4 x 4 from 11 to 15 rows: 1 thread, GB/s, m = 11
+// 30.4-33.2 -> 36.7-36.8 and m = 12 34.8-35.8 -> 37.7-38.3 (0.82-0.83 -> 0.88-0.91 of read) with
+// m / 2 x 4 (one pass each; m / 2 x 2 gave 33.3-33.6 / 35.9-36.0), m = 13 24.5-25.4 -> 31.2-31.6,
+// m = 14 28.8-29.2 -> 31.4-32.0, m = 15 26.1-27.8 -> 28.7-28.8 with m / 2 x 2 (x 4 would need 28+
+// accumulators; three blocks of m / 3 x 4 ran level at 14 and slower at 16); 16 rows, and bf16
+// from 12 (6 x 4 at 12, m / 3 x 4 or halves from 13), were level or slower), and
 // for f16 with 5 or 6 (m = 5 0.83 -> 0.93 / 0.80 -> 0.92, m = 6 0.85 -> 0.89-0.90 1 thread); f16
 // from 7 rows is level with it (FMA-bound) and keeps 4 x 4.
 // J > 1 where m x NV alone is too few independent chains (the step counts are even: k % 16 == 0).
@@ -297,7 +300,8 @@ PanelsFn panels_for(int32_t w_dtype) {
   if (w_dtype == RKV_DTYPE_F32) {
     if constexpr (M >= 5 && M <= 8) return &panels<Kind::kF32, M, 8, 2, 1>;
     else if constexpr (M >= 9 && M <= 10) return &panels<Kind::kF32, M, M, 2, 1>;
-    else if constexpr (M >= 11 && M <= 15) return &panels<Kind::kF32, M, (M + 1) / 2, 2, 1>;
+    else if constexpr (M >= 11 && M <= 12) return &panels<Kind::kF32, M, (M + 1) / 2, 4, 1>;
+    else if constexpr (M >= 13 && M <= 15) return &panels<Kind::kF32, M, (M + 1) / 2, 2, 1>;
     else return &panels<Kind::kF32, M, 4, 4, J>;
   }
   if (w_dtype == RKV_DTYPE_F16) {
