@@ -26,19 +26,20 @@ import org.openjdk.jmh.infra.Blackhole;
  * The dense layer of decode batches (m = 1, 2, 4, 8, 16 rows) at the memory limit: {@code rkv_linear}
  * on the small / seed-model gate_up shape (n = 8192, k = 3072; {@code -p k=14336} for long rows),
  * f32, bf16 and f16 weights,
- * 1 and 2 threads. Every call streams its weights from memory: the calls take their matrices (48 MiB
- * half-precision, 96 MiB f32) in rotation from enough copies that between two uses of one
- * matrix at least twice the last-level cache is read (32 MiB on the Zen 5 host, 300 MiB on the
- * Intel host: two matrices had fit in the latter, and on the former a read baseline that followed
- * a non-temporal kernel still found a third of its matrix in the L3). Secondary scores: {@code gbs}, weight GB/s, next to {@code readBaseline}'s
- * {@code gbs} (rkv_bench_read over the same bytes with the same threads, same run): the ratio
- * is the target (≥ 0.85); {@code gflop}, GFLOP/s, next to {@code fmaPeak}'s (large m is bound
- * by the FMA units, not by memory). On a host whose bandwidth wanders between time windows,
+ * 1 and 2 threads. Every call streams its weights from memory: the calls take their matrices
+ * (48 MiB half-precision, 96 MiB f32) in rotation from enough copies that between two uses of
+ * one matrix at least twice the last-level cache is read (32 MiB on the Zen 5 host, 300 MiB on
+ * the Intel host: two matrices had fit in the latter, and on the former a read baseline that
+ * followed a non-temporal kernel still found a third of its matrix in the L3). Secondary
+ * scores: {@code gbs}, weight GB/s, next to {@code readBaseline}'s {@code gbs} (rkv_bench_read
+ * over the same bytes with the same threads, same run): the ratio is the target (≥ 0.85);
+ * {@code gflop}, GFLOP/s, next to {@code fmaPeak}'s (large m is bound by the FMA units, not by
+ * memory). On a host whose bandwidth wanders between time windows,
  * {@code linearThenRead} is the figure to quote: every invocation runs the layer and then
- * rkv_bench_read over the other matrix, timing both, and each iteration prints one line with the
- * two bandwidths and their ratio from the same seconds. {@code linearCeilingRead} adds the
- * ceiling: rkv_bench_read_gemv, the weight stream with exactly the layer's arithmetic and nothing
- * else, without and with software prefetches.
+ * rkv_bench_read over the next matrix of the rotation, timing both, and each iteration prints
+ * one line with the two bandwidths and their ratio from the same seconds.
+ * {@code linearCeilingRead} adds the ceiling: rkv_bench_read_gemv, the weight stream with exactly
+ * the layer's arithmetic and nothing else, without and with software prefetches.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -162,8 +163,9 @@ public class DecodeGemvBench {
     }
 
     /**
-     * The layer, then rkv_bench_read over the other weight matrix (same bytes, same threads), each
-     * timed: the read baseline interleaved call by call with the kernel it is the yardstick for.
+     * The layer, then rkv_bench_read over the next weight matrix of the rotation (same bytes, same
+     * threads), each timed: the read baseline interleaved call by call with the kernel it is the
+     * yardstick for.
      */
     @Benchmark
     public void linearThenRead(Counters c, Blackhole bh) {
