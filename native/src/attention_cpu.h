@@ -21,8 +21,9 @@
 namespace rkv {
 namespace attn {
 
-// The register-tile helpers of attention_cpu_impl.h: inlined so their accumulators stay in
-// registers (an out-of-line tile spilled and zeroed them through the stack on every call).
+// The register-tile helpers of the CPU attention core (attention_cpu_tiles.h and
+// attention_cpu_prefill.h, included by attention_cpu_impl.h): inlined so their accumulators stay
+// in registers (an out-of-line tile spilled and zeroed them through the stack on every call).
 #define RKV_ATTN_INLINE static inline __attribute__((always_inline))
 
 constexpr int kBlock = 32;  // tokens per online-softmax block
@@ -79,8 +80,8 @@ class AlignedFloats {
   size_t off_ = 0;
 };
 
-// Per-thread scratch of one attend call (sizes: see attend_rows_t / grouped_block in
-// attention_cpu_impl.h).
+// Per-thread scratch of one attend call (sizes: see attend_rows_t in attention_cpu_prefill.h and
+// grouped_block in attention_cpu_decode.h).
 struct Scratch {
   float* S;
   float* scale;
