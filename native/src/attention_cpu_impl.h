@@ -8,16 +8,16 @@
 //   attention_cpu_prefill.h   prefill: f32 packing, transposed-K scores, the head-by-head loop
 //   attention_cpu_decode.h    decode: the token-major loops (grouped and head-wise)
 //
-// One call of attend_rows() processes R query rows that share one KV head (the G query heads
-// of a GQA group for decode; q_tile x G rows for prefill) over a token range of one sequence:
+// Every loop works on R query rows that share one KV head (the G query heads of a GQA group
+// for decode; q_tile x G rows for prefill) over a token range of one sequence, block by block:
 //   scores  S[R][BT] = Q . K^T for a block of BT tokens (register tiles of GB rows x TB tokens,
 //                      each K vector converted once per GB rows, one transpose-reduction per
 //                      W dot products),
 //   softmax per row, online (base-2 max/sum), masked by a per-row visible range [lo, hi),
 //   values  O[R][hd] += P . V (register tiles of RB rows x CB head_dim chunks, each V vector
 //                      converted once per RB rows).
-// Each K/V row is therefore read once per call, for all R rows: GQA groups read K/V once per
-// KV head. Rows of the next block are prefetched while the current one is computed.
+// Each K/V row is therefore read once for all R rows: GQA groups read K/V once per KV head.
+// Rows of the next block (or group of heads) are prefetched while the current one is computed.
 
 #include "attention_cpu_prefetch.h"
 #include "attention_cpu_tiles.h"
