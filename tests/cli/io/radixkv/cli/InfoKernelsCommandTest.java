@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.radixkv.kernels.LastLevelCache;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -60,5 +61,16 @@ class InfoKernelsCommandTest {
         }
         // Every kernel is either measured or listed as skipped with the reason.
         assertEquals(4, n.get("kernels").size() + n.get("skipped").size(), n.toString());
+        // 8 MiB is under twice any last-level cache this runs on: said on stderr and in the JSON
+        assertEquals(LastLevelCache.bytes(), n.get("last_level_cache_bytes").asLong(), n.toString());
+        assertEquals(LastLevelCache.regime(8L << 20), n.get("regime").asText(), n.toString());
+        assertTrue(r.err().contains("8 MiB is under twice the last-level cache"), r.err());
+    }
+
+    @Test
+    void kernelsDefaultStreamsPastTheLastLevelCache() {
+        long bytes = KernelsCommand.defaultBytes();
+        assertTrue(bytes >= (long) KernelsCommand.MIN_DEFAULT_MIB << 20, "" + bytes);
+        assertEquals("memory", LastLevelCache.regime(bytes), bytes + " bytes against " + LastLevelCache.describe());
     }
 }

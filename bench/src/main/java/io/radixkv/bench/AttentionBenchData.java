@@ -4,6 +4,7 @@ import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.LargePages;
+import io.radixkv.kernels.LastLevelCache;
 import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;

@@ -31,7 +31,8 @@ import org.openjdk.jmh.infra.Blackhole;
  * Decode attention effective bandwidth: unique K/V bytes of the batch ÷ time (the {@code bytes}
  * secondary result, bytes/s), next to {@code readBaseline}: streaming every byte of the same
  * K and V pools with the same number of threads, in the same run. Working sets of at least
- * 512 MiB measure memory, smaller ones cache (printed at setup as "regime").
+ * twice the last-level cache measure memory, smaller ones (partly) cache (printed at setup as
+ * "regime").
  *
  * <p>{@code impl}: native (libradixkv), java (plain-Java double-precision reference) or vector
  * (Java Vector API peer, single-threaded). 8 KV heads, page size 16, pages shuffled unless

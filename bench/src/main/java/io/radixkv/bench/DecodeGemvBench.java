@@ -6,6 +6,7 @@ import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.LargePages;
+import io.radixkv.kernels.LastLevelCache;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;

@@ -19,9 +19,10 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * FP8 quantize (f32 -> fp8, scale 0.37: a true division) and dequantize, libradixkv ("cpu")
- * vs the plain-Java reference ("java"). The native run streams 128 Mi floats (512 MiB read,
- * 128 MiB written: beyond the LLC); the Java reference, ~100x slower, runs on 1/16 of that to
- * keep iterations short (its speed is compute-bound, not memory-bound). Read {@code gbs}.
+ * vs the plain-Java reference ("java"). The native run streams 128 Mi floats ("auto": 512 MiB
+ * read, 128 MiB written, or more where twice the last-level cache is more; see
+ * {@link WorkingSet}); the Java reference, ~100x slower, runs on 1/16 of that to keep
+ * iterations short (its speed is compute-bound, not memory-bound). Read {@code gbs}.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -33,8 +34,8 @@ public class Fp8QuantizeBench {
     @Param({"fp8_e4m3", "fp8_e5m2"})
     public String fp8;
 
-    @Param({"134217728"})
-    public long elements;
+    @Param({"auto"})
+    public String elements;
 
     private KernelBackend backend;
     private DType dtype;
@@ -47,7 +48,9 @@ public class Fp8QuantizeBench {
     public void setUp() {
         backend = Backends.create(impl);
         dtype = DType.parse(fp8);
-        n = impl.equals("java") ? elements / 16 : elements;
+        long all = WorkingSet.units("elements", elements, 1L << 27, 5, 64);
+        n = impl.equals("java") ? all / 16 : all;
+        WorkingSet.print("Fp8QuantizeBench", n + " elements (f32 and " + fp8 + ")", 5 * n);
         src = backend.memory().allocate(4 * n);
         codes = backend.memory().allocate(n);
         back = backend.memory().allocate(4 * n);

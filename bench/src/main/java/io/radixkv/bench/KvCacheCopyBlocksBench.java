@@ -24,9 +24,10 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * Page copy (copy_blocks, copy-on-write / compaction): one layer of bf16 pools, 16 tokens x
- * 8 heads x 128 per page (32 KiB), 8192 pages per pool (256 MiB each, 512 MiB for K+V);
- * 4096 random source pages are copied to the other 4096 (256 MiB read + 256 MiB written
- * per call). libradixkv vs the Java reference (MemorySegment.copy per page, one thread).
+ * 8 heads x 128 per page (32 KiB), 8192 pages per pool ("auto": 256 MiB each, 512 MiB for
+ * K+V, or more pages where twice the last-level cache is more; see {@link WorkingSet}); half
+ * the pages, at random, are copied to the other half (256 MiB read + 256 MiB written per call
+ * at 8192). libradixkv vs the Java reference (MemorySegment.copy per page, one thread).
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -35,8 +36,8 @@ public class KvCacheCopyBlocksBench {
     @Param({"cpu", "java"})
     public String impl;
 
-    @Param({"8192"})
-    public int pages;
+    @Param({"auto"})
+    public String pages;
 
     private KernelBackend backend;
     private List<KvCacheView> layers;
@@ -47,24 +48,27 @@ public class KvCacheCopyBlocksBench {
     @Setup
     public void setUp() {
         backend = Backends.create(impl);
-        PagedKvLayout layout = new PagedKvLayout(DType.BF16, pages, 16, 8, 128);
+        long pageBytes = 16L * 8 * 128 * DType.BF16.bytes();
+        long numPages = WorkingSet.units("pages", pages, 8192, 2 * pageBytes, 2); // a K and a V page each
+        PagedKvLayout layout = new PagedKvLayout(DType.BF16, numPages, 16, 8, 128);
         MemorySegment kc = backend.memory().allocate(layout.poolBytes());
         MemorySegment vc = backend.memory().allocate(layout.poolBytes());
         kc.fill((byte) 3);
         vc.fill((byte) 4);
         layers = List.of(KvCacheView.of(kc, vc, layout));
         List<Long> ids = new ArrayList<>();
-        for (long p = 0; p < pages; p++) {
+        for (long p = 0; p < numPages; p++) {
             ids.add(p);
         }
         Collections.shuffle(ids, new Random(1));
-        pairs = pages / 2;
+        pairs = numPages / 2;
         mapping = backend.memory().allocate(16 * pairs);
         for (long i = 0; i < pairs; i++) {
             mapping.setAtIndex(ValueLayout.JAVA_LONG, 2 * i, ids.get((int) i));
             mapping.setAtIndex(ValueLayout.JAVA_LONG, 2 * i + 1, ids.get((int) (pairs + i)));
         }
         bytesPerOp = 2 * pairs * layout.pageBytes() * 2;
+        WorkingSet.print("KvCacheCopyBlocksBench", numPages + " pages per pool, " + pairs + " copied", bytesPerOp);
     }
 
     @TearDown

@@ -25,9 +25,10 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * KV scatter (reshape_and_cache) of a prefill batch: bf16 K/V rows [tokens, 8 heads, 128]
  * written through a slot mapping whose pages are shuffled over the pool (16-token pages),
- * into a bf16 or fp8 cache. Native: 65536 tokens (256 MiB of K+V read, 256 / 128 MiB
- * written: beyond the LLC); the Java reference runs 1/16 of the tokens. {@code gbs} counts
- * K/V bytes read + cache bytes written + the slot mapping.
+ * into a bf16 or fp8 cache. Native: 65536 tokens ("auto": 256 MiB of K+V read, 256 / 128 MiB
+ * written, or more tokens where twice the last-level cache is more; see {@link WorkingSet});
+ * the Java reference runs 1/16 of the tokens. {@code gbs} counts K/V bytes read + cache bytes
+ * written + the slot mapping.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -39,8 +40,8 @@ public class KvCacheScatterBench {
     @Param({"bf16", "fp8_e4m3"})
     public String cache;
 
-    @Param({"65536"})
-    public int tokens;
+    @Param({"auto"})
+    public String tokens;
 
     private static final int PAGE = 16;
     private static final int HEADS = 8;
@@ -57,8 +58,10 @@ public class KvCacheScatterBench {
     @Setup
     public void setUp() {
         backend = Backends.create(impl);
-        n = impl.equals("java") ? tokens / 16 : tokens;
         DType cd = DType.parse(cache);
+        long perToken = (long) HEADS * DIM * (2 * 2 + 2 * cd.bytes());
+        long all = WorkingSet.units("tokens", tokens, 65536, perToken, 16L * PAGE);
+        n = Math.toIntExact(impl.equals("java") ? all / 16 : all);
         long pages = (n + PAGE - 1) / PAGE;
         PagedKvLayout layout = new PagedKvLayout(cd, pages, PAGE, HEADS, DIM);
         float s = cd.isFp8() ? 0.05f : 1f;
@@ -84,6 +87,7 @@ public class KvCacheScatterBench {
             slots.setAtIndex(ValueLayout.JAVA_LONG, t, order.get(t / PAGE) * PAGE + t % PAGE);
         }
         bytesPerOp = 2 * elems * 2 + 2 * elems * cd.bytes() + 8L * n;
+        WorkingSet.print("KvCacheScatterBench", n + " tokens into " + cache, bytesPerOp);
     }
 
     @TearDown

@@ -21,8 +21,9 @@ import org.openjdk.jmh.infra.Blackhole;
 /**
  * Memory-bandwidth baselines measured in the same run as the kernel benchmarks: a streaming
  * read of every 64-byte line (rkv_bench_read) and a parallel memcpy (rkv_bench_copy), on
- * libradixkv's OpenMP threads. The working set (default 512 MiB per buffer) is larger than
- * the last-level cache. Read {@code gbs} (GB/s of traffic: bytes read + bytes written).
+ * libradixkv's OpenMP threads. Each buffer is {@code mib} MiB; "auto": 512, or twice the
+ * last-level cache where that is more (see {@link WorkingSet}). Read {@code gbs} (GB/s of
+ * traffic: bytes read + bytes written).
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -44,8 +45,8 @@ public class MemoryBaselineBench {
         }
     }
 
-    @Param({"512"})
-    public int mib;
+    @Param({"auto"})
+    public String mib;
 
     private Arena arena;
     private MemorySegment src;
@@ -54,7 +55,8 @@ public class MemoryBaselineBench {
     @Setup
     public void setUp() {
         arena = Arena.ofShared();
-        long bytes = (long) mib << 20;
+        long bytes = WorkingSet.units("mib", mib, 512, 1L << 20, 1) << 20;
+        WorkingSet.print("MemoryBaselineBench", "read of one buffer, copy between two", bytes);
         src = LargePages.allocate(arena, bytes, 64); // as the engine's weights and KV pool
         dst = LargePages.allocate(arena, bytes, 64);
         src.fill((byte) 1); // touch every page before measuring

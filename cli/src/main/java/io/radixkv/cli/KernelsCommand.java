@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.LargePages;
+import io.radixkv.kernels.LastLevelCache;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -21,11 +22,16 @@ import picocli.CommandLine.Spec;
             "Short bandwidth check: memory read and copy bandwidth (native baselines, same threads as the kernels), "
                     + "then KV scatter (reshape_and_cache), fp8 quantize and decode attention in GB/s with their ratio "
                     + "(attention against read bandwidth, the others against copy bandwidth).",
-            "Bytes counted are bytes read + written; buffers are sized past the last-level cache. "
+            "Bytes counted are bytes read + written; buffers are sized to twice the last-level cache. "
                     + "The JMH benchmarks in bench/ are the reference numbers."})
 final class KernelsCommand implements Callable<Integer> {
-    /** Twice this machine class's 260 MiB last-level cache, so every run streams from DRAM. */
-    static final int DEFAULT_MIB = 512;
+    /** The least default working set; more where twice the last-level cache is more. */
+    static final int MIN_DEFAULT_MIB = 512;
+
+    /** The default working set here: twice the last-level cache, at least {@value #MIN_DEFAULT_MIB} MiB. */
+    static long defaultBytes() {
+        return LastLevelCache.streamingBytes((long) MIN_DEFAULT_MIB << 20);
+    }
 
     @Spec
     CommandSpec spec;
@@ -33,10 +39,11 @@ final class KernelsCommand implements Callable<Integer> {
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON.")
     Path json;
 
-    @Option(names = "--size-mib", paramLabel = "MIB", defaultValue = "" + DEFAULT_MIB,
-            description = "Working set of each measurement in MiB (default ${DEFAULT-VALUE}; capped at a quarter "
-                    + "of available memory). Keep it at least twice the last-level cache.")
-    int sizeMib;
+    @Option(names = "--size-mib", paramLabel = "MIB",
+            description = "Working set of each measurement in MiB (default: twice the last-level cache, at least "
+                    + MIN_DEFAULT_MIB + "; capped at a quarter of available memory). Smaller sizes measure the "
+                    + "caches too.")
+    Integer sizeMib;
 
     @Option(names = "--backend", defaultValue = "cpu", paramLabel = "cpu|java",
             description = "Host kernel backend to measure (default ${DEFAULT-VALUE}).")
@@ -44,21 +51,28 @@ final class KernelsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        CliSupport.requirePositive(spec, "--size-mib", sizeMib);
+        if (sizeMib != null) {
+            CliSupport.requirePositive(spec, "--size-mib", sizeMib);
+        }
         String choice = CliSupport.requireOneOf(spec, "--backend", backend, "cpu", "java");
         CliSupport.requireWritableTarget(spec, "--json", json);
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
 
-        long bytes = (long) sizeMib << 20;
+        long bytes = sizeMib != null ? (long) sizeMib << 20 : defaultBytes();
         long available = availableMemoryBytes();
         if (available > 0 && bytes > available / 4) {
             long capped = Math.max(1L << 20, (available / 4) & ~((1L << 20) - 1));
-            err.printf("kernels: %d MiB capped to %d MiB by available memory (%d MiB); numbers may include cache effects%n",
-                    sizeMib, capped >> 20, available >> 20);
-            err.flush();
+            err.printf("kernels: %d MiB capped to %d MiB by available memory (%d MiB)%n",
+                    bytes >> 20, capped >> 20, available >> 20);
             bytes = capped;
         }
+        String regime = LastLevelCache.regime(bytes);
+        if (!regime.equals("memory")) {
+            err.printf("kernels: %d MiB is under twice the %s: the figures include cache (%s)%n",
+                    bytes >> 20, LastLevelCache.describe(), regime);
+        }
+        err.flush();
 
         BandwidthCheck.Result r;
         try (KernelBackend b = Backends.create(choice)) {
@@ -68,8 +82,9 @@ final class KernelsCommand implements Callable<Integer> {
             }).run();
         }
 
-        out.printf("working set %d MiB per measurement, %d native threads; GB/s = (bytes read + written) / s%n",
-                r.bufferBytes() >> 20, r.threads());
+        out.printf("working set %d MiB per measurement (%s; %s), %d native threads; "
+                + "GB/s = (bytes read + written) / s%n", r.bufferBytes() >> 20, LastLevelCache.regime(r.bufferBytes()),
+                LastLevelCache.describe(), r.threads());
         out.printf("host memory: %s%n", LargePages.describe());
         out.printf("%-30s %9s %8s%n", "baseline", "GB/s", "");
         out.printf("%-30s %9.1f%n", "read", r.readGbps());
@@ -99,6 +114,8 @@ final class KernelsCommand implements Callable<Integer> {
                     .put("against", k.against());
         }
         root.put("buffer_bytes", r.bufferBytes());
+        root.put("last_level_cache_bytes", LastLevelCache.bytes());
+        root.put("regime", LastLevelCache.regime(r.bufferBytes()));
         root.put("threads", r.threads());
         ArrayNode sk = root.putArray("skipped");
         r.skipped().forEach(sk::add);
