@@ -145,6 +145,46 @@ RKV_AVX512_INLINE void store_fp8(uint8_t* p, __m512 v) {
   _mm_storeu_si128((__m128i*)p, _mm512_cvtepi32_epi8(r));
 }
 
+// |x| -> fp8 magnitude codes in 16 int32 lanes, a2_fp8_magnitude_codes's algorithm: |x|
+// clamped to the largest finite value, an integer round-to-nearest-even with the rebias
+// folded in for the normal range, the FP adder's rounding for the subnormal range. The clamp
+// is vminps with |x| second, which returns its second operand when one is a NaN: a NaN stays
+// a NaN and comes out as a code above 0xFF (its exponent is all ones), which the
+// unsigned-saturating packs turn into 0xFF. (vrangeps would drop a quiet NaN.)
+template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+RKV_AVX512_INLINE __m512i fp8_magnitude_codes(__m512 x) {
+  constexpr int drop = 23 - MB;
+  constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
+  constexpr uint32_t round_rebias = ((1u << (drop - 1)) - 1u) - ((uint32_t)(127 - BIAS) << 23);
+  __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), set1(0x7FFFFFFFu)));
+  __m512i c = _mm512_castps_si512(_mm512_min_ps(_mm512_castsi512_ps(set1(MAXF)), ax));
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(c, drop), set1(1));
+  __m512i rn = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(c, lsb), set1(round_rebias)), drop);
+  __m512 fs = _mm512_add_ps(_mm512_castsi512_ps(c), _mm512_castsi512_ps(set1(magic)));
+  __m512i rs = _mm512_sub_epi32(_mm512_castps_si512(fs), set1(magic));
+  return _mm512_mask_mov_epi32(rs, _mm512_cmpge_epu32_mask(c, set1(MINN)), rn);
+}
+
+// 64 fp8 codes from four vectors of 16 in one 64-byte store: magnitudes packed to bytes,
+// signs packed with the same signed-saturating packs (a saturated int32 keeps its sign) and
+// or'ed in once per 64 values. Finite codes are at most 0x7E | 0x80, so a byte of 0xFF is a
+// NaN of either sign: it becomes 0x7F. (1.3x the in-cache rate of converting 16 lanes at a
+// time with store_fp8, Zen 5.)
+template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+RKV_AVX512_INLINE void store_fp8x64(uint8_t* p, __m512 v0, __m512 v1, __m512 v2, __m512 v3) {
+  __m512i codes = _mm512_packus_epi16(
+      _mm512_packus_epi32(fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v0), fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v1)),
+      _mm512_packus_epi32(fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v2), fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v3)));
+  __m512i signs = _mm512_packs_epi16(_mm512_packs_epi32(_mm512_castps_si512(v0), _mm512_castps_si512(v1)),
+                                     _mm512_packs_epi32(_mm512_castps_si512(v2), _mm512_castps_si512(v3)));
+  // codes | (signs & 0x80)
+  __m512i b = _mm512_ternarylogic_epi32(codes, signs, _mm512_set1_epi8((char)0x80), 0xF8);
+  b = _mm512_mask_mov_epi8(b, _mm512_cmpeq_epi8_mask(b, _mm512_set1_epi8(-1)), _mm512_set1_epi8(0x7F));
+  // per 128-bit lane L, dword j holds vector j's elements 4L..4L+3: back to element order
+  b = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
+  _mm512_storeu_si512((void*)p, b);
+}
+
 template <int DD>
 RKV_AVX512_INLINE void store16(void* dst, int64_t i, __m512 v) {
   if constexpr (DD == RKV_DTYPE_F32) _mm512_storeu_ps((float*)dst + i, v);
@@ -158,6 +198,19 @@ template <int SD, int DD, int MODE>
 RKV_AVX512 void row_avx512(const void* src, void* dst, int64_t n, float scale) {
   const __m512 vs = _mm512_set1_ps(scale);
   int64_t i = 0;
+  if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
+    for (; i + 64 <= n; i += 64) {
+      __m512 x[4];
+      for (int j = 0; j < 4; j++) {
+        x[j] = load16<SD>(src, i + 16 * j);
+        if constexpr (MODE == kScaleMul) x[j] = _mm512_mul_ps(x[j], vs);
+        else if constexpr (MODE == kScaleDiv) x[j] = _mm512_div_ps(x[j], vs);
+      }
+      uint8_t* d = (uint8_t*)dst + i;
+      if constexpr (DD == RKV_DTYPE_FP8_E4M3) store_fp8x64<3, 7, 0x43E00000u, 0x3C800000u>(d, x[0], x[1], x[2], x[3]);
+      else store_fp8x64<2, 15, 0x47600000u, 0x38800000u>(d, x[0], x[1], x[2], x[3]);
+    }
+  }
   for (; i + 32 <= n; i += 32) {
     __m512 x0 = load16<SD>(src, i);
     __m512 x1 = load16<SD>(src, i + 16);
