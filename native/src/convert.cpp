@@ -503,6 +503,7 @@ RowConverter row_converter(int32_t src_dtype, int32_t dst_dtype, float scale) {
     // x / s == x * (1 / s) bit for bit when 1 / s is exact (s a power of two): both are the
     // correctly rounded value of the same real number. A multiply is much cheaper.
     float r = 1.0f / scale;
+    if (r == 1.0f) return {table().fn[src_dtype][dst_dtype][kScaleNone], 1.0f};  // x / 1 == x (the engine's default)
     if (std::isfinite(r) && r != 0.0f && (double)r * (double)scale == 1.0) return {table().fn[src_dtype][dst_dtype][kScaleMul], r};
   }
   return {table().fn[src_dtype][dst_dtype][mode], scale};
