@@ -13,6 +13,7 @@
 #include "attention_cpu.h"
 #include "attention_split_kv.h"
 #include "rkv_mask.h"
+#include "rkv_parallel.h"
 #include "rkv_region_scratch.h"
 #include "rkv_softmax.h"
 
@@ -73,8 +74,7 @@ int decode_planned(const Common& c, const void* q, void* out, float* lse, const 
   const int64_t n_items = (int64_t)items.size();
 
   RegionScratch region;
-#pragma omp parallel num_threads(threads_for(n_items))
-  {
+  rkv::parallel_region_n(threads_for(n_items), [&] {
     std::optional<RowsScratch> ws;
     if (region.build(ws, num_qo_heads, hd, false)) {
       AlignedFloats &Q = ws->Q, &O = ws->O;
@@ -129,7 +129,7 @@ int decode_planned(const Common& c, const void* q, void* out, float* lse, const 
         store_out(out, out_dtype, qrow * hd, O.data(), row_elems);
       }
     }
-  }
+  });
   if (region.failed()) return set_error(RKV_ERR_OUT_OF_MEMORY, "decode attention: cannot allocate per-thread scratch");
   return RKV_OK;
 }

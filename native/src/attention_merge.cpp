@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attention_cpu.h"
+#include "rkv_parallel.h"
 #include "rkv_softmax.h"
 
 using namespace rkv;
@@ -28,8 +29,7 @@ RKV_API int rkv_merge_state(const float* v_a, const float* s_a, const float* v_b
   RKV_CHECK_PTR(s_out);
   const int64_t rows = num_tokens * num_heads;
   const int hd = head_dim;
-#pragma omp parallel for schedule(static) num_threads(threads_for(rows / 64 + 1))
-  for (int64_t r = 0; r < rows; r++) {
+  rkv::parallel_for_n(rows, threads_for(rows / 64 + 1), [&](int64_t r) {
     MergeWeights w = merge_weights(s_a[r], s_b[r]);
     const float* a = v_a + r * hd;
     const float* b = v_b + r * hd;
@@ -40,7 +40,7 @@ RKV_API int rkv_merge_state(const float* v_a, const float* s_a, const float* v_b
       for (int d = 0; d < hd; d++) o[d] = w.wa * a[d] + w.wb * b[d];
     }
     s_out[r] = w.lse;
-  }
+  });
   return RKV_OK;
 }
 

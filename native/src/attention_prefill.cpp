@@ -12,6 +12,7 @@
 
 #include "attention_cpu.h"
 #include "rkv_mask.h"
+#include "rkv_parallel.h"
 #include "rkv_region_scratch.h"
 #include "rkv_softmax.h"
 
@@ -92,8 +93,7 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
     };
 
     RegionScratch region;
-#pragma omp parallel num_threads(threads_for(n_items))
-    {
+    rkv::parallel_region_n(threads_for(n_items), [&] {
       std::optional<RowsScratch> ws;
       if (region.build(ws, Rmax, hd, true)) {
         AlignedFloats &Q = ws->Q, &O = ws->O;
@@ -144,7 +144,7 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
           }
         }
       }
-    }
+    });
     if (region.failed())
       return set_error(RKV_ERR_OUT_OF_MEMORY, "append prefill attention: cannot allocate per-thread scratch");
     return RKV_OK;

@@ -25,6 +25,7 @@
 #include "rkv_common.h"
 #include "rkv_isa.h"
 #include "rkv_kv.h"
+#include "rkv_parallel.h"
 #include "stream_store.h"
 
 namespace rkv {
@@ -477,8 +478,7 @@ int convert_impl(const void* src, int32_t sd, void* dst, int32_t dd, int64_t n, 
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   // Outputs larger than the caches are streamed (no read-for-ownership of the destination).
   const bool stream = n * ds > kStreamBytes;
-#pragma omp parallel if (chunks > 1)
-  {
+  rkv::parallel_region(chunks > 1, [&] {
 #pragma omp for schedule(static) nowait
     for (int64_t c = 0; c < chunks; ++c) {
       int64_t b = c * kChunk;
@@ -487,7 +487,7 @@ int convert_impl(const void* src, int32_t sd, void* dst, int32_t dd, int64_t n, 
       else rc.fn(s + b * ss, d + b * ds, len, rc.scale);
     }
     if (stream) stream_fence();
-  }
+  });
   return RKV_OK;
 }
 

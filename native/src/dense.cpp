@@ -27,9 +27,10 @@
 #include "dense_gemv.h"
 #include "dense_packed.h"
 #include "kv_convert.h"
-#include "rkv_dense_math.h"
 #include "rkv_common.h"
+#include "rkv_dense_math.h"
 #include "rkv_isa.h"
+#include "rkv_parallel.h"
 #include "rkv_region_scratch.h"
 
 #if defined(RKV_HAVE_DNNL)
@@ -85,15 +86,14 @@ bool native_bf16_dot() {
 template <typename F>
 int for_column_shares(int64_t m, int64_t n, int64_t k, const F& f) {
   int status = RKV_OK;
-#pragma omp parallel if (m * n * k >= kParallelElems * 64)
-  {
+  rkv::parallel_region(m * n * k >= kParallelElems * 64, [&] {
     const rkv::dense::Share s = rkv::dense::thread_share(n, 64, omp_get_num_threads(), omp_get_thread_num());
     const int st = s.begin < s.end ? f(s.begin, s.end) : RKV_OK;
     if (st != RKV_OK) {
 #pragma omp critical(rkv_dense_gemm_status)
       if (status == RKV_OK) status = st;
     }
-  }
+  });
   return status;
 }
 
@@ -219,8 +219,7 @@ int matmul_bf16(const float* x, const uint16_t* w, bool packed, float* y, int64_
   }
   uint16_t* xbp = xb.data();
   const int64_t total = m * k;
-#pragma omp parallel for schedule(static) if (total >= kParallelElems)
-  for (int64_t i = 0; i < total; i++) xbp[i] = float_to_bf16_bits(x[i]);
+  rkv::parallel_for(total, total >= kParallelElems, [&](int64_t i) { xbp[i] = float_to_bf16_bits(x[i]); });
   try {
     memory::desc src_md({m, k}, memory::data_type::bf16, memory::format_tag::ab);
     // w is [n, k] row-major (w^T: ba), or packed (dense_packed.h: BA16a64b2a)
@@ -347,8 +346,7 @@ RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, 
   RKV_CHECK_PTR(w);
   RKV_CHECK_PTR(y);
   RKV_CHECK(x == y || !overlaps(x, rows * dim * 4, y, rows * dim * 4), "rkv_rmsnorm: y must equal x or not overlap it");
-#pragma omp parallel for schedule(static) if (rows * dim >= kParallelElems)
-  for (int64_t r = 0; r < rows; r++) {
+  rkv::parallel_for(rows, rows * dim >= kParallelElems, [&](int64_t r) {
     const float* xr = x + r * dim;
     float* yr = y + r * dim;
     float ss = 0.f;
@@ -357,7 +355,7 @@ RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, 
     const float inv = 1.f / std::sqrt(ss / static_cast<float>(dim) + eps);
 #pragma omp simd
     for (int32_t i = 0; i < dim; i++) yr[i] = rkv::dense::rms_apply(xr[i], inv, w[i], w_offset);
-  }
+  });
   return RKV_OK;
 }
 
@@ -383,8 +381,7 @@ RKV_API int rkv_rope_table(float* q, float* k, const int32_t* positions, int64_t
   }
   const int64_t work = num_tokens * (num_q_heads + num_kv_heads) * head_dim;
   rkv::RegionScratch region;
-#pragma omp parallel if (work >= kParallelElems)
-  {
+  rkv::parallel_region(work >= kParallelElems, [&] {
     std::optional<std::vector<float>> cs;  // cos then sin of one token's angles
     if (region.build(cs, static_cast<size_t>(head_dim))) {
       float* c = cs->data();
@@ -413,7 +410,7 @@ RKV_API int rkv_rope_table(float* q, float* k, const int32_t* positions, int64_t
         if (num_kv_heads > 0) rotate(k, num_kv_heads);
       }
     }
-  }
+  });
   if (region.failed()) return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_rope: out of memory");
   return RKV_OK;
 }
@@ -437,14 +434,13 @@ RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t
   RKV_CHECK_PTR(gate_up);
   RKV_CHECK_PTR(out);
   RKV_CHECK(!overlaps(gate_up, rows * 2 * inter * 4, out, rows * inter * 4), "rkv_silu_mul: out must not overlap gate_up");
-#pragma omp parallel for schedule(static) if (rows * inter >= kParallelElems)
-  for (int64_t r = 0; r < rows; r++) {
+  rkv::parallel_for(rows, rows * inter >= kParallelElems, [&](int64_t r) {
     const float* g = gate_up + r * 2 * static_cast<int64_t>(inter);
     const float* u = g + inter;
     float* o = out + r * inter;
 #pragma omp simd
     for (int32_t i = 0; i < inter; i++) o[i] = rkv::dense::silu(g[i]) * u[i];
-  }
+  });
   return RKV_OK;
 }
 
@@ -463,8 +459,7 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
     RKV_CHECK(ids[i] >= 0 && ids[i] < vocab, "rkv_embedding: ids[%lld] = %d is outside [0, %d)",
               static_cast<long long>(i), ids[i], vocab);
   }
-#pragma omp parallel for schedule(static) if (n * dim >= kParallelElems)
-  for (int64_t i = 0; i < n; i++) {
+  rkv::parallel_for(n, n * dim >= kParallelElems, [&](int64_t i) {
     float* o = out + i * dim;
     const int64_t row = static_cast<int64_t>(ids[i]) * dim;
     if (dtype == RKV_DTYPE_F32) {
@@ -477,7 +472,7 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
       const uint16_t* t = static_cast<const uint16_t*>(table) + row;
       for (int32_t j = 0; j < dim; j++) o[j] = rkv::f16_to_float(t[j]);
     }
-  }
+  });
   return RKV_OK;
 }
 
@@ -486,8 +481,7 @@ RKV_API int rkv_add_inplace(float* y, const float* x, int64_t n) {
   if (n == 0) return RKV_OK;
   RKV_CHECK_PTR(y);
   RKV_CHECK_PTR(x);
-#pragma omp parallel for simd schedule(static) if (n >= 4 * kParallelElems)
-  for (int64_t i = 0; i < n; i++) y[i] += x[i];
+  rkv::parallel_for_simd(n, n >= 4 * kParallelElems, [&](int64_t i) { y[i] += x[i]; });
   return RKV_OK;
 }
 
@@ -497,8 +491,7 @@ RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t
   if (rows == 0) return RKV_OK;
   RKV_CHECK_PTR(logits);
   RKV_CHECK_PTR(out);
-#pragma omp parallel for schedule(static) if (rows * vocab >= 4 * kParallelElems)
-  for (int64_t r = 0; r < rows; r++) {
+  rkv::parallel_for(rows, rows * vocab >= 4 * kParallelElems, [&](int64_t r) {
     const float* l = logits + r * vocab;
     // First maximum; NaNs never win (every comparison with NaN is false).
     int32_t best = 0;
@@ -510,7 +503,7 @@ RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t
       }
     }
     out[r] = best;
-  }
+  });
   return RKV_OK;
 }
 

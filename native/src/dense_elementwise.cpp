@@ -8,6 +8,7 @@
 
 #include "rkv_common.h"
 #include "rkv_dense_math.h"
+#include "rkv_parallel.h"
 
 namespace {
 
@@ -32,14 +33,13 @@ RKV_API int rkv_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, in
   RKV_CHECK_PTR(out);
   RKV_CHECK(!overlaps(gate_up, rows * 2 * inter * 4, out, rows * inter * 4),
             "rkv_gelu_tanh_mul: out must not overlap gate_up");
-#pragma omp parallel for schedule(static) if (rows * inter >= kParallelElems)
-  for (int64_t r = 0; r < rows; r++) {
+  rkv::parallel_for(rows, rows * inter >= kParallelElems, [&](int64_t r) {
     const float* g = gate_up + r * 2 * static_cast<int64_t>(inter);
     const float* u = g + inter;
     float* o = out + r * inter;
 #pragma omp simd
     for (int32_t i = 0; i < inter; i++) o[i] = rkv::dense::gelu_tanh(g[i]) * u[i];
-  }
+  });
   return RKV_OK;
 }
 
@@ -50,12 +50,11 @@ RKV_API int rkv_add_bias(float* y, const float* bias, int64_t rows, int32_t n) {
   RKV_CHECK_PTR(y);
   RKV_CHECK_PTR(bias);
   RKV_CHECK(!overlaps(y, rows * n * 4, bias, int64_t{n} * 4), "rkv_add_bias: bias must not overlap y");
-#pragma omp parallel for schedule(static) if (rows * n >= kParallelElems)
-  for (int64_t r = 0; r < rows; r++) {
+  rkv::parallel_for(rows, rows * n >= kParallelElems, [&](int64_t r) {
     float* yr = y + r * n;
 #pragma omp simd
     for (int32_t i = 0; i < n; i++) yr[i] += bias[i];
-  }
+  });
   return RKV_OK;
 }
 
@@ -64,8 +63,7 @@ RKV_API int rkv_soft_cap(float* x, int64_t n, float cap) {
   RKV_CHECK(std::isfinite(cap) && cap > 0, "rkv_soft_cap: cap must be positive and finite, got %g", cap);
   if (n == 0) return RKV_OK;
   RKV_CHECK_PTR(x);
-#pragma omp parallel for simd schedule(static) if (n >= kParallelElems)
-  for (int64_t i = 0; i < n; i++) x[i] = rkv::dense::soft_cap(x[i], cap);
+  rkv::parallel_for_simd(n, n >= kParallelElems, [&](int64_t i) { x[i] = rkv::dense::soft_cap(x[i], cap); });
   return RKV_OK;
 }
 
@@ -74,8 +72,7 @@ RKV_API int rkv_scale(float* x, int64_t n, float s) {
   RKV_CHECK(std::isfinite(s), "rkv_scale: s must be finite, got %g", s);
   if (n == 0) return RKV_OK;
   RKV_CHECK_PTR(x);
-#pragma omp parallel for simd schedule(static) if (n >= 4 * kParallelElems)
-  for (int64_t i = 0; i < n; i++) x[i] *= s;
+  rkv::parallel_for_simd(n, n >= 4 * kParallelElems, [&](int64_t i) { x[i] *= s; });
   return RKV_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "rkv_dtype.h"
+#include "rkv_parallel.h"
 
 #if defined(__AVX512F__) || defined(__AVX2__)
 #include <immintrin.h>
@@ -119,8 +120,7 @@ void gemm_builtin(const float* x, const W* w, float* y, int64_t m, int64_t n, in
   // Threads split the weight rows: each thread streams its own part of w exactly once per
   // 4-row block of x, and writes disjoint output columns.
   const bool parallel = m * n * k >= (int64_t{1} << 16);
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t nb = 0; nb < nblocks; nb++) {
+  rkv::parallel_for(nblocks, parallel, [&](int64_t nb) {
     const int64_t j0 = nb * 4;
     const int nr = static_cast<int>(n - j0 < 4 ? n - j0 : 4);
     for (int64_t i0 = 0; i0 < m; i0 += 4) {
@@ -139,7 +139,7 @@ void gemm_builtin(const float* x, const W* w, float* y, int64_t m, int64_t n, in
         for (int c = 0; c < nr; c++) yr[c] = accumulate ? yr[c] + out[r][c] : out[r][c];
       }
     }
-  }
+  });
 }
 
 }  // namespace dense

@@ -14,6 +14,7 @@
 #include "rkv_common.h"
 #include "rkv_dtype.h"
 #include "rkv_isa.h"
+#include "rkv_parallel.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -307,11 +308,10 @@ constexpr int64_t kParallelMacs = int64_t{1} << 16;
 template <typename F>
 void for_row_ranges(int64_t m, int64_t n, int64_t k, const F& f) {
   const bool parallel = m * n * k >= kParallelMacs && n >= 8;
-#pragma omp parallel if (parallel)
-  {
+  rkv::parallel_region(parallel, [&] {
     const Share s = thread_share(n, 12, omp_get_num_threads(), omp_get_thread_num());
     if (s.begin < s.end) f(s.begin, s.end);
-  }
+  });
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "rkv_common.h"
 #include "rkv_dtype.h"
 #include "rkv_isa.h"
+#include "rkv_parallel.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -356,11 +357,10 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
   const uint32_t* xb = xs.data();
   const int64_t np = n / kPackedPanelRows;
   const bool parallel = m * n * k >= kParallelMacs && np >= 2;
-#pragma omp parallel if (parallel)
-  {
+  rkv::parallel_region(parallel, [&] {
     const Share s = thread_share(np, 1, omp_get_num_threads(), omp_get_thread_num());
     if (s.begin < s.end) fn(static_cast<const uint8_t*>(w), xf, xb, y, n, k, s.begin, s.end, accumulate);
-  }
+  });
   return RKV_OK;
 }
 

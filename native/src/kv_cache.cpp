@@ -14,6 +14,7 @@
 #include "kv_convert.h"
 #include "rkv_common.h"
 #include "rkv_kv.h"
+#include "rkv_parallel.h"
 #include "stream_store.h"
 
 namespace rkv {
@@ -34,8 +35,13 @@ int check_scale(const char* name, float scale, int32_t cache_dtype) {
 
 // Index of the first slot >= num_slots, or -1.
 int64_t first_bad_slot(const int64_t* slots, int64_t n, int64_t num_slots) {
+  if (n <= 65536) {  // a decode step's slots: no region (see rkv_parallel.h)
+    for (int64_t t = 0; t < n; ++t)
+      if (slots[t] >= num_slots) return t;
+    return -1;
+  }
   int64_t first = std::numeric_limits<int64_t>::max();
-#pragma omp parallel for schedule(static) reduction(min : first) if (n > 65536)
+#pragma omp parallel for schedule(static) reduction(min : first)
   for (int64_t t = 0; t < n; ++t)
     if (slots[t] >= num_slots && t < first) first = t;
   return first == std::numeric_limits<int64_t>::max() ? -1 : first;
@@ -92,8 +98,7 @@ RKV_API int rkv_reshape_and_cache(const void* k, const void* v, int32_t src_dtyp
   // A batch this large (prefill) leaves the caches before attention reads it back: stream it.
   const bool stream = num_tokens * row * cs * 2 > rkv::kStreamBytes;
   const bool copy = src_dtype == cache_dtype;
-#pragma omp parallel if (parallel)
-  {
+  rkv::parallel_region(parallel, [&] {
 #pragma omp for schedule(static) nowait
     for (int64_t t = 0; t < num_tokens; ++t) {
       const int64_t slot = slot_mapping[t];
@@ -108,7 +113,7 @@ RKV_API int rkv_reshape_and_cache(const void* k, const void* v, int32_t src_dtyp
       }
     }
     if (stream) rkv::stream_fence();
-  }
+  });
   return RKV_OK;
 }
 
@@ -132,15 +137,14 @@ RKV_API int rkv_copy_blocks(void* const* k_caches, void* const* v_caches, int32_
     return rkv::set_error(RKV_ERR_INVALID_ARGUMENT, "rkv_copy_blocks: %s", msg);
   const int64_t jobs = (int64_t)num_layers * num_pairs * 2;
   const bool parallel = jobs > 1 && jobs * page_bytes > rkv::kParallelBytes;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t j = 0; j < jobs; ++j) {
+  rkv::parallel_for(jobs, parallel, [&](int64_t j) {
     const int64_t layer = j / (num_pairs * 2);
     const int64_t rest = j % (num_pairs * 2);
     const int64_t pair = rest / 2;
     char* base = (char*)((rest % 2 == 0) ? k_caches[layer] : v_caches[layer]);
     std::memcpy(base + block_mapping[2 * pair + 1] * page_bytes, base + block_mapping[2 * pair] * page_bytes,
                 (size_t)page_bytes);
-  }
+  });
   return RKV_OK;
 }
 
