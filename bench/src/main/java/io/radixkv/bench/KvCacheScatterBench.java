@@ -43,6 +43,10 @@ public class KvCacheScatterBench {
     @Param({"auto"})
     public String tokens;
 
+    /** The fp8 cache's scale (stored = real / scale): 1, the engine's default, needs no division. */
+    @Param({"0.05"})
+    public float fp8Scale;
+
     private static final int PAGE = 16;
     private static final int HEADS = 8;
     private static final int DIM = 128;
@@ -64,7 +68,7 @@ public class KvCacheScatterBench {
         n = Math.toIntExact(impl.equals("java") ? all / 16 : all);
         long pages = (n + PAGE - 1) / PAGE;
         PagedKvLayout layout = new PagedKvLayout(cd, pages, PAGE, HEADS, DIM);
-        float s = cd.isFp8() ? 0.05f : 1f;
+        float s = cd.isFp8() ? fp8Scale : 1f;
         view = new KvCacheView(backend.memory().allocate(layout.poolBytes()), backend.memory().allocate(layout.poolBytes()),
                 layout, s, s);
         long elems = (long) n * layout.tokenElements();
