@@ -60,7 +60,7 @@ class InfoKernelsCommandTest {
             assertEquals(k.get("gbps").asDouble() / base, k.get("ratio").asDouble(), 1e-9, k.toString());
         }
         // Every kernel is either measured or listed as skipped with the reason.
-        assertEquals(4, n.get("kernels").size() + n.get("skipped").size(), n.toString());
+        assertEquals(5, n.get("kernels").size() + n.get("skipped").size(), n.toString());
         // 8 MiB is under twice any last-level cache this runs on: said on stderr and in the JSON
         assertEquals(LastLevelCache.bytes(), n.get("last_level_cache_bytes").asLong(), n.toString());
         assertEquals(LastLevelCache.regime(8L << 20), n.get("regime").asText(), n.toString());

@@ -72,7 +72,8 @@ final class BandwidthCheck {
 
         List<KernelResult> kernels = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
-        kernel("reshape_and_cache_bf16", "copy", copy, this::measureScatter, kernels, skipped);
+        kernel("reshape_and_cache_bf16", "copy", copy, () -> measureScatter(DType.BF16), kernels, skipped);
+        kernel("reshape_and_cache_fp8_e4m3", "copy", copy, () -> measureScatter(DType.FP8_E4M3), kernels, skipped);
         kernel("fp8_quantize_e4m3", "copy", copy, this::measureFp8Quantize, kernels, skipped);
         kernel("decode_attention_bf16", "read", read, () -> measureDecode(false), kernels, skipped);
         kernel("decode_attention_bf16_placed", "read", read, () -> measureDecode(true), kernels, skipped);
@@ -150,13 +151,17 @@ final class BandwidthCheck {
         return new PagedKvLayout(dtype, pages, PAGE_SIZE, KV_HEADS, HEAD_DIM);
     }
 
-    /** Scatter of one K/V row per slot into every slot of the pool, pages in shuffled order. */
-    private double measureScatter() {
-        PagedKvLayout layout = poolLayout(DType.BF16);
+    /**
+     * Scatter of one bf16 K/V row per slot into every slot of a {@code cache} pool (fp8: scale 1,
+     * the engine's default), pages in shuffled order.
+     */
+    private double measureScatter(DType cache) {
+        PagedKvLayout rows = poolLayout(DType.BF16); // the bf16 K/V rows: as many bytes as a bf16 pool
+        PagedKvLayout layout = new PagedKvLayout(cache, rows.numPages(), PAGE_SIZE, KV_HEADS, HEAD_DIM);
         long tokens = layout.slots();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment k = filled(arena, layout.poolBytes(), (byte) 0x3c);
-            MemorySegment v = filled(arena, layout.poolBytes(), (byte) 0x3c);
+            MemorySegment k = filled(arena, rows.poolBytes(), (byte) 0x3c);
+            MemorySegment v = filled(arena, rows.poolBytes(), (byte) 0x3c);
             MemorySegment kc = filled(arena, layout.poolBytes(), (byte) 0);
             MemorySegment vc = filled(arena, layout.poolBytes(), (byte) 0);
             MemorySegment slots = arena.allocate(ValueLayout.JAVA_LONG, tokens);
@@ -165,7 +170,7 @@ final class BandwidthCheck {
                 slots.setAtIndex(ValueLayout.JAVA_LONG, t, (long) perm[(int) (t / PAGE_SIZE)] * PAGE_SIZE + t % PAGE_SIZE);
             }
             KvCacheView view = KvCacheView.of(kc, vc, layout);
-            long moved = 4 * layout.poolBytes() + 8 * tokens;
+            long moved = 2 * rows.poolBytes() + 2 * layout.poolBytes() + 8 * tokens;
             return best(moved, () -> backend.kv().reshapeAndCache(k, v, DType.BF16, slots, tokens, view));
         }
     }
