@@ -352,7 +352,7 @@ class BlockAllocatorTest {
         owner[p] = 1;
         a.checkInvariants();
         // the same id twice on the free stack
-        int[] stack = field(a, "freeStack");
+        int[] stack = field(field(a, "freePages"), "freeStack");
         int saved = stack[0];
         stack[0] = stack[1];
         state[p] = 0;

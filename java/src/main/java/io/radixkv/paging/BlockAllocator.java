@@ -16,16 +16,13 @@ import java.util.function.IntUnaryOperator;
  * FREE and CACHED pages have owner {@link #NO_OWNER}.
  *
  * <p><b>Placement.</b> A CPU decode step reads each sequence's K/V page after page, and the
- * hardware prefetchers only follow consecutive addresses: a sequence whose pages are
- * consecutive in the pool decodes up to 1.5x faster than one whose pages are scattered (see
- * the README). So the allocator keeps a sequence's pages together where it can: an
- * allocation may name the page it should follow ({@code after}, the sequence's last page)
- * and takes the pages after it while they are free; otherwise it starts at the first page of
- * a wholly free <em>run</em> of {@link #DEFAULT_RUN_PAGES} aligned pages (so the rest of the
- * run stays free for that sequence to grow into), and only when no run is wholly free does
- * it take the most recently freed page (LIFO). Each placement extends through the pages that
- * follow while they are free. Free pages live in an int stack with a position map, and
- * wholly free runs in a second one, so every step is O(1).
+ * hardware prefetchers only follow consecutive addresses, so the allocator keeps a sequence's
+ * pages together where it can: an allocation may name the page it should follow
+ * ({@code after}, the sequence's last page) and takes the pages after it while they are free;
+ * otherwise it starts at the first page of a wholly free <em>run</em> of
+ * {@link #DEFAULT_RUN_PAGES} aligned pages, and only when no run is wholly free does it take
+ * the most recently freed page (LIFO). The free pages and this policy live in a
+ * {@code FreePageIndex} (its class comment has the details).
  *
  * <p>When an allocation runs short, the allocator asks its {@linkplain #setReclaimer
  * reclaimer} (the engine wires radix-cache eviction here) once to free the shortfall, then
@@ -49,27 +46,14 @@ public final class BlockAllocator {
     private static final PageState[] STATES = PageState.values();
 
     private final int numPages;
-    private final int runPages;
-    /** log2(runPages): a page's run is page >>> runShift. */
-    private final int runShift;
-    private final int[] freeStack;
-    /** Index of each FREE page in {@link #freeStack}; -1 for allocated pages. */
-    private final int[] stackPos;
-    private int freeTop;
-    /** FREE pages in each run of {@link #runPages} (the last run may be shorter). */
-    private final int[] runFree;
-    /** Runs all of whose pages are FREE, as a stack with a position map (-1: not listed). */
-    private final int[] freeRuns;
-    private final int[] freeRunPos;
-    private int freeRunTop;
+    /** The FREE pages, and which one an allocation takes next. */
+    private final FreePageIndex freePages;
     private final byte[] state;
     private final int[] owner;
     private int privateCount;
     private int cachedCount;
     private IntUnaryOperator reclaimer;
     private boolean reclaiming;
-    /** Scratch bitmap for {@link #checkInvariants()} (allocated once). */
-    private final long[] seen;
 
     public BlockAllocator(int numPages) {
         this(numPages, DEFAULT_RUN_PAGES);
@@ -87,35 +71,15 @@ public final class BlockAllocator {
             throw new IllegalArgumentException("runPages must be a power of two, got " + runPages);
         }
         this.numPages = numPages;
-        this.runPages = runPages;
-        this.runShift = Integer.numberOfTrailingZeros(runPages);
-        this.freeStack = new int[numPages];
-        this.stackPos = new int[numPages];
+        this.freePages = new FreePageIndex(numPages, runPages);
         this.state = new byte[numPages];
         this.owner = new int[numPages];
-        this.seen = new long[(numPages + 63) >>> 6];
         Arrays.fill(owner, NO_OWNER);
-        // top of stack = page 0, so a fresh allocator hands out 0, 1, 2, ...
-        for (int i = 0; i < numPages; i++) {
-            freeStack[i] = numPages - 1 - i;
-            stackPos[numPages - 1 - i] = i;
-        }
-        freeTop = numPages;
-        int runs = (int) (((long) numPages + runPages - 1) / runPages);
-        this.runFree = new int[runs];
-        this.freeRuns = new int[runs];
-        this.freeRunPos = new int[runs];
-        for (int r = 0; r < runs; r++) {
-            runFree[r] = runSize(r);
-            freeRuns[r] = runs - 1 - r; // run 0 on top
-            freeRunPos[runs - 1 - r] = r;
-        }
-        freeRunTop = runs;
     }
 
     /** Pages per free run (see the class comment). */
     public int runPages() {
-        return runPages;
+        return freePages.runPages();
     }
 
     public int numPages() {
@@ -123,7 +87,7 @@ public final class BlockAllocator {
     }
 
     public int freePages() {
-        return freeTop;
+        return freePages.count();
     }
 
     public int privatePages() {
@@ -136,12 +100,12 @@ public final class BlockAllocator {
 
     /** PRIVATE + CACHED pages. */
     public int allocatedPages() {
-        return numPages - freeTop;
+        return numPages - freePages.count();
     }
 
     /** Whether {@code n} pages are free right now (without asking the reclaimer). */
     public boolean canAllocate(int n) {
-        return n >= 0 && n <= freeTop;
+        return n >= 0 && n <= freePages.count();
     }
 
     /**
@@ -174,13 +138,12 @@ public final class BlockAllocator {
             throw new IllegalArgumentException("page count must not be negative, got " + n);
         }
         Objects.checkFromIndexSize(off, n, out.length);
-        if (n > freeTop && !reclaimFor(n)) {
+        if (n > freePages.count() && !reclaimFor(n)) {
             return false;
         }
         int prev = after;
         for (int i = 0; i < n; i++) {
-            int page = place(prev);
-            take(page);
+            int page = freePages.takeAfter(prev);
             state[page] = PRIVATE;
             this.owner[page] = owner;
             out[off + i] = page;
@@ -197,47 +160,14 @@ public final class BlockAllocator {
 
     /** {@link #allocateOne(int)} preferring the page after {@code after} (a hint, as in allocate). */
     public int allocateOne(int owner, int after) {
-        if (freeTop == 0 && !reclaimFor(1)) {
+        if (freePages.count() == 0 && !reclaimFor(1)) {
             return -1;
         }
-        int page = place(after);
-        take(page);
+        int page = freePages.takeAfter(after);
         state[page] = PRIVATE;
         this.owner[page] = owner;
         privateCount++;
         return page;
-    }
-
-    /** The free page to hand out after {@code prev} (at least one page is free). */
-    private int place(int prev) {
-        if (prev >= 0 && prev < numPages - 1 && stackPos[prev + 1] >= 0) {
-            return prev + 1;
-        }
-        if (freeRunTop > 0) {
-            return freeRuns[freeRunTop - 1] << runShift;
-        }
-        return freeStack[freeTop - 1];
-    }
-
-    /** Removes a FREE page from the free stack and its run's count. */
-    private void take(int page) {
-        int i = stackPos[page];
-        int last = freeStack[--freeTop];
-        freeStack[i] = last;
-        stackPos[last] = i;
-        stackPos[page] = -1;
-        int r = page >>> runShift;
-        if (runFree[r]-- == runSize(r)) {
-            int j = freeRunPos[r];
-            int lastRun = freeRuns[--freeRunTop];
-            freeRuns[j] = lastRun;
-            freeRunPos[lastRun] = j;
-            freeRunPos[r] = -1;
-        }
-    }
-
-    private int runSize(int run) {
-        return Math.min(runPages, numPages - run * runPages);
     }
 
     /** Asks the reclaimer (once, never re-entrantly) to make {@code n} pages free. */
@@ -245,12 +175,12 @@ public final class BlockAllocator {
         if (reclaimer != null && !reclaiming) {
             reclaiming = true;
             try {
-                reclaimer.applyAsInt(n - freeTop);
+                reclaimer.applyAsInt(n - freePages.count());
             } finally {
                 reclaiming = false;
             }
         }
-        return n <= freeTop;
+        return n <= freePages.count();
     }
 
     /**
@@ -462,10 +392,10 @@ public final class BlockAllocator {
     }
 
     /**
-     * Checks {@code free + private + cached == total}, that the free stack holds exactly the
-     * FREE pages (each once, where its position map says), that the wholly free runs are
-     * listed exactly, and that only PRIVATE pages have an owner. O(numPages), no
-     * allocation. Throws IllegalStateException describing the first violation.
+     * Checks {@code free + private + cached == total}, that the free-page index holds exactly
+     * the FREE pages and is consistent (see {@code FreePageIndex.checkInvariants}), and that
+     * only PRIVATE pages have an owner. O(numPages), no allocation. Throws
+     * IllegalStateException describing the first violation.
      */
     public void checkInvariants() {
         int free = 0;
@@ -486,75 +416,32 @@ public final class BlockAllocator {
             throw new IllegalStateException("free " + free + " + private " + priv + " + cached " + cached
                     + " != total " + numPages);
         }
-        if (free != freeTop || priv != privateCount || cached != cachedCount) {
-            throw new IllegalStateException("counters (free " + freeTop + ", private " + privateCount + ", cached "
+        int freeCount = freePages.count();
+        if (free != freeCount || priv != privateCount || cached != cachedCount) {
+            throw new IllegalStateException("counters (free " + freeCount + ", private " + privateCount + ", cached "
                     + cachedCount + ") disagree with page states (free " + free + ", private " + priv + ", cached "
                     + cached + ")");
         }
-        Arrays.fill(seen, 0L);
-        for (int i = 0; i < freeTop; i++) {
-            int p = freeStack[i];
-            if (p < 0 || p >= numPages) {
-                throw new IllegalStateException("free stack entry " + i + " = " + p + " is out of range");
+        freePages.checkInvariants();
+        for (int p = 0; p < numPages; p++) {
+            boolean listed = freePages.contains(p);
+            if (listed != (state[p] == FREE)) {
+                throw new IllegalStateException("page " + p + " is " + (listed ? "" : "not ") + "on the free stack but "
+                        + STATES[state[p]]);
             }
-            if (state[p] != FREE) {
-                throw new IllegalStateException("page " + p + " is on the free stack but " + STATES[state[p]]);
-            }
-            long bit = 1L << p;
-            if ((seen[p >>> 6] & bit) != 0) {
-                throw new IllegalStateException("page " + p + " is on the free stack twice");
-            }
-            seen[p >>> 6] |= bit;
-        }
-        for (int i = 0; i < freeTop; i++) {
-            if (stackPos[freeStack[i]] != i) {
-                throw new IllegalStateException("page " + freeStack[i] + " is on the free stack at index " + i
-                        + " but its position map says " + stackPos[freeStack[i]]);
-            }
-        }
-        int wholly = 0;
-        for (int r = 0; r < runFree.length; r++) {
-            int inRun = 0;
-            for (int p = r * runPages, end = p + runSize(r); p < end; p++) {
-                if (state[p] == FREE) {
-                    inRun++;
-                } else if (stackPos[p] != -1) {
-                    throw new IllegalStateException("allocated page " + p + " has stack position " + stackPos[p]);
-                }
-            }
-            if (inRun != runFree[r]) {
-                throw new IllegalStateException("run " + r + " counts " + runFree[r] + " free pages, has " + inRun);
-            }
-            boolean listed = freeRunPos[r] >= 0;
-            if (listed != (inRun == runSize(r)) || listed && (freeRunPos[r] >= freeRunTop || freeRuns[freeRunPos[r]] != r)) {
-                throw new IllegalStateException("run " + r + " (" + inRun + " of " + runSize(r)
-                        + " pages free) is " + (listed ? "" : "not ") + "listed as wholly free at " + freeRunPos[r]);
-            }
-            if (listed) {
-                wholly++;
-            }
-        }
-        if (wholly != freeRunTop) {
-            throw new IllegalStateException(freeRunTop + " runs listed as wholly free, " + wholly + " are");
         }
     }
 
     @Override
     public String toString() {
-        return "BlockAllocator[total=" + numPages + ", free=" + freeTop + ", private=" + privateCount
+        return "BlockAllocator[total=" + numPages + ", free=" + freePages.count() + ", private=" + privateCount
                 + ", cached=" + cachedCount + "]";
     }
 
     private void release(int page) {
         state[page] = FREE;
         owner[page] = NO_OWNER;
-        stackPos[page] = freeTop;
-        freeStack[freeTop++] = page;
-        int r = page >>> runShift;
-        if (++runFree[r] == runSize(r)) {
-            freeRunPos[r] = freeRunTop;
-            freeRuns[freeRunTop++] = r;
-        }
+        freePages.add(page);
     }
 
     private void checkRange(int page) {
