@@ -309,13 +309,15 @@ RKV_AVX2_INLINE void a2_store_bf16(uint16_t* p, __m256 v) {
 // the add's constant (valid for |x| >= the smallest normal, the lanes it is kept for); the
 // subnormal range adds 2^(24 - bias - mbits), whose ulp is the smallest subnormal, so the
 // FP adder rounds |x| to a multiple of it (RNE, exact: the sum's bits minus the constant's
-// are the code). NaN lanes come out as the largest code: callers replace them.
+// are the code). The clamp is vminps with |x| second, which returns its second operand when
+// one is a NaN: a NaN lane comes out as a code above 0xFF (its exponent is all ones), which
+// the unsigned-saturating packs turn into 0xFF, a byte no finite value gives; callers replace it.
 template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
 RKV_AVX2_INLINE __m256i a2_fp8_magnitude_codes(__m256i a) {
   constexpr int drop = 23 - MB;
   constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
   constexpr uint32_t round_rebias = ((1u << (drop - 1)) - 1u) - ((uint32_t)(127 - BIAS) << 23);
-  __m256i c = _mm256_min_epi32(a, s1(MAXF));
+  __m256i c = _mm256_castps_si256(_mm256_min_ps(_mm256_castsi256_ps(s1(MAXF)), _mm256_castsi256_ps(a)));
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(c, drop), s1(1));
   __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(c, lsb), s1(round_rebias)), drop);
   __m256 fs = _mm256_add_ps(_mm256_castsi256_ps(c), _mm256_castsi256_ps(s1(magic)));
@@ -342,12 +344,13 @@ RKV_AVX2_INLINE void a2_store_fp8(uint8_t* p, __m256 v) {
   _mm_storel_epi64((__m128i*)p, _mm_unpacklo_epi32(lo, hi));
 }
 
-// 32 fp8 codes from four vectors of 8 in one 32-byte store. Signs and NaN masks are packed
-// to bytes with the same signed-saturating packs as the codes (a saturated int32 keeps its
-// sign, and a -1 mask stays -1), so both are applied once per 32 values at byte level.
+// 32 fp8 codes from four vectors of 8 in one 32-byte store. Signs are packed to bytes with
+// the same signed-saturating packs as the codes (a saturated int32 keeps its sign) and or'ed in
+// once per 32 values; finite codes are at most 0x7E | 0x80, so a byte of 0xFF is a NaN of
+// either sign: it becomes 0x7F.
 template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
 RKV_AVX2_INLINE void a2_store_fp8x32(uint8_t* p, __m256 v0, __m256 v1, __m256 v2, __m256 v3) {
-  const __m256i abs_mask = s1(0x7FFFFFFFu), inf = s1(0x7F800000u);
+  const __m256i abs_mask = s1(0x7FFFFFFFu);
   __m256i u0 = _mm256_castps_si256(v0), u1 = _mm256_castps_si256(v1);
   __m256i u2 = _mm256_castps_si256(v2), u3 = _mm256_castps_si256(v3);
   __m256i a0 = _mm256_and_si256(u0, abs_mask), a1 = _mm256_and_si256(u1, abs_mask);
@@ -356,10 +359,8 @@ RKV_AVX2_INLINE void a2_store_fp8x32(uint8_t* p, __m256 v0, __m256 v1, __m256 v2
       _mm256_packus_epi32(a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a0), a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a1)),
       _mm256_packus_epi32(a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a2), a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a3)));
   __m256i signs = _mm256_packs_epi16(_mm256_packs_epi32(u0, u1), _mm256_packs_epi32(u2, u3));
-  __m256i nans = _mm256_packs_epi16(_mm256_packs_epi32(_mm256_cmpgt_epi32(a0, inf), _mm256_cmpgt_epi32(a1, inf)),
-                                    _mm256_packs_epi32(_mm256_cmpgt_epi32(a2, inf), _mm256_cmpgt_epi32(a3, inf)));
   __m256i b = _mm256_or_si256(codes, _mm256_and_si256(signs, _mm256_set1_epi8((char)0x80)));
-  b = _mm256_blendv_epi8(b, _mm256_set1_epi8(0x7F), nans);
+  b = _mm256_blendv_epi8(b, _mm256_set1_epi8(0x7F), _mm256_cmpeq_epi8(b, _mm256_set1_epi8(-1)));
   // dwords: v0[0..3] v1[0..3] v2[0..3] v3[0..3] | v0[4..7] v1[4..7] v2[4..7] v3[4..7]
   b = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   _mm256_storeu_si256((__m256i*)p, b);
