@@ -42,6 +42,21 @@ void row_copy(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, s
 void row_copy2(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, src, (size_t)n * 2); }
 void row_copy4(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, src, (size_t)n * 4); }
 
+// The constants the vector fp8 encoders round with: mantissa bits, exponent bias, and as f32
+// bits the largest finite value and the smallest normal.
+template <int DD>
+struct Fp8Format;
+template <>
+struct Fp8Format<RKV_DTYPE_FP8_E4M3> {
+  static constexpr int kMantissaBits = 3, kBias = 7;
+  static constexpr uint32_t kMaxBits = 0x43E00000u, kMinNormalBits = 0x3C800000u;  // 448, 2^-6
+};
+template <>
+struct Fp8Format<RKV_DTYPE_FP8_E5M2> {
+  static constexpr int kMantissaBits = 2, kBias = 15;
+  static constexpr uint32_t kMaxBits = 0x47600000u, kMinNormalBits = 0x38800000u;  // 57344, 2^-14
+};
+
 #if RKV_HAVE_X86
 #define RKV_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,fma")))
 #define RKV_AVX512_INLINE RKV_AVX512 __attribute__((always_inline)) inline
@@ -127,8 +142,10 @@ RKV_AVX512_INLINE void store_bf16(uint16_t* p, __m512 v) {
 // is vminps with |x| second, which returns its second operand when one is a NaN: a NaN stays
 // a NaN and comes out as a code above 0xFF (its exponent is all ones), which the
 // unsigned-saturating packs turn into 0xFF. (vrangeps would drop a quiet NaN.)
-template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+template <int DD>
 RKV_AVX512_INLINE __m512i fp8_magnitude_codes(__m512 x) {
+  constexpr int MB = Fp8Format<DD>::kMantissaBits, BIAS = Fp8Format<DD>::kBias;
+  constexpr uint32_t MAXF = Fp8Format<DD>::kMaxBits, MINN = Fp8Format<DD>::kMinNormalBits;
   constexpr int drop = 23 - MB;
   constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
   constexpr uint32_t round_rebias = ((1u << (drop - 1)) - 1u) - ((uint32_t)(127 - BIAS) << 23);
@@ -142,11 +159,11 @@ RKV_AVX512_INLINE __m512i fp8_magnitude_codes(__m512 x) {
 }
 
 // 16 fp8 codes (the tails of a row): sign or'ed in, NaN (a magnitude code above 0xFF) -> 0x7F.
-template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+template <int DD>
 RKV_AVX512_INLINE void store_fp8(uint8_t* p, __m512 v) {
   __m512i u = _mm512_castps_si512(v);
   // codes | ((u >> 24) & 0x80)
-  __m512i r = _mm512_ternarylogic_epi32(fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v), _mm512_srli_epi32(u, 24),
+  __m512i r = _mm512_ternarylogic_epi32(fp8_magnitude_codes<DD>(v), _mm512_srli_epi32(u, 24),
                                         set1(0x80), 0xF8);
   __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, set1(0x7FFFFFFFu)), set1(0x7F800000u));
   _mm_storeu_si128((__m128i*)p, _mm512_cvtepi32_epi8(_mm512_mask_mov_epi32(r, nan, set1(0x7F))));
@@ -157,11 +174,11 @@ RKV_AVX512_INLINE void store_fp8(uint8_t* p, __m512 v) {
 // or'ed in once per 64 values. Finite codes are at most 0x7E | 0x80, so a byte of 0xFF is a
 // NaN of either sign: it becomes 0x7F. (With the magnitudes, 1.3x the in-cache rate of the
 // earlier 16-lane conversion with vrndscaleps and three selects, Zen 5.)
-template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+template <int DD>
 RKV_AVX512_INLINE void store_fp8x64(uint8_t* p, __m512 v0, __m512 v1, __m512 v2, __m512 v3) {
   __m512i codes = _mm512_packus_epi16(
-      _mm512_packus_epi32(fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v0), fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v1)),
-      _mm512_packus_epi32(fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v2), fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(v3)));
+      _mm512_packus_epi32(fp8_magnitude_codes<DD>(v0), fp8_magnitude_codes<DD>(v1)),
+      _mm512_packus_epi32(fp8_magnitude_codes<DD>(v2), fp8_magnitude_codes<DD>(v3)));
   __m512i signs = _mm512_packs_epi16(_mm512_packs_epi32(_mm512_castps_si512(v0), _mm512_castps_si512(v1)),
                                      _mm512_packs_epi32(_mm512_castps_si512(v2), _mm512_castps_si512(v3)));
   // codes | (signs & 0x80)
@@ -177,8 +194,7 @@ RKV_AVX512_INLINE void store16(void* dst, int64_t i, __m512 v) {
   if constexpr (DD == RKV_DTYPE_F32) _mm512_storeu_ps((float*)dst + i, v);
   else if constexpr (DD == RKV_DTYPE_F16) store_f16((uint16_t*)dst + i, v);
   else if constexpr (DD == RKV_DTYPE_BF16) store_bf16((uint16_t*)dst + i, v);
-  else if constexpr (DD == RKV_DTYPE_FP8_E4M3) store_fp8<3, 7, 0x43E00000u, 0x3C800000u>((uint8_t*)dst + i, v);
-  else store_fp8<2, 15, 0x47600000u, 0x38800000u>((uint8_t*)dst + i, v);
+  else store_fp8<DD>((uint8_t*)dst + i, v);
 }
 
 template <int SD, int DD, int MODE>
@@ -193,9 +209,7 @@ RKV_AVX512 void row_avx512(const void* src, void* dst, int64_t n, float scale) {
         if constexpr (MODE == kScaleMul) x[j] = _mm512_mul_ps(x[j], vs);
         else if constexpr (MODE == kScaleDiv) x[j] = _mm512_div_ps(x[j], vs);
       }
-      uint8_t* d = (uint8_t*)dst + i;
-      if constexpr (DD == RKV_DTYPE_FP8_E4M3) store_fp8x64<3, 7, 0x43E00000u, 0x3C800000u>(d, x[0], x[1], x[2], x[3]);
-      else store_fp8x64<2, 15, 0x47600000u, 0x38800000u>(d, x[0], x[1], x[2], x[3]);
+      store_fp8x64<DD>((uint8_t*)dst + i, x[0], x[1], x[2], x[3]);
     }
   }
   for (; i + 32 <= n; i += 32) {
@@ -298,8 +312,10 @@ RKV_AVX2_INLINE void a2_store_bf16(uint16_t* p, __m256 v) {
 // are the code). The clamp is vminps with |x| second, which returns its second operand when
 // one is a NaN: a NaN lane comes out as a code above 0xFF (its exponent is all ones), which
 // the unsigned-saturating packs turn into 0xFF, a byte no finite value gives; callers replace it.
-template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+template <int DD>
 RKV_AVX2_INLINE __m256i a2_fp8_magnitude_codes(__m256i a) {
+  constexpr int MB = Fp8Format<DD>::kMantissaBits, BIAS = Fp8Format<DD>::kBias;
+  constexpr uint32_t MAXF = Fp8Format<DD>::kMaxBits, MINN = Fp8Format<DD>::kMinNormalBits;
   constexpr int drop = 23 - MB;
   constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
   constexpr uint32_t round_rebias = ((1u << (drop - 1)) - 1u) - ((uint32_t)(127 - BIAS) << 23);
@@ -312,18 +328,18 @@ RKV_AVX2_INLINE __m256i a2_fp8_magnitude_codes(__m256i a) {
 }
 
 // f32 -> fp8 codes in 8 int32 lanes: sign or'ed in, NaN -> 0x7F.
-template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+template <int DD>
 RKV_AVX2_INLINE __m256i a2_fp8_codes(__m256 v) {
   __m256i u = _mm256_castps_si256(v);
   __m256i sign = _mm256_and_si256(_mm256_srli_epi32(u, 24), s1(0x80));
   __m256i a = _mm256_and_si256(u, s1(0x7FFFFFFFu));
-  __m256i r = _mm256_or_si256(a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a), sign);
+  __m256i r = _mm256_or_si256(a2_fp8_magnitude_codes<DD>(a), sign);
   return sel(_mm256_cmpgt_epi32(a, s1(0x7F800000u)), s1(0x7F), r);
 }
 
-template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+template <int DD>
 RKV_AVX2_INLINE void a2_store_fp8(uint8_t* p, __m256 v) {
-  __m256i r = a2_fp8_codes<MB, BIAS, MAXF, MINN>(v);
+  __m256i r = a2_fp8_codes<DD>(v);
   __m256i p16 = _mm256_packus_epi32(r, r);
   __m256i p8 = _mm256_packus_epi16(p16, p16);  // lane 0: r0..3 repeated, lane 1: r4..7 repeated
   __m128i lo = _mm256_castsi256_si128(p8), hi = _mm256_extracti128_si256(p8, 1);
@@ -334,7 +350,7 @@ RKV_AVX2_INLINE void a2_store_fp8(uint8_t* p, __m256 v) {
 // the same signed-saturating packs as the codes (a saturated int32 keeps its sign) and or'ed in
 // once per 32 values; finite codes are at most 0x7E | 0x80, so a byte of 0xFF is a NaN of
 // either sign: it becomes 0x7F.
-template <int MB, int BIAS, uint32_t MAXF, uint32_t MINN>
+template <int DD>
 RKV_AVX2_INLINE void a2_store_fp8x32(uint8_t* p, __m256 v0, __m256 v1, __m256 v2, __m256 v3) {
   const __m256i abs_mask = s1(0x7FFFFFFFu);
   __m256i u0 = _mm256_castps_si256(v0), u1 = _mm256_castps_si256(v1);
@@ -342,8 +358,8 @@ RKV_AVX2_INLINE void a2_store_fp8x32(uint8_t* p, __m256 v0, __m256 v1, __m256 v2
   __m256i a0 = _mm256_and_si256(u0, abs_mask), a1 = _mm256_and_si256(u1, abs_mask);
   __m256i a2 = _mm256_and_si256(u2, abs_mask), a3 = _mm256_and_si256(u3, abs_mask);
   __m256i codes = _mm256_packus_epi16(
-      _mm256_packus_epi32(a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a0), a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a1)),
-      _mm256_packus_epi32(a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a2), a2_fp8_magnitude_codes<MB, BIAS, MAXF, MINN>(a3)));
+      _mm256_packus_epi32(a2_fp8_magnitude_codes<DD>(a0), a2_fp8_magnitude_codes<DD>(a1)),
+      _mm256_packus_epi32(a2_fp8_magnitude_codes<DD>(a2), a2_fp8_magnitude_codes<DD>(a3)));
   __m256i signs = _mm256_packs_epi16(_mm256_packs_epi32(u0, u1), _mm256_packs_epi32(u2, u3));
   __m256i b = _mm256_or_si256(codes, _mm256_and_si256(signs, _mm256_set1_epi8((char)0x80)));
   b = _mm256_blendv_epi8(b, _mm256_set1_epi8(0x7F), _mm256_cmpeq_epi8(b, _mm256_set1_epi8(-1)));
@@ -358,8 +374,7 @@ RKV_AVX2_INLINE void a2_store8(void* dst, int64_t i, __m256 v) {
   else if constexpr (DD == RKV_DTYPE_F16)
     _mm_storeu_si128((__m128i*)((uint16_t*)dst + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   else if constexpr (DD == RKV_DTYPE_BF16) a2_store_bf16((uint16_t*)dst + i, v);
-  else if constexpr (DD == RKV_DTYPE_FP8_E4M3) a2_store_fp8<3, 7, 0x43E00000u, 0x3C800000u>((uint8_t*)dst + i, v);
-  else a2_store_fp8<2, 15, 0x47600000u, 0x38800000u>((uint8_t*)dst + i, v);
+  else a2_store_fp8<DD>((uint8_t*)dst + i, v);
 }
 
 template <int SD, int DD, int MODE>
@@ -381,9 +396,7 @@ RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
         if constexpr (MODE == kScaleMul) x[j] = _mm256_mul_ps(x[j], vs);
         else if constexpr (MODE == kScaleDiv) x[j] = _mm256_div_ps(x[j], vs);
       }
-      uint8_t* d = (uint8_t*)dst + i;
-      if constexpr (DD == RKV_DTYPE_FP8_E4M3) a2_store_fp8x32<3, 7, 0x43E00000u, 0x3C800000u>(d, x[0], x[1], x[2], x[3]);
-      else a2_store_fp8x32<2, 15, 0x47600000u, 0x38800000u>(d, x[0], x[1], x[2], x[3]);
+      a2_store_fp8x32<DD>((uint8_t*)dst + i, x[0], x[1], x[2], x[3]);
     }
   }
   for (; i + 8 <= n; i += 8) {
