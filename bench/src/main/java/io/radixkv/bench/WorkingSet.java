@@ -17,9 +17,8 @@ final class WorkingSet {
      */
     static long units(String name, String param, long defaultUnits, long bytesPerUnit, long multiple) {
         if (param.equals("auto")) {
-            long need = LastLevelCache.streamingBytes(0);
-            long units = Math.max(defaultUnits, (need + bytesPerUnit - 1) / bytesPerUnit);
-            return (units + multiple - 1) / multiple * multiple;
+            long units = Math.max(defaultUnits, Math.ceilDiv(LastLevelCache.streamingBytes(0), bytesPerUnit));
+            return Math.ceilDiv(units, multiple) * multiple;
         }
         long units;
         try {

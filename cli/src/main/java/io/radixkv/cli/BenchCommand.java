@@ -186,9 +186,7 @@ final class BenchCommand implements Callable<Integer> {
 
     /** The read-bandwidth buffer: kernels' default (past the LLC), capped at a quarter of available memory. */
     private static long readBufferBytes() {
-        long bytes = KernelsCommand.defaultBytes();
-        long available = KernelsCommand.availableMemoryBytes();
-        return available > 0 ? Math.max(1L << 20, Math.min(bytes, (available / 4) & ~((1L << 20) - 1))) : bytes;
+        return KernelsCommand.capToAvailable(KernelsCommand.defaultBytes());
     }
 
     /**

@@ -59,13 +59,11 @@ final class KernelsCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
 
-        long bytes = sizeMib != null ? (long) sizeMib << 20 : defaultBytes();
-        long available = availableMemoryBytes();
-        if (available > 0 && bytes > available / 4) {
-            long capped = Math.max(1L << 20, (available / 4) & ~((1L << 20) - 1));
+        long requested = sizeMib != null ? (long) sizeMib << 20 : defaultBytes();
+        long bytes = capToAvailable(requested);
+        if (bytes != requested) {
             err.printf("kernels: %d MiB capped to %d MiB by available memory (%d MiB)%n",
-                    bytes >> 20, capped >> 20, available >> 20);
-            bytes = capped;
+                    requested >> 20, bytes >> 20, availableMemoryBytes() >> 20);
         }
         String regime = LastLevelCache.regime(bytes);
         if (!regime.equals("memory")) {
@@ -120,6 +118,15 @@ final class KernelsCommand implements Callable<Integer> {
         ArrayNode sk = root.putArray("skipped");
         r.skipped().forEach(sk::add);
         return root;
+    }
+
+    /**
+     * {@code bytes}, or a quarter of the available memory in whole MiB (at least 1 MiB) where that
+     * is less; {@code bytes} where /proc/meminfo cannot be read.
+     */
+    static long capToAvailable(long bytes) {
+        long available = availableMemoryBytes();
+        return available > 0 && bytes > available / 4 ? Math.max(1L << 20, (available / 4) & ~((1L << 20) - 1)) : bytes;
     }
 
     /** MemAvailable from /proc/meminfo, or -1 where it cannot be read. */

@@ -55,8 +55,7 @@ public final class LastLevelCache {
             throw new IllegalArgumentException("minimumBytes must be >= 0, got " + minimumBytes);
         }
         long mib = 1L << 20;
-        long twice = (2 * llcBytes + mib - 1) / mib * mib;
-        return Math.max(minimumBytes, twice);
+        return Math.max(minimumBytes, Math.ceilDiv(2 * llcBytes, mib) * mib);
     }
 
     /** "memory" from twice the LLC on, "partly cached" from once, else "cache". */
