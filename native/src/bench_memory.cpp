@@ -113,7 +113,7 @@ __attribute__((target("avx512f,avx512bw,f16c"))) double read_gemv_avx512(const c
   int64_t i = 0;
   for (; i + kLines * 64 <= bytes; i += kLines * 64) {
     if (pf)
-      for (int64_t l = 0; l < kLines; l++) __builtin_prefetch(p + i + 64 * l + pf, 0, 0);
+      for (int64_t l = 0; l < kLines; l++) __builtin_prefetch(p + i + 64 * l + pf, 0, dense::kWeightPrefetchLocality);
     for (int64_t l = 0; l < kLines; l++) {
       __m512 w[kVecs];
       if constexpr (DT == RKV_DTYPE_F32) {
@@ -154,7 +154,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) double read_gemv_bf16_dot
   int64_t i = 0;
   for (; i + kLines * 64 <= bytes; i += kLines * 64) {
     if (pf)
-      for (int64_t l = 0; l < kLines; l++) __builtin_prefetch(p + i + 64 * l + pf, 0, 0);
+      for (int64_t l = 0; l < kLines; l++) __builtin_prefetch(p + i + 64 * l + pf, 0, dense::kWeightPrefetchLocality);
     for (int64_t l = 0; l < kLines; l++) {
       const __m512bh w = (__m512bh)_mm512_loadu_si512(p + i + 64 * l);
       for (int r = 0; r < R; r++) {
@@ -180,7 +180,7 @@ __attribute__((target("avx2,fma,f16c"))) double read_gemv_avx2(const char* p, in
   int64_t i = 0;
   for (; i + kLines * 64 <= bytes; i += kLines * 64) {
     if (pf)
-      for (int64_t l = 0; l < kLines; l++) __builtin_prefetch(p + i + 64 * l + pf, 0, 0);
+      for (int64_t l = 0; l < kLines; l++) __builtin_prefetch(p + i + 64 * l + pf, 0, dense::kWeightPrefetchLocality);
     for (int64_t l = 0; l < kLines; l++)
       for (int v = 0; v < kVecs; v++) {
         const char* q = p + i + 64 * l + (64 / kVecs) * v;

@@ -200,7 +200,7 @@ __attribute__((noinline)) static void dot_tile(const uint16_t* x, int64_t ldx, i
   int64_t kk = 0;
   for (; kk + 32 <= kb; kk += 32) {
     if (pf)
-      for (int c = 0; c < NR; c++) __builtin_prefetch(w + c * ld + kk + pf, 0, 0);
+      for (int c = 0; c < NR; c++) __builtin_prefetch(w + c * ld + kk + pf, 0, kWeightPrefetchLocality);
     __m512bh wv[NR];
     for (int c = 0; c < NR; c++) wv[c] = load_bh(w + c * ld + kk);
     for (int r = 0; r < MR; r++) {

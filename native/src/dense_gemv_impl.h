@@ -50,7 +50,8 @@ static inline void tile(const float* x, int64_t ld, int64_t kb, const typename E
     // keeps the misses in flight across them)
     if (pf)
       for (int c = 0; c < NR; c++)
-        for (int e = 0; e < P * U * L; e += kLineStep) __builtin_prefetch(w + c * ld + kk + e + pf, 0, 0);
+        for (int e = 0; e < P * U * L; e += kLineStep)
+          __builtin_prefetch(w + c * ld + kk + e + pf, 0, kWeightPrefetchLocality);
     for (int p = 0; p < P; p++)
       for (int u = 0; u < U; u++) {
         const int64_t ko = kk + (p * U + u) * L;

@@ -39,6 +39,8 @@ namespace {
 // n = 8192, k = 3072, of read (a prototype of these loops, all m in one pass), none / 4 / 8 / 16
 // KiB: m = 8 0.66 / 0.69 / 0.72 / 0.67, m = 16 0.35 / 0.57 / 0.72 / 0.70.
 constexpr int64_t kPrefetchBytes = 8192;
+// Every pass prefetches with T0 (kWeightPrefetchLocality, dense_gemv.h).
+constexpr _mm_hint kHint = static_cast<_mm_hint>(kWeightPrefetchLocality);
 // Bytes of panel per chunk of k when a panel is read in several passes (m >= 5): 16 KiB, which
 // stays in L1 between the passes while the next chunk is prefetched. Zen 5, 1 thread, bf16,
 // k = 3072, of read, chunks of 16 / 64 / 256 KiB (128 / 512 / 2048 columns): m = 8 0.76-0.84 /
@@ -127,7 +129,7 @@ constexpr int64_t kVecBytes = kStepBytes<K> / 4;
 // end to end against row-major weights (small model, f16, 1 thread, llama_bench tg256: 145-189,
 // median 161, against 185-199 tok/s) though it measured level alone; with each step's prefetches
 // beside its own loads, 189-196 against 185-195.
-template <Kind K, int M, int NV, int J, int kHint, int LPS>
+template <Kind K, int M, int NV, int J, int LPS>
 __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* x, const uint32_t* xb, int64_t ldq,
                                           int64_t s0, int64_t steps, int sub0, const uint8_t* pf_at,
                                           int64_t pf_len, float* y, int64_t n, bool acc) {
@@ -142,11 +144,11 @@ __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* 
       if constexpr (LPS == 0) {
         if (pf_len) {
           for (int l = 0; l < NV * kVecBytes<K> / 64; l++)
-            _mm_prefetch(row + pf_len + 64 * l, static_cast<_mm_hint>(kHint));
+            _mm_prefetch(row + pf_len + 64 * l, kHint);
         }
       } else if (s + j - s0 < pf_len) {
         const uint8_t* at = pf_at + (s + j - s0) * (64 * LPS);
-        for (int l = 0; l < LPS; l++) _mm_prefetch(at + 64 * l, static_cast<_mm_hint>(kHint));
+        for (int l = 0; l < LPS; l++) _mm_prefetch(at + 64 * l, kHint);
       }
       if constexpr (K == Kind::kBf16Dot) {
         __m512i wv[NV];
@@ -192,13 +194,13 @@ __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* 
 // The passes of one sub-column group over rows of x in blocks of MB (the last one shorter). LPS == 0
 // (a single pass): pf is its prefetch distance. Otherwise pass b0 + Bs of the chunk prefetches its
 // share, lines [pass * pf, (pass + 1) * pf) of the next chunk at next, LPS lines per step.
-template <Kind K, int M, int MB, int NV, int J, int kHint, int LPS, int... Bs>
+template <Kind K, int M, int MB, int NV, int J, int LPS, int... Bs>
 inline void row_blocks(std::integer_sequence<int, Bs...>, const uint8_t* panel, const float* x, const uint32_t* xb,
                        int64_t s0, int64_t steps, int sub0, const uint8_t* next, int64_t pf, int b0, float* yp,
                        int64_t n, bool acc) {
   constexpr int64_t kXPerRow = K == Kind::kBf16Exact ? 2 : 1;  // floats of x per row and step
   const int64_t pf_len = LPS == 0 ? pf : (pf + LPS - 1) / LPS;
-  (panel_pass<K, (M - Bs * MB < MB ? M - Bs * MB : MB), NV, J, kHint, LPS>(
+  (panel_pass<K, (M - Bs * MB < MB ? M - Bs * MB : MB), NV, J, LPS>(
        panel, x + kXPerRow * Bs * MB, xb + Bs * MB, M, s0, steps, sub0, next + (b0 + Bs) * pf * 64, pf_len,
        yp + Bs * MB * n, n, acc),
    ...);
@@ -207,8 +209,11 @@ inline void row_blocks(std::integer_sequence<int, Bs...>, const uint8_t* panel, 
 // All passes over panels [p0, p1). Rows of x go in blocks of MB against NV sub-columns at a time
 // (MB x NV accumulators; panels_for says which). When one block covers
 // all 4 sub-columns (m <= 4), a panel is one pass over all of k, prefetched kPrefetchBytes ahead
-// with NTA hints (to L1 only: with T0 hints the stream also went through L2 into the L3, which
-// cost the engine's other kernels their cached data: small model, 1 thread, 150 -> 182 tok/s).
+// with T0 hints (kWeightPrefetchLocality). An earlier tree had measured NTA ahead end to end on
+// Zen 5 (small model, 1 thread, 150 -> 182 tok/s: with T0 the stream also went through L2 into
+// the L3 and cost the other kernels their cached data); on this tree the two are level there
+// (llama_bench tg128, 1 thread, NTA / T0: bf16 171-172 / 167-176, f16 174 / 172-174 tok/s),
+// while NTA halved the stream on an Intel Xeon (dense_gemv.h).
 // Otherwise k goes in chunks of kChunkBytes of panel, each read by several passes (blocks x
 // sub-column groups), and each pass prefetches its share of the next chunk into L1 (T0, as the
 // later passes read it again) in address order: pass b of P the b-th P-th of the chunk's lines, so
@@ -228,7 +233,6 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
   // chunk has much less work than the next one, whose lines its passes prefetch
   const int64_t chunks = kSingle ? 1 : (panel_bytes + kChunkBytes - 1) / kChunkBytes;
   const int64_t chunk_steps = ((k / 16 + chunks - 1) / chunks) * (16 / kStepCols);
-  constexpr int kHint = kSingle ? _MM_HINT_NTA : _MM_HINT_T0;
   // Several passes keep their partial sums in a panel-sized buffer (row stride 64) and write y
   // once per panel: y's m rows lie n floats apart, for most layers a multiple of 4 KiB, and would
   // share a few L1 sets with each other and with the chunk (small model, f16, continuous batching,
@@ -252,7 +256,7 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
         pf = (next_steps * kStepBytes<K> / 64 + kPasses - 1) / kPasses;  // lines per pass
       }
       for (int g = 0; g < 4 / NV; g++)
-        row_blocks<K, M, MB, NV, J, kHint, kLps>(std::make_integer_sequence<int, kBlocks>{}, panel, x, xb, s0, steps,
+        row_blocks<K, M, MB, NV, J, kLps>(std::make_integer_sequence<int, kBlocks>{}, panel, x, xb, s0, steps,
                                                  g * NV, next, pf, g * kBlocks, kSingle ? yp : yb,
                                                  kSingle ? n : kPackedPanelRows, kSingle ? acc : s0 > 0);
     }
