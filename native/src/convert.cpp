@@ -47,8 +47,8 @@ void row_copy4(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, 
 // the end of the row is harmless, prefetches never fault). AVX2 on Zen 3: 1.1-1.4x from memory
 // against none (0.5-4 KiB all helped, 2 KiB most consistently). AVX-512, 1 thread, of copy in
 // the same run, none -> 2 KiB: 16-core Intel Xeon (Emerald Rapids) f32 quantize 0.39-0.40 ->
-// 0.50-0.58, bf16 scatter into e4m3 (scale 1) 0.39-0.43 -> 0.50-0.67, 16 threads 0.88-0.95 ->
-// 1.07-1.09; Zen 5 quantize 0.83 -> 0.93, scatter level (0.78).
+// 0.50-0.58, bf16 scatter into e4m3 (scale 1) 0.39-0.43 -> 0.50-0.67 (16 threads, all cases:
+// 0.82-0.95 -> 0.89-1.10); Zen 5 quantize 0.83 -> 0.93, scatter level (0.78).
 constexpr int64_t kFp8PrefetchBytes = 2048;
 
 // Bytes per element of a source dtype, at compile time.
