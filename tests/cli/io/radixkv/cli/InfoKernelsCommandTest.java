@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.radixkv.kernels.LastLevelCache;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,7 +61,12 @@ class InfoKernelsCommandTest {
             assertEquals(k.get("gbps").asDouble() / base, k.get("ratio").asDouble(), 1e-9, k.toString());
         }
         // Every kernel is either measured or listed as skipped with the reason.
-        assertEquals(5, n.get("kernels").size() + n.get("skipped").size(), n.toString());
+        assertEquals(7, n.get("kernels").size() + n.get("skipped").size(), n.toString());
+        // the decode linears: 8 MiB holds 1365 rows of 3072 bf16, rounded down to 1344 (64 | n for packing)
+        assertEquals(1344, n.get("linear_rows").asLong(), n.toString());
+        assertEquals(3072, n.get("linear_cols").asLong(), n.toString());
+        assertTrue(List.of("packed", "row-major").contains(n.get("linear_layout").asText()), n.toString());
+        assertTrue(r.out().contains("decode_linear_bf16_m8"), r.out());
         // 8 MiB is under twice any last-level cache this runs on: said on stderr and in the JSON
         assertEquals(LastLevelCache.bytes(), n.get("last_level_cache_bytes").asLong(), n.toString());
         assertEquals(LastLevelCache.regime(8L << 20), n.get("regime").asText(), n.toString());

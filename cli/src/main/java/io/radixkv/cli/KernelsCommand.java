@@ -87,6 +87,8 @@ final class KernelsCommand implements Callable<Integer> {
         out.printf("%-30s %9s %8s%n", "baseline", "GB/s", "");
         out.printf("%-30s %9.1f%n", "read", r.readGbps());
         out.printf("%-30s %9.1f%n", "copy", r.memcpyGbps());
+        out.printf("decode linears: bf16 weights %d x %d, %s (as the engine lays them out)%n", r.linearRows(),
+                BandwidthCheck.LINEAR_COLS, r.linearLayout());
         out.printf("%-30s %9s %8s%n", "kernel (" + choice + ")", "GB/s", "ratio");
         for (BandwidthCheck.KernelResult k : r.kernels()) {
             out.printf("%-30s %9.1f %8.2f  (vs %s)%n", k.name(), k.gbps(), k.ratio(), k.against());
@@ -115,6 +117,9 @@ final class KernelsCommand implements Callable<Integer> {
         root.put("last_level_cache_bytes", LastLevelCache.bytes());
         root.put("regime", LastLevelCache.regime(r.bufferBytes()));
         root.put("threads", r.threads());
+        root.put("linear_layout", r.linearLayout());
+        root.put("linear_rows", r.linearRows());
+        root.put("linear_cols", BandwidthCheck.LINEAR_COLS);
         ArrayNode sk = root.putArray("skipped");
         r.skipped().forEach(sk::add);
         return root;
