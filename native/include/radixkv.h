@@ -213,8 +213,8 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
  * out as [k/2][64][2], element (row 64p + j, column c) at panel element ((c/2) * 64 + j) * 2 + c % 2
  * (oneDNN's BA16a64b2a for the k x n matrix w^T); f32 and f16: [k][64], element (64p + j, c) at
  * panel element c * 64 + j (BA16a64b). 1 when this library packs w_dtype [n, k] weights on this
- * CPU (n % 64 == 0, k % 16 == 0, AVX-512 and oneDNN; bf16 also needs k % 32 == 0 and
- * AVX512-BF16), else 0. */
+ * CPU (n % 64 == 0, k % 16 == 0, AVX-512; bf16 also needs k % 32 == 0 and AVX512-BF16), else
+ * 0, with or without oneDNN (without it, m > 16 runs the decode kernel over blocks of rows). */
 RKV_API int32_t rkv_linear_pack_supported(int32_t w_dtype, int64_t n, int64_t k);
 /* Rearranges row-major w [n, k] into the packed layout in place (RKV_ERR_UNSUPPORTED, w
  * untouched, where rkv_linear_pack_supported is 0), on the calling thread only (no OpenMP: pack

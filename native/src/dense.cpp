@@ -265,14 +265,14 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   }
   if (w_dtype == RKV_DTYPE_F32) {
 #if defined(RKV_HAVE_DNNL)
-    return gemm_f32(x, static_cast<const float*>(w), y, m, n, k, acc);
-#else
-    rkv::dense::gemm_builtin<float>(x, static_cast<const float*>(w), y, m, n, k, acc);
+    if (rkv::onednn_gemms()) return gemm_f32(x, static_cast<const float*>(w), y, m, n, k, acc);
 #endif
+    rkv::dense::gemm_builtin<float>(x, static_cast<const float*>(w), y, m, n, k, acc);
     return RKV_OK;
   }
 #if defined(RKV_HAVE_DNNL)
-  if (w_dtype == RKV_DTYPE_F16 || !native_bf16_dot()) return gemm_widened(x, w, w_dtype, y, m, n, k, acc);
+  if (rkv::onednn_gemms() && (w_dtype == RKV_DTYPE_F16 || !native_bf16_dot()))
+    return gemm_widened(x, w, w_dtype, y, m, n, k, acc);
 #endif
   if (w_dtype == RKV_DTYPE_F16) {
     for (int64_t i0 = 0; i0 < m; i0 += rkv::dense::kGemvMaxRows) {
@@ -283,7 +283,7 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   }
   const auto* wb = static_cast<const uint16_t*>(w);
 #if defined(RKV_HAVE_DNNL)
-  if (m >= kBf16MatmulMinRows) {
+  if (rkv::onednn_gemms() && m >= kBf16MatmulMinRows) {
     int st = rkv::dense::matmul_bf16(x, wb, false, y, m, n, k, acc);
     if (st != RKV_ERR_UNSUPPORTED) return st;
   }
@@ -301,8 +301,8 @@ static int pack_or_unpack(const char* fn, void* w, int32_t w_dtype, int64_t n, i
             static_cast<long long>(k));
   if (!rkv::dense::packed_supported(w_dtype, n, k)) {
     return rkv::set_error(RKV_ERR_UNSUPPORTED,
-                          "%s: no packed layout for %s [%lld, %lld] on this CPU (n %% 64 == 0, k %% 16 == 0, AVX-512 "
-                          "and oneDNN; bf16 also k %% 32 == 0 and AVX512-BF16)",
+                          "%s: no packed layout for %s [%lld, %lld] on this CPU (n %% 64 == 0, k %% 16 == 0, AVX-512; "
+                          "bf16 also k %% 32 == 0 and AVX512-BF16)",
                           fn, rkv::dtype_name(w_dtype), static_cast<long long>(n), static_cast<long long>(k));
   }
   RKV_CHECK_PTR(w);
@@ -328,11 +328,13 @@ RKV_API int rkv_linear_packed(const float* x, const void* w, int32_t w_dtype, fl
   }
   if (m <= rkv::dense::kGemvMaxRows) return rkv::dense::gemv_packed(x, w, w_dtype, y, m, n, k, accumulate != 0);
 #if defined(RKV_HAVE_DNNL)
-  if (w_dtype != RKV_DTYPE_BF16) return gemm_packed_widened(x, w, w_dtype, y, m, n, k, accumulate != 0);
-  const int st = rkv::dense::matmul_bf16(x, static_cast<const uint16_t*>(w), true, y, m, n, k, accumulate != 0);
-  if (st != RKV_ERR_UNSUPPORTED) return st;
+  if (rkv::onednn_gemms()) {
+    if (w_dtype != RKV_DTYPE_BF16) return gemm_packed_widened(x, w, w_dtype, y, m, n, k, accumulate != 0);
+    const int st = rkv::dense::matmul_bf16(x, static_cast<const uint16_t*>(w), true, y, m, n, k, accumulate != 0);
+    if (st != RKV_ERR_UNSUPPORTED) return st;
+  }
 #endif
-  return rkv::set_error(RKV_ERR_UNSUPPORTED, "rkv_linear_packed: oneDNN has no bf16 matmul for packed weights here");
+  return rkv::dense::gemm_packed_blocks(x, w, w_dtype, y, m, n, k, accumulate != 0);
 }
 
 RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,

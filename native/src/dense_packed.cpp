@@ -79,7 +79,7 @@ int pack_typed(E* w, int64_t n, int64_t k, int64_t pair, bool to_packed) {
 }  // namespace
 
 bool packed_supported(int32_t w_dtype, int64_t n, int64_t k) {
-#if defined(__x86_64__) && defined(RKV_HAVE_DNNL)
+#if defined(__x86_64__)
   if (n <= 0 || k <= 0 || n % kPackedPanelRows != 0 || k % 16 != 0 || cpu_isa() != kIsaAvx512) return false;
   // bf16 needs native dot products (the GEMV from 8 rows, oneDNN's matmul past 16), and k % 32 == 0:
   // oneDNN's BA16a64b2a pads k to its 32-row blocks, so a panel of k = 32 j + 16 is not where it
@@ -368,6 +368,17 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
   return RKV_OK;
 }
 
+int gemm_packed_blocks(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                       bool accumulate) {
+  const int64_t blocks = (m + kGemvMaxRows - 1) / kGemvMaxRows;  // m > 16: each block 8 to 16 rows
+  for (int64_t b = 0, i0 = 0; b < blocks; b++) {
+    const int64_t rows = m / blocks + (b < m % blocks ? 1 : 0);
+    if (int st = gemv_packed(x + i0 * k, w, w_dtype, y + i0 * n, rows, n, k, accumulate); st != RKV_OK) return st;
+    i0 += rows;
+  }
+  return RKV_OK;
+}
+
 void widen_packed_panels(const void* w, int32_t w_dtype, int64_t k, int64_t p0, int64_t np, float* out) {
   const int64_t ld = np * kPackedPanelRows;
   for (int64_t c = 0; c < k; c++)
@@ -385,6 +396,9 @@ void widen_packed_panels(const void* w, int32_t w_dtype, int64_t k, int64_t p0, 
 #pragma GCC pop_options
 #else
 int gemv_packed(const float*, const void*, int32_t, float*, int64_t, int64_t, int64_t, bool) {
+  return set_error(RKV_ERR_UNSUPPORTED, "rkv_linear_packed: packed weights need x86-64 with AVX-512");
+}
+int gemm_packed_blocks(const float*, const void*, int32_t, float*, int64_t, int64_t, int64_t, bool) {
   return set_error(RKV_ERR_UNSUPPORTED, "rkv_linear_packed: packed weights need x86-64 with AVX-512");
 }
 void widen_packed_panels(const void*, int32_t, int64_t, int64_t, int64_t, float*) {}

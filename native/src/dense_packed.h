@@ -13,7 +13,8 @@ namespace dense {
 constexpr int64_t kPackedPanelRows = 64;
 
 // Whether rkv_linear_pack lays out w_dtype [n, k] weights on this CPU (n % 64 == 0, k % 16 == 0,
-// AVX-512, built with oneDNN; bf16 also needs k % 32 == 0 and AVX512-BF16).
+// AVX-512; bf16 also needs k % 32 == 0 and AVX512-BF16). The same with or without oneDNN, so
+// packed bytes mean the same to every build.
 bool packed_supported(int32_t w_dtype, int64_t n, int64_t k);
 
 // Row-major <-> packed, in place, one panel at a time (packed_supported shapes), on the calling
@@ -25,6 +26,13 @@ int pack_panels(void* w, int32_t w_dtype, int64_t n, int64_t k, bool to_packed);
 // an error code (out of memory for the interleaved x).
 int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                 bool accumulate);
+
+// y (+)= x . w^T for packed w and m > 16, without oneDNN (or where it has no kernel): gemv_packed
+// over blocks of 8 to 16 rows of x (equal but for one row), so bf16 rounds every row of x, as
+// oneDNN's matmul and the GEMV's dot-product path do. A bf16 block of 16 rows is bound by
+// vdpbf16ps (about 0.8 of that peak on Zen 5), so the weights are re-read per block at no loss.
+int gemm_packed_blocks(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
+                       bool accumulate);
 
 // Packed f32 / f16 panels [p0, p0 + np) of w [n, k], widened (exactly) into out as a row-major
 // [k, np * 64] f32 matrix: w^T's columns 64 p0 .. 64 (p0 + np) - 1, for dnnl_sgemm.

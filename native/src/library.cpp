@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rkv_common.h"
+#include "rkv_isa.h"
 
 namespace rkv {
 
@@ -65,7 +66,7 @@ RKV_API const char* rkv_build_info(void) {
 #endif
   info += "; omp_threads=" + std::to_string(omp_get_max_threads());
 #if defined(RKV_HAVE_DNNL)
-  info += "; gemm=onednn";
+  info += rkv::onednn_gemms() ? "; gemm=onednn" : "; gemm=builtin (RADIXKV_ONEDNN=0)";
 #else
   info += "; gemm=builtin";
 #endif

@@ -55,6 +55,18 @@ bool cpu_avx512_vbmi() {
 #endif
 }
 
+bool onednn_gemms() {
+#if defined(RKV_HAVE_DNNL)
+  static const bool on = [] {
+    const char* e = std::getenv("RADIXKV_ONEDNN");
+    return e == nullptr || std::strcmp(e, "0") != 0;
+  }();
+  return on;
+#else
+  return false;
+#endif
+}
+
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
     case kIsaAvx512: return "avx512";

@@ -19,5 +19,9 @@ bool cpu_avx512_bf16();
 // included, keeps to the base ISA, so the native tests can check both AVX-512 paths on one CPU).
 bool cpu_avx512_vbmi();
 const char* cpu_isa_name(CpuIsa isa);
+// Whether the GEMMs past the decode kernels may call oneDNN: the library was built with it and
+// RADIXKV_ONEDNN is not "0" (read once). With it off, the built-in kernels run as in a build
+// without oneDNN (the native tests check those paths that way; also for comparisons).
+bool onednn_gemms();
 
 }  // namespace rkv
