@@ -274,13 +274,13 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   if (rkv::onednn_gemms() && (w_dtype == RKV_DTYPE_F16 || !native_bf16_dot()))
     return gemm_widened(x, w, w_dtype, y, m, n, k, acc);
 #endif
-  if (w_dtype == RKV_DTYPE_F16) {
-    for (int64_t i0 = 0; i0 < m; i0 += rkv::dense::kGemvMaxRows) {
-      const int64_t mb = m - i0 < rkv::dense::kGemvMaxRows ? m - i0 : rkv::dense::kGemvMaxRows;
-      rkv::dense::gemv_small(x + i0 * k, w, w_dtype, y + i0 * n, mb, n, k, acc);
-    }
-    return RKV_OK;
-  }
+  const auto decode_kernel_blocks = [&] {
+    return rkv::dense::for_gemv_blocks(m, [&](int64_t i0, int64_t rows) {
+      rkv::dense::gemv_small(x + i0 * k, w, w_dtype, y + i0 * n, rows, n, k, acc);
+      return RKV_OK;
+    });
+  };
+  if (w_dtype == RKV_DTYPE_F16) return decode_kernel_blocks();
   const auto* wb = static_cast<const uint16_t*>(w);
 #if defined(RKV_HAVE_DNNL)
   if (rkv::onednn_gemms() && m >= kBf16MatmulMinRows) {
@@ -288,6 +288,10 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
     if (st != RKV_ERR_UNSUPPORTED) return st;
   }
 #endif
+  // bf16 without oneDNN's matmul: where the small-m kernel rounds x for vdpbf16ps from 8 rows (as
+  // that matmul does), it runs over blocks of 8-16 rows, so every row gets the same arithmetic
+  // (the packed weights do the same); elsewhere x stays exact, in the small-m kernel as here.
+  if (rkv::dense::gemv_uses_bf16_dot(w_dtype, rkv::dense::kGemvMaxRows)) return decode_kernel_blocks();
   rkv::dense::gemm_builtin<uint16_t>(x, wb, y, m, n, k, acc);
   return RKV_OK;
 }

@@ -39,6 +39,21 @@ inline Share thread_share(int64_t n, int64_t unit, int64_t nt, int64_t t) {
   return {begin, begin + per < n ? begin + per : n};
 }
 
+// For GEMMs past kGemvMaxRows rows that run a decode kernel block by block: calls
+// block(i0, rows) for rows [i0, i0 + rows) of m in blocks of 8 to 16 (equal but for one row),
+// so that every block takes the same path (bf16 from 8 rows: x rounded for vdpbf16ps) and rows
+// get the same arithmetic wherever they sit in the batch. Stops at the first status that is not 0.
+template <class Block>
+int for_gemv_blocks(int64_t m, Block&& block) {
+  const int64_t blocks = (m + kGemvMaxRows - 1) / kGemvMaxRows;
+  for (int64_t b = 0, i0 = 0; b < blocks; b++) {
+    const int64_t rows = m / blocks + (b < m % blocks ? 1 : 0);
+    if (int st = block(i0, rows); st != 0) return st;
+    i0 += rows;
+  }
+  return 0;
+}
+
 // Whether gemv_small multiplies w_dtype weights for m rows with AVX512-BF16 dot products
 // (vdpbf16ps) on this CPU, rather than widening them to f32 for FMAs.
 bool gemv_uses_bf16_dot(int32_t w_dtype, int64_t m);

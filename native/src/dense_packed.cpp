@@ -370,13 +370,9 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
 
 int gemm_packed_blocks(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                        bool accumulate) {
-  const int64_t blocks = (m + kGemvMaxRows - 1) / kGemvMaxRows;  // m > 16: each block 8 to 16 rows
-  for (int64_t b = 0, i0 = 0; b < blocks; b++) {
-    const int64_t rows = m / blocks + (b < m % blocks ? 1 : 0);
-    if (int st = gemv_packed(x + i0 * k, w, w_dtype, y + i0 * n, rows, n, k, accumulate); st != RKV_OK) return st;
-    i0 += rows;
-  }
-  return RKV_OK;
+  return for_gemv_blocks(m, [&](int64_t i0, int64_t rows) {
+    return gemv_packed(x + i0 * k, w, w_dtype, y + i0 * n, rows, n, k, accumulate);
+  });
 }
 
 void widen_packed_panels(const void* w, int32_t w_dtype, int64_t k, int64_t p0, int64_t np, float* out) {

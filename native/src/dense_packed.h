@@ -28,8 +28,8 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
                 bool accumulate);
 
 // y (+)= x . w^T for packed w and m > 16, without oneDNN (or where it has no kernel): gemv_packed
-// over blocks of 8 to 16 rows of x (equal but for one row), so bf16 rounds every row of x, as
-// oneDNN's matmul and the GEMV's dot-product path do. A bf16 block of 16 rows is bound by
+// over blocks of 8 to 16 rows of x (for_gemv_blocks), so bf16 rounds every row of x, as oneDNN's
+// matmul and the GEMV's dot-product path do. A bf16 block of 16 rows is bound by
 // vdpbf16ps (about 0.8 of that peak on Zen 5), so the weights are re-read per block at no loss.
 int gemm_packed_blocks(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                        bool accumulate);
