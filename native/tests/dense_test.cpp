@@ -355,6 +355,20 @@ static void test_linear_packed(int32_t wdt, int64_t m, int64_t n, int64_t k, boo
   const double err = linear_error(xr, wf, y0, y, m, n, k, accumulate);
   EXPECT(err <= 1e-5, "rkv_linear_packed %s m=%lld n=%lld k=%lld acc=%d: error %g against %s x > 1e-5", dt,
          (long long)m, (long long)n, (long long)k, int(accumulate), err, rounded ? "bf16-rounded" : "exact");
+  // the same weights row-major give the same result (up to summation order): both round x or
+  // neither, whichever GEMM runs (an engine packs or not and must decode the same tokens)
+  std::vector<float> yr = y0;
+  EXPECT(rkv_linear(x.data(), wh.data(), wdt, yr.data(), m, n, k, accumulate) == RKV_OK, "rkv_linear %s m=%lld: %s", dt,
+         (long long)m, rkv_last_error());
+  double apart = 0;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double mag = accumulate ? std::fabs(y0[i * n + j]) : 0.0;
+      for (int64_t c = 0; c < k; c++) mag += std::fabs(double(xr[i * k + c]) * wf[j * k + c]);
+      apart = std::max(apart, std::fabs(double(y[i * n + j]) - yr[i * n + j]) / (mag + 1e-30));
+    }
+  EXPECT(apart <= 2e-5, "rkv_linear_packed %s m=%lld n=%lld k=%lld: %g apart from rkv_linear on the row-major weights",
+         dt, (long long)m, (long long)n, (long long)k, apart);
   EXPECT(rkv_linear_unpack(wp.data(), wdt, n, k) == RKV_OK && wp == wh, "unpack %s did not restore w", dt);
 }
 
