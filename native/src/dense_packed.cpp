@@ -39,8 +39,6 @@ namespace {
 // n = 8192, k = 3072, of read (a prototype of these loops, all m in one pass), none / 4 / 8 / 16
 // KiB: m = 8 0.66 / 0.69 / 0.72 / 0.67, m = 16 0.35 / 0.57 / 0.72 / 0.70.
 constexpr int64_t kPrefetchBytes = 8192;
-// Every pass prefetches with T0 (kWeightPrefetchLocality, dense_gemv.h).
-constexpr _mm_hint kHint = static_cast<_mm_hint>(kWeightPrefetchLocality);
 // Bytes of panel per chunk of k when a panel is read in several passes (m >= 5): 16 KiB, which
 // stays in L1 between the passes while the next chunk is prefetched. Zen 5, 1 thread, bf16,
 // k = 3072, of read, chunks of 16 / 64 / 256 KiB (128 / 512 / 2048 columns): m = 8 0.76-0.84 /
@@ -107,6 +105,9 @@ int pack_panels(void* w, int32_t w_dtype, int64_t n, int64_t k, bool to_packed) 
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")
 namespace {
 #include "rkv_bf16_round_avx512.h"
+
+// Every pass prefetches with T0 (kWeightPrefetchLocality, dense_gemv.h).
+constexpr _mm_hint kHint = static_cast<_mm_hint>(kWeightPrefetchLocality);
 
 // How a pass multiplies (the file comment): bf16 k-pairs with f32 x or with dot products, or one
 // column of f32 / f16 weights at a time.
