@@ -51,10 +51,6 @@ void row_copy4(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, 
 // 0.82-0.95 -> 0.89-1.10); Zen 5 quantize 0.83 -> 0.93, scatter level (0.78).
 constexpr int64_t kFp8PrefetchBytes = 2048;
 
-// Bytes per element of a source dtype, at compile time.
-template <int SD>
-constexpr int kSrcBytes = SD == RKV_DTYPE_F32 ? 4 : SD == RKV_DTYPE_FP8_E4M3 || SD == RKV_DTYPE_FP8_E5M2 ? 1 : 2;
-
 // The constants the vector fp8 encoders round with: mantissa bits, exponent bias, and as f32
 // bits the largest finite value and the smallest normal.
 template <int DD>
@@ -215,7 +211,7 @@ RKV_AVX512 void row_avx512(const void* src, void* dst, int64_t n, float scale) {
   const __m512 vs = _mm512_set1_ps(scale);
   int64_t i = 0;
   if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
-    constexpr int ss = kSrcBytes<SD>;
+    constexpr int ss = dtype_size(SD);
     for (; i + 64 <= n; i += 64) {
       for (int l = 0; l < 64 * ss; l += 64) _mm_prefetch((const char*)src + i * ss + kFp8PrefetchBytes + l, _MM_HINT_T0);
       __m512 x[4];
@@ -397,7 +393,7 @@ RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
   const __m256 vs = _mm256_set1_ps(scale);
   int64_t i = 0;
   if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
-    constexpr int ss = kSrcBytes<SD>;
+    constexpr int ss = dtype_size(SD);
     for (; i + 32 <= n; i += 32) {
       for (int l = 0; l < 32 * ss; l += 64) _mm_prefetch((const char*)src + i * ss + kFp8PrefetchBytes + l, _MM_HINT_T0);
       __m256 x[4];

@@ -26,8 +26,8 @@ const char* last_error();
 
 RKV_HD bool is_valid_dtype(int32_t d) { return d >= RKV_DTYPE_F32 && d <= RKV_DTYPE_FP8_E5M2; }
 RKV_HD bool is_fp8(int32_t d) { return d == RKV_DTYPE_FP8_E4M3 || d == RKV_DTYPE_FP8_E5M2; }
-// Bytes per element, -1 for an unknown dtype.
-RKV_HD int dtype_size(int32_t d) {
+// Bytes per element, -1 for an unknown dtype (constexpr: also a template's compile-time constant).
+RKV_HD constexpr int dtype_size(int32_t d) {
   switch (d) {
     case RKV_DTYPE_F32: return 4;
     case RKV_DTYPE_F16:
