@@ -96,8 +96,13 @@ final class BandwidthCheck {
         return Math.max(64, Math.min(LINEAR_ROWS, fit));
     }
 
+    /** Whether the backend packs the decode linears' weights (the engine then does too). */
+    private boolean linearsPacked() {
+        return backend.dense().packsLinearWeights(DType.BF16, linearRows(), LINEAR_COLS);
+    }
+
     private String linearLayout() {
-        return backend.dense().packsLinearWeights(DType.BF16, linearRows(), LINEAR_COLS) ? "packed" : "row-major";
+        return linearsPacked() ? "packed" : "row-major";
     }
 
     /**
@@ -112,7 +117,7 @@ final class BandwidthCheck {
         long k = LINEAR_COLS;
         long matrixBytes = n * k * DType.BF16.bytes();
         int copies = (int) Math.max(1, Math.ceilDiv(bytes, matrixBytes));
-        boolean packed = backend.dense().packsLinearWeights(DType.BF16, n, k);
+        boolean packed = linearsPacked();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment[] w = new MemorySegment[copies];
             for (int i = 0; i < copies; i++) {
