@@ -1,5 +1,7 @@
 # ctest exports_test: every dynamic symbol a library defines is an rkv_* function of the C
-# header (native/exports.map); run as cmake -DNM=<nm> -DLIBS=<lib;lib> -P exports_test.cmake.
+# header (native/exports.map), or a replaceable operator new / delete (defined only where libstdc++
+# is linked statically, and kept global there on purpose); run as
+# cmake -DNM=<nm> -DLIBS=<lib;lib> -P exports_test.cmake.
 foreach(lib IN LISTS LIBS)
   execute_process(COMMAND "${NM}" -D --defined-only "${lib}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -8,11 +10,14 @@ foreach(lib IN LISTS LIBS)
   string(REPLACE "\n" ";" lines "${out}")
   set(api 0)
   set(stray "")
+  set(allocation "")
   foreach(line IN LISTS lines)
     if(line MATCHES "^[0-9a-fA-F]* +[A-Za-z] +([^ ]+)$")
       set(name "${CMAKE_MATCH_1}")  # a failed MATCHES below would clear CMAKE_MATCH_1
       if(name MATCHES "^rkv_")
         math(EXPR api "${api} + 1")
+      elseif(name MATCHES "^_Z(nwm|nam|dlPv|daPv)")
+        list(APPEND allocation "${name}")
       else()
         list(APPEND stray "${name}")
       endif()
@@ -24,5 +29,5 @@ foreach(lib IN LISTS LIBS)
   if(api EQUAL 0)
     message(FATAL_ERROR "${lib} exports no rkv_ symbol")
   endif()
-  message(STATUS "${lib}: ${api} rkv_ symbols, nothing else")
+  message(STATUS "${lib}: ${api} rkv_ symbols, nothing else (operator new / delete: ${allocation})")
 endforeach()
