@@ -44,6 +44,13 @@ constexpr int64_t kPrefetchBytes = 8192;
 // k = 3072, of read, chunks of 16 / 64 / 256 KiB (128 / 512 / 2048 columns): m = 8 0.76-0.84 /
 // 0.66-0.68 / 0.67-0.68, m = 16 0.43-0.56 / 0.47-0.51 / 0.47-0.57.
 constexpr int64_t kChunkBytes = 16384;
+// Where far_prefetch_l2() (Intel CPUs), the chunked passes also prefetch their share of the
+// chunk after next, this far past the next one's lines, into L2 (prefetcht1). One Emerald Rapids
+// core, n = 8192, k = 3072, of read, without -> with: f32 m = 8 0.77 -> 0.98 (16 KiB 0.94, 64 KiB
+// with prefetcht2 0.93; the final code in a second run 0.86 -> 0.95), bf16 m = 8 / 12 level
+// (0.61-0.63 / 0.41-0.43: bound elsewhere; the second run 0.57 -> 0.71), bf16 m = 8 on 16 threads
+// level (0.65-0.67). Zen 5 lost with it: f32 / bf16 m = 8 0.93 -> 0.82 / 0.82.
+constexpr int64_t kFarPrefetchBytes = 32768;
 // Below this many multiply-adds one thread does the whole call.
 constexpr int64_t kParallelMacs = int64_t{1} << 16;
 
@@ -124,7 +131,7 @@ constexpr int64_t kVecBytes = kStepBytes<K> / 4;
 // kBf16Exact, one for kF32 / kF16; xb: bf16 pairs for kBf16Dot. J accumulator sets over alternate
 // steps (m = 1, 2: enough independent FMA chains). Prefetches: LPS == 0 (a single pass), each
 // step's own lines pf_len bytes ahead (0: none); otherwise step s0 + t prefetches the LPS lines at
-// pf_at + 64 LPS t while t < pf_len. noipa keeps pf_len a run-time value: specialized on the
+// pf_at + 64 LPS t while t < pf_len, and (far != 0) those far bytes past them into L2. noipa keeps pf_len a run-time value: specialized on the
 // constant, GCC 12 hoisted all of an
 // iteration's prefetches ahead of its loads, and one-stream decode (m = 1, single pass) lost 15-20%
 // end to end against row-major weights (small model, f16, 1 thread, llama_bench tg256: 145-189,
@@ -133,7 +140,7 @@ constexpr int64_t kVecBytes = kStepBytes<K> / 4;
 template <Kind K, int M, int NV, int J, int LPS>
 __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* x, const uint32_t* xb, int64_t ldq,
                                           int64_t s0, int64_t steps, int sub0, const uint8_t* pf_at,
-                                          int64_t pf_len, float* y, int64_t n, bool acc) {
+                                          int64_t pf_len, int64_t far, float* y, int64_t n, bool acc) {
   __m512 a[J][M][NV];
   for (int j = 0; j < J; j++)
     for (int i = 0; i < M; i++)
@@ -150,6 +157,8 @@ __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* 
       } else if (s + j - s0 < pf_len) {
         const uint8_t* at = pf_at + (s + j - s0) * (64 * LPS);
         for (int l = 0; l < LPS; l++) _mm_prefetch(at + 64 * l, kHint);
+        if (far != 0)
+          for (int l = 0; l < LPS; l++) _mm_prefetch(at + far + 64 * l, _MM_HINT_T1);
       }
       if constexpr (K == Kind::kBf16Dot) {
         __m512i wv[NV];
@@ -197,13 +206,13 @@ __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* 
 // share, lines [pass * pf, (pass + 1) * pf) of the next chunk at next, LPS lines per step.
 template <Kind K, int M, int MB, int NV, int J, int LPS, int... Bs>
 inline void row_blocks(std::integer_sequence<int, Bs...>, const uint8_t* panel, const float* x, const uint32_t* xb,
-                       int64_t s0, int64_t steps, int sub0, const uint8_t* next, int64_t pf, int b0, float* yp,
-                       int64_t n, bool acc) {
+                       int64_t s0, int64_t steps, int sub0, const uint8_t* next, int64_t pf, int64_t far, int b0,
+                       float* yp, int64_t n, bool acc) {
   constexpr int64_t kXPerRow = K == Kind::kBf16Exact ? 2 : 1;  // floats of x per row and step
   const int64_t pf_len = LPS == 0 ? pf : (pf + LPS - 1) / LPS;
   (panel_pass<K, (M - Bs * MB < MB ? M - Bs * MB : MB), NV, J, LPS>(
        panel, x + kXPerRow * Bs * MB, xb + Bs * MB, M, s0, steps, sub0, next + (b0 + Bs) * pf * 64, pf_len,
-       yp + Bs * MB * n, n, acc),
+       far, yp + Bs * MB * n, n, acc),
    ...);
 }
 
@@ -242,6 +251,7 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
   constexpr int kBlocks = (M + MB - 1) / MB, kPasses = kBlocks * (4 / NV);
   // lines per step of each pass's share (a step has 4 kVecBytes); 0: a single pass
   constexpr int kLps = kSingle ? 0 : (4 * kVecBytes<K> / 64 + kPasses - 1) / kPasses;
+  const int64_t far = !kSingle && far_prefetch_l2() ? kFarPrefetchBytes : 0;
   for (int64_t p = p0; p < p1; p++) {
     const uint8_t* panel = w + p * panel_bytes;
     float* yp = y + p * kPackedPanelRows;
@@ -258,7 +268,7 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
       }
       for (int g = 0; g < 4 / NV; g++)
         row_blocks<K, M, MB, NV, J, kLps>(std::make_integer_sequence<int, kBlocks>{}, panel, x, xb, s0, steps,
-                                                 g * NV, next, pf, g * kBlocks, kSingle ? yp : yb,
+                                                 g * NV, next, pf, far, g * kBlocks, kSingle ? yp : yb,
                                                  kSingle ? n : kPackedPanelRows, kSingle ? acc : s0 > 0);
     }
     if constexpr (!kSingle) {

@@ -70,6 +70,7 @@ RKV_API const char* rkv_build_info(void) {
 #else
   info += "; gemm=builtin";
 #endif
+  info += rkv::far_prefetch_l2() ? "; far_prefetch=l2" : "; far_prefetch=off";
   return info.c_str();
 }
 

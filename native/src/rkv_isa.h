@@ -23,5 +23,11 @@ const char* cpu_isa_name(CpuIsa isa);
 // RADIXKV_ONEDNN is not "0" (read once). With it off, the built-in kernels run as in a build
 // without oneDNN (the native tests check those paths that way; also for comparisons).
 bool onednn_gemms();
+// Whether the streaming loops that gained from it on an Intel core (the packed GEMV's chunked
+// passes, the fp8 conversions) add a second software prefetch, into L2 and further ahead than
+// their L1 one: on Intel CPUs (one Emerald Rapids core keeps too few L1 misses in flight to read
+// at its bandwidth), not elsewhere (Zen 5 lost 4-11% with it). RADIXKV_FAR_PREFETCH=0 or 1 in the
+// environment overrides the choice (read once; for comparisons on one machine).
+bool far_prefetch_l2();
 
 }  // namespace rkv
