@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "dense_amx.h"
 #include "dense_gemv.h"
 #include "rkv_common.h"
 #include "rkv_dtype.h"
@@ -354,6 +355,20 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
                      static_cast<long long>(words));
   }
   const int64_t cols = step_cols(w_dtype), steps = k / cols;
+  const int64_t np = n / kPackedPanelRows;
+  const bool parallel = m * n * k >= kParallelMacs && np >= 2;
+  const AmxMode amx = w_dtype == RKV_DTYPE_BF16 && m >= 8 ? amx_mode() : AmxMode::kOff;
+  if (amx != AmxMode::kOff) {
+    // AMX tiles (dense_amx.h): x rounded to bf16 (RNE) as for vdpbf16ps, rows kept row-major
+    uint16_t* xa = reinterpret_cast<uint16_t*>(xs.data());
+    for (int64_t i = 0; i < m; i++) round_to_bf16(x + i * k, k, xa + i * k);
+    rkv::parallel_region(parallel, [&] {
+      const Share s = thread_share(np, 1, omp_get_num_threads(), omp_get_thread_num());
+      if (s.begin < s.end)
+        amx_bf16_panels(amx, xa, static_cast<const uint8_t*>(w), y, m, n, k, s.begin, s.end, accumulate);
+    });
+    return RKV_OK;
+  }
   if (w_dtype == RKV_DTYPE_BF16 && m >= 8) {
     // dot products: x rounded to bf16 (RNE) once per call, row by row, then interleaved
     uint32_t* xp = xs.data();
@@ -370,8 +385,6 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
   }
   const float* xf = reinterpret_cast<const float*>(xs.data());
   const uint32_t* xb = xs.data();
-  const int64_t np = n / kPackedPanelRows;
-  const bool parallel = m * n * k >= kParallelMacs && np >= 2;
   rkv::parallel_region(parallel, [&] {
     const Share s = thread_share(np, 1, omp_get_num_threads(), omp_get_thread_num());
     if (s.begin < s.end) fn(static_cast<const uint8_t*>(w), xf, xb, y, n, k, s.begin, s.end, accumulate);

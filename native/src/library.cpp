@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "dense_amx.h"
 #include "rkv_common.h"
 #include "rkv_isa.h"
 
@@ -71,6 +72,7 @@ RKV_API const char* rkv_build_info(void) {
   info += "; gemm=builtin";
 #endif
   info += rkv::far_prefetch_l2() ? "; far_prefetch=l2" : "; far_prefetch=off";
+  info += std::string("; amx=") + rkv::dense::amx_mode_name(rkv::dense::amx_mode());
   return info.c_str();
 }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.radixkv.kernels.LastLevelCache;
+import io.radixkv.kernels.NativeLibrary;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -67,6 +68,10 @@ class InfoKernelsCommandTest {
         assertEquals(3072, n.get("linear_cols").asLong(), n.toString());
         assertTrue(List.of("packed", "row-major").contains(n.get("linear_layout").asText()), n.toString());
         assertTrue(r.out().contains("decode_linear_bf16_m8"), r.out());
+        // every figure comes with the CPU and the library build (its ISA, oneDNN, prefetch and AMX choices)
+        assertEquals(NativeLibrary.cpuModel(), n.get("cpu_model").asText(), n.toString());
+        assertTrue(n.get("native_build").asText().contains("amx="), n.toString());
+        assertTrue(r.out().contains("cpu: " + NativeLibrary.cpuModel() + "; native: "), r.out());
         // 8 MiB is under twice any last-level cache this runs on: said on stderr and in the JSON
         assertEquals(LastLevelCache.bytes(), n.get("last_level_cache_bytes").asLong(), n.toString());
         assertEquals(LastLevelCache.regime(8L << 20), n.get("regime").asText(), n.toString());

@@ -6,6 +6,7 @@ import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.LargePages;
 import io.radixkv.kernels.LastLevelCache;
+import io.radixkv.kernels.NativeLibrary;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -84,6 +85,7 @@ final class KernelsCommand implements Callable<Integer> {
                 + "GB/s = (bytes read + written) / s%n", r.bufferBytes() >> 20, LastLevelCache.regime(r.bufferBytes()),
                 LastLevelCache.describe(), r.threads());
         out.printf("host memory: %s%n", LargePages.describe());
+        out.printf("cpu: %s; native: %s%n", NativeLibrary.cpuModel(), Main.oneLine(NativeLibrary.buildInfo()));
         out.printf("%-30s %9s %8s%n", "baseline", "GB/s", "");
         out.printf("%-30s %9.1f%n", "read", r.readGbps());
         out.printf("%-30s %9.1f%n", "copy", r.memcpyGbps());
@@ -120,6 +122,8 @@ final class KernelsCommand implements Callable<Integer> {
         root.put("linear_layout", r.linearLayout());
         root.put("linear_rows", r.linearRows());
         root.put("linear_cols", BandwidthCheck.LINEAR_COLS);
+        root.put("cpu_model", NativeLibrary.cpuModel());
+        root.put("native_build", NativeLibrary.buildInfo());
         ArrayNode sk = root.putArray("skipped");
         r.skipped().forEach(sk::add);
         return root;
