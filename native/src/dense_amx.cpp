@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "dense_packed.h"
+#include "rkv_dtype.h"
 #include "rkv_isa.h"
 
 #if defined(__x86_64__)
@@ -171,18 +172,11 @@ struct EmulatedTiles {
   static float bf16_daz(const uint8_t* at) {
     uint16_t h;
     std::memcpy(&h, at, 2);
-    if ((h & 0x7F80u) == 0) h &= 0x8000u;
-    const uint32_t bits = static_cast<uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
+    return bf16_to_float((h & 0x7F80u) == 0 ? static_cast<uint16_t>(h & 0x8000u) : h);
   }
   static float ftz(float f) {
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    if ((bits & 0x7F800000u) == 0) bits &= 0x80000000u;
-    std::memcpy(&f, &bits, 4);
-    return f;
+    const uint32_t bits = f32_bits(f);
+    return (bits & 0x7F800000u) == 0 ? bits_f32(bits & 0x80000000u) : f;
   }
   template <int C, int B>
   void dp() {
