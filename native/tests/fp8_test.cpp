@@ -115,11 +115,50 @@ std::vector<float> inputs(const Format& fmt, size_t random_count) {
   return v;
 }
 
+// Inputs whose quotient by `scale` lands on or next to the format's code midpoints, its largest
+// code and the float overflow and underflow thresholds: where any division other than a correctly
+// rounded x / s (a reciprocal, with or without a correction step) shows a wrong code.
+std::vector<float> scaled_edges(const Format& fmt, float scale) {
+  std::vector<float> v;
+  auto around = [&](float q) {
+    float x = q * scale;
+    for (int k = 0; k < 3; ++k) {
+      v.push_back(x);
+      v.push_back(-x);
+      x = std::nextafter(x, INFINITY);
+    }
+    x = q * scale;
+    for (int k = 0; k < 2; ++k) {
+      x = std::nextafter(x, 0.0f);
+      v.push_back(x);
+      v.push_back(-x);
+    }
+  };
+  for (int c = 0; c < 127; ++c) {
+    float a = fmt.decode((uint8_t)c), b = fmt.decode((uint8_t)(c + 1));
+    if (std::isnan(a) || std::isnan(b) || std::isinf(b)) continue;
+    around((a + b) * 0.5f);
+    around(b);
+  }
+  around(FLT_MAX);
+  around(FLT_MIN);
+  return v;
+}
+
 void check_encode(const Format& fmt, size_t random_count) {
-  std::vector<float> x = inputs(fmt, random_count);
-  const size_t n = x.size();
-  std::vector<uint8_t> lib(n);
-  for (float scale : {1.0f, 0.37f, 2.0f, 1.0f / 64.0f, 3.5f}) {
+  const std::vector<float> base = inputs(fmt, random_count);
+  size_t count = 0;
+  // powers of two (divided as multiplies: exact) and divided scales, over the whole exponent range
+  // (FLT_MAX: 1 / s is subnormal)
+  const float scales[] = {1.0f,  2.0f, 1.0f / 64.0f, 0.37f,    3.5f,     0.05f,
+                          1e-8f, 1e8f, 0x1.8p-64f,   0x1p-70f, 0x1p70f,  FLT_MAX};
+  for (float scale : scales) {
+    std::vector<float> x = base;
+    const std::vector<float> edges = scaled_edges(fmt, scale);
+    x.insert(x.end(), edges.begin(), edges.end());
+    const size_t n = x.size();
+    count += n;
+    std::vector<uint8_t> lib(n);
     if (rkv_fp8_quantize(x.data(), lib.data(), (int64_t)n, fmt.dtype, scale) != RKV_OK) {
       std::printf("FAIL rkv_fp8_quantize: %s\n", rkv_last_error());
       ++g_failures;
@@ -134,7 +173,8 @@ void check_encode(const Format& fmt, size_t random_count) {
       }
     }
   }
-  std::printf("fp8_test: %s: %zu floats x 5 scales encoded, 256 codes decoded\n", fmt.name, n);
+  std::printf("fp8_test: %s: %zu floats encoded over %zu scales, 256 codes decoded\n", fmt.name, count,
+              sizeof scales / sizeof scales[0]);
 }
 
 
