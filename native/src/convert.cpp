@@ -54,7 +54,8 @@ constexpr int64_t kFp8PrefetchBytes = 2048;
 // ahead into L2 (prefetcht1). One Emerald Rapids core, of copy, medians of 5, without -> with:
 // f32 quantize (scale 0.37 / 1) 0.54 / 0.58 -> 0.64 / 0.71 (16 KiB or 32 KiB with prefetcht2:
 // 0.63-0.66 / 0.68-0.70; the final code in a second run 0.54 / 0.59 -> 0.63 / 0.65), bf16
-// scatter into e4m3 level (0.57-0.61); 16 threads, quantize 1.10 / 1.12 -> 1.17 / 1.19. Zen 5 lost with it: quantize at scale 1 0.92 -> 0.88 (1 and 2 threads).
+// scatter into e4m3 level (0.57-0.61); 16 threads, quantize 1.10 / 1.12 -> 1.17 / 1.19. Zen 5
+// lost with it: quantize at scale 1 0.92 -> 0.88 (1 and 2 threads).
 constexpr int64_t kFp8FarPrefetchBytes = 8192;
 // The distance the rows use (0: none), decided once at load: asked per row (a scatter's rows are
 // 1-2 KiB), the call cost Zen 5 3% of bf16 -> e4m3 scatter.
@@ -221,11 +222,9 @@ RKV_AVX512 void row_avx512(const void* src, void* dst, int64_t n, float scale) {
   int64_t i = 0;
   if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
     constexpr int ss = dtype_size(SD);
-    const int64_t far = g_fp8_far_prefetch;
+    const int64_t far = g_fp8_far_prefetch;  // read once: the row's stores may alias it
     for (; i + 64 <= n; i += 64) {
-      for (int l = 0; l < 64 * ss; l += 64) _mm_prefetch((const char*)src + i * ss + kFp8PrefetchBytes + l, _MM_HINT_T0);
-      if (far != 0)
-        for (int l = 0; l < 64 * ss; l += 64) _mm_prefetch((const char*)src + i * ss + far + l, _MM_HINT_T1);
+      prefetch_stream(static_cast<const char*>(src) + i * ss, 64 * ss, kFp8PrefetchBytes, far);
       __m512 x[4];
       for (int j = 0; j < 4; j++) {
         x[j] = load16<SD>(src, i + 16 * j);
@@ -406,11 +405,9 @@ RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
   int64_t i = 0;
   if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
     constexpr int ss = dtype_size(SD);
-    const int64_t far = g_fp8_far_prefetch;
+    const int64_t far = g_fp8_far_prefetch;  // read once: the row's stores may alias it
     for (; i + 32 <= n; i += 32) {
-      for (int l = 0; l < 32 * ss; l += 64) _mm_prefetch((const char*)src + i * ss + kFp8PrefetchBytes + l, _MM_HINT_T0);
-      if (far != 0)
-        for (int l = 0; l < 32 * ss; l += 64) _mm_prefetch((const char*)src + i * ss + far + l, _MM_HINT_T1);
+      prefetch_stream(static_cast<const char*>(src) + i * ss, 32 * ss, kFp8PrefetchBytes, far);
       __m256 x[4];
       for (int j = 0; j < 4; j++) {
         x[j] = a2_load8<SD>(src, i + 8 * j);

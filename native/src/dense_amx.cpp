@@ -198,19 +198,12 @@ struct EmulatedTiles {
   }
 };
 
-// Prefetches of the panel, beside the B tile loads (16 lines after each): kAmxPrefetchBytes ahead
-// into L1, and where far_prefetch_l2() (Intel CPUs, which every AMX CPU is) kAmxFarPrefetchBytes
-// ahead into L2, as the AVX-512 passes do. Not yet tuned: no AMX CPU has run this kernel.
+// Prefetches of the panel, a quarter of a step's 4 KiB beside each B tile load:
+// kAmxPrefetchBytes ahead into L1, and where far_prefetch_l2() (Intel CPUs, which every AMX CPU
+// is) kAmxFarPrefetchBytes ahead into L2, as the AVX-512 passes do. Not yet tuned: no AMX CPU
+// has run this kernel.
 constexpr int64_t kAmxPrefetchBytes = 8192;
 constexpr int64_t kAmxFarPrefetchBytes = 32768;
-
-inline void prefetch_quarter(const uint8_t* blk, int quarter, int64_t far) {
-  const uint8_t* at = blk + 1024 * quarter;
-  for (int l = 0; l < 1024; l += 64) {
-    _mm_prefetch(reinterpret_cast<const char*>(at + kAmxPrefetchBytes + l), _MM_HINT_T0);
-    if (far != 0) _mm_prefetch(reinterpret_cast<const char*>(at + far + l), _MM_HINT_T1);
-  }
-}
 
 template <typename Tiles>
 __attribute__((target("avx512f"))) void panels_on(Tiles& tiles, const uint16_t* xa, const uint8_t* w, float* y,
@@ -230,16 +223,16 @@ __attribute__((target("avx512f"))) void panels_on(Tiles& tiles, const uint16_t* 
       const uint8_t* blk = panel + c / 2 * kStepBytes;  // 16 k-pairs: 4 KiB
       tiles.template load<4>(xa + c, x_stride);
       tiles.template load<5>(blk, kStepBytes);
-      prefetch_quarter(blk, 0, far);
+      prefetch_stream(blk, 1024, kAmxPrefetchBytes, far);
       tiles.template dp<0, 5>();
       tiles.template load<6>(blk + 64, kStepBytes);
-      prefetch_quarter(blk, 1, far);
+      prefetch_stream(blk + 1024, 1024, kAmxPrefetchBytes, far);
       tiles.template dp<1, 6>();
       tiles.template load<7>(blk + 128, kStepBytes);
-      prefetch_quarter(blk, 2, far);
+      prefetch_stream(blk + 2048, 1024, kAmxPrefetchBytes, far);
       tiles.template dp<2, 7>();
       tiles.template load<5>(blk + 192, kStepBytes);
-      prefetch_quarter(blk, 3, far);
+      prefetch_stream(blk + 3072, 1024, kAmxPrefetchBytes, far);
       tiles.template dp<3, 5>();
     }
     // C tile v holds columns 16 v .. 16 v + 15 of the m rows: into yb at a row stride of 64 floats

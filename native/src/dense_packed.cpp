@@ -132,8 +132,8 @@ constexpr int64_t kVecBytes = kStepBytes<K> / 4;
 // kBf16Exact, one for kF32 / kF16; xb: bf16 pairs for kBf16Dot. J accumulator sets over alternate
 // steps (m = 1, 2: enough independent FMA chains). Prefetches: LPS == 0 (a single pass), each
 // step's own lines pf_len bytes ahead (0: none); otherwise step s0 + t prefetches the LPS lines at
-// pf_at + 64 LPS t while t < pf_len, and (far != 0) those far bytes past them into L2. noipa keeps pf_len a run-time value: specialized on the
-// constant, GCC 12 hoisted all of an
+// pf_at + 64 LPS t while t < pf_len, and (far != 0) those far bytes past them into L2. noipa
+// keeps pf_len a run-time value: specialized on the constant, GCC 12 hoisted all of an
 // iteration's prefetches ahead of its loads, and one-stream decode (m = 1, single pass) lost 15-20%
 // end to end against row-major weights (small model, f16, 1 thread, llama_bench tg256: 145-189,
 // median 161, against 185-199 tok/s) though it measured level alone; with each step's prefetches
@@ -357,17 +357,21 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
   const int64_t cols = step_cols(w_dtype), steps = k / cols;
   const int64_t np = n / kPackedPanelRows;
   const bool parallel = m * n * k >= kParallelMacs && np >= 2;
+  // run(p0, p1) over each thread's share of the panels
+  const auto over_panels = [&](auto&& run) {
+    rkv::parallel_region(parallel, [&] {
+      const Share s = thread_share(np, 1, omp_get_num_threads(), omp_get_thread_num());
+      if (s.begin < s.end) run(s.begin, s.end);
+    });
+    return RKV_OK;
+  };
+  const auto* wp = static_cast<const uint8_t*>(w);
   const AmxMode amx = w_dtype == RKV_DTYPE_BF16 && m >= 8 ? amx_mode() : AmxMode::kOff;
   if (amx != AmxMode::kOff) {
     // AMX tiles (dense_amx.h): x rounded to bf16 (RNE) as for vdpbf16ps, rows kept row-major
     uint16_t* xa = reinterpret_cast<uint16_t*>(xs.data());
     for (int64_t i = 0; i < m; i++) round_to_bf16(x + i * k, k, xa + i * k);
-    rkv::parallel_region(parallel, [&] {
-      const Share s = thread_share(np, 1, omp_get_num_threads(), omp_get_thread_num());
-      if (s.begin < s.end)
-        amx_bf16_panels(amx, xa, static_cast<const uint8_t*>(w), y, m, n, k, s.begin, s.end, accumulate);
-    });
-    return RKV_OK;
+    return over_panels([&](int64_t p0, int64_t p1) { amx_bf16_panels(amx, xa, wp, y, m, n, k, p0, p1, accumulate); });
   }
   if (w_dtype == RKV_DTYPE_BF16 && m >= 8) {
     // dot products: x rounded to bf16 (RNE) once per call, row by row, then interleaved
@@ -385,11 +389,7 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
   }
   const float* xf = reinterpret_cast<const float*>(xs.data());
   const uint32_t* xb = xs.data();
-  rkv::parallel_region(parallel, [&] {
-    const Share s = thread_share(np, 1, omp_get_num_threads(), omp_get_thread_num());
-    if (s.begin < s.end) fn(static_cast<const uint8_t*>(w), xf, xb, y, n, k, s.begin, s.end, accumulate);
-  });
-  return RKV_OK;
+  return over_panels([&](int64_t p0, int64_t p1) { fn(wp, xf, xb, y, n, k, p0, p1, accumulate); });
 }
 
 int gemm_packed_blocks(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,

@@ -5,6 +5,8 @@
 // one machine.
 #pragma once
 
+#include <stdint.h>
+
 namespace rkv {
 
 enum CpuIsa { kIsaScalar = 0, kIsaAvx2 = 1, kIsaAvx512 = 2 };
@@ -29,5 +31,14 @@ bool onednn_gemms();
 // at its bandwidth), not elsewhere (Zen 5 lost 4-11% with it). RADIXKV_FAR_PREFETCH=0 or 1 in the
 // environment overrides the choice (read once; for comparisons on one machine).
 bool far_prefetch_l2();
+// Software prefetches of the lines [at, at + bytes) of a stream: each near bytes ahead into L1
+// (prefetcht0), then, where far != 0 (a distance chosen by far_prefetch_l2), each far bytes
+// ahead into L2 (prefetcht1). Prefetches never fault: past the end of a buffer is harmless.
+inline void prefetch_stream(const void* at, int64_t bytes, int64_t near, int64_t far) {
+  const char* p = static_cast<const char*>(at);
+  for (int64_t l = 0; l < bytes; l += 64) __builtin_prefetch(p + near + l, 0, 3);
+  if (far != 0)
+    for (int64_t l = 0; l < bytes; l += 64) __builtin_prefetch(p + far + l, 0, 2);
+}
 
 }  // namespace rkv
