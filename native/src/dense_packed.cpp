@@ -182,6 +182,17 @@ __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* 
             a[j][i][v] = _mm512_fmadd_ps(odd, _mm512_set1_ps(xq[2 * i + 1]),
                                          _mm512_fmadd_ps(even, _mm512_set1_ps(xq[2 * i]), a[j][i][v]));
         }
+      } else if constexpr (K == Kind::kF32 && M * NV > 16) {
+        // more than 16 accumulators: each broadcast of x once into a register for its NV FMAs, as
+        // the dot products do. x broadcast from memory inside each FMA (below) gave GCC 12 all m
+        // broadcasts at once beside 2m accumulators, which spilled (m = 13 x 2: 0.65 of read)
+        const float* xs = x + (s + j) * ldq;
+        __m512 wv[NV];
+        for (int v = 0; v < NV; v++) wv[v] = _mm512_loadu_ps(row + 64 * v);
+        for (int i = 0; i < M; i++) {
+          const __m512 xv = _mm512_set1_ps(xs[i]);
+          for (int v = 0; v < NV; v++) a[j][i][v] = _mm512_fmadd_ps(wv[v], xv, a[j][i][v]);
+        }
       } else {
         const float* xs = x + (s + j) * ldq;
         for (int v = 0; v < NV; v++) {
@@ -310,22 +321,29 @@ using PanelsFn = void (*)(const uint8_t* w, const float* x, const uint32_t* xb, 
 // from 12 (6 x 4 at 12, m / 3 x 4 or halves from 13), were level or slower), and
 // for f16 with 5 or 6 (m = 5 0.83 -> 0.93 / 0.80 -> 0.92, m = 6 0.85 -> 0.89-0.90 1 thread); f16
 // from 7 rows is level with it (FMA-bound) and keeps 4 x 4.
+// Fourteenth session: with f32 broadcasts held in registers (panel_pass), one m x 2 block (up to 28
+// accumulators, each line read by one pass) also wins for f32 at 11, 13 and 14 rows and bf16 at 13
+// and 14. dlopen A/B, medians of 4 rounds, of read, 1 / 2 threads: f32 m = 11 0.84-0.85 -> 0.90 /
+// 0.85 -> 0.97, m = 13 0.75 -> 0.79 / 0.86 -> 0.93, m = 14 0.73 -> 0.74 / level; bf16 m = 13 0.73
+// -> 0.80 / 0.86 -> 1.17 (a fast read window), m = 14 0.73 -> 0.76 / 0.89 -> 0.92; f32 m = 12 ran
+// 0.85 against 0.88 for 6 x 4 (kept), m = 9 and 10 level. 15 rows (30 accumulators) would leave
+// no room for the weights.
 // J > 1 where m x NV alone is too few independent chains (the step counts are even: k % 16 == 0).
 template <int M>
 PanelsFn panels_for(int32_t w_dtype) {
   constexpr int J = M <= 2 ? 2 : 1;
   if (w_dtype == RKV_DTYPE_F32) {
     if constexpr (M >= 5 && M <= 8) return &panels<Kind::kF32, M, 8, 2, 1>;
-    else if constexpr (M >= 9 && M <= 10) return &panels<Kind::kF32, M, M, 2, 1>;
-    else if constexpr (M >= 11 && M <= 12) return &panels<Kind::kF32, M, (M + 1) / 2, 4, 1>;
-    else if constexpr (M >= 13 && M <= 15) return &panels<Kind::kF32, M, (M + 1) / 2, 2, 1>;
+    else if constexpr (M == 12) return &panels<Kind::kF32, M, M / 2, 4, 1>;
+    else if constexpr (M >= 9 && M <= 14) return &panels<Kind::kF32, M, M, 2, 1>;
+    else if constexpr (M == 15) return &panels<Kind::kF32, M, (M + 1) / 2, 2, 1>;
     else return &panels<Kind::kF32, M, 4, 4, J>;
   }
   if (w_dtype == RKV_DTYPE_F16) {
     if constexpr (M >= 5 && M <= 6) return &panels<Kind::kF16, M, M, 2, 1>;
     else return &panels<Kind::kF16, M, 4, 4, J>;
   }
-  if constexpr (M >= 8 && M <= 12) return &panels<Kind::kBf16Dot, M, M, 2, 1>;
+  if constexpr (M >= 8 && M <= 14) return &panels<Kind::kBf16Dot, M, M, 2, 1>;
   else if constexpr (M >= 8) return &panels<Kind::kBf16Dot, M, 8, 2, 1>;
   else if constexpr (M >= 5) return &panels<Kind::kBf16Exact, M, 8, 2, 1>;
   else return &panels<Kind::kBf16Exact, M, 4, 4, J>;
