@@ -1,0 +1,479 @@
+// rkv_ab: A/B of several builds of libradixkv in one process, for kernel changes whose effect is
+// smaller than the spread between runs. Each library is dlopen'ed (give each build its own file:
+// one path opened twice is one library), and every round runs each kernel once per library, the
+// starting library rotating from round to round (the first of a round measured up to 15% faster
+// at m = 1-2 on Zen 5, whichever it was), each measurement followed by that library's own
+// bandwidth baseline (rkv_bench_read or rkv_bench_copy) over a separate buffer, so that every
+// ratio comes from the same seconds. Prints the median and range over the rounds.
+//
+//   rkv_ab gemv    [dtype=bf16|f32|f16] [m=8] [n=8192] [k=3072] [layout=packed|rows] COMMON LIB...
+//   rkv_ab decode  [kv=bf16|f32|f16|e4m3] [ctx=32768] [batch=4] [pages=order|shuffled] COMMON LIB...
+//   rkv_ab scatter [scale=1] [tokens=262144] COMMON LIB...      (bf16 -> e4m3 scatter, f32 -> e4m3 quantize)
+//   rkv_ab prefill [kv=bf16] [q=512] COMMON LIB...              (of rkv_bench_fma_peak)
+//   LIB: a path with a '/' in it (./libradixkv.so); an argument with '=' and no '/' is an option.
+//   gemv packs the weights with the first library (every build packs alike).
+//   COMMON: [threads=1] [rounds=5] [base=1024] (MiB of the baseline buffer) [rotate=1200] (gemv:
+//           MiB read between two uses of one weight copy: at least twice the last-level cache)
+// Shapes: KV 8 heads of 128, GQA 4 (32 query heads), 16-token pages, as the JMH benchmarks.
+// Memory is allocated in 2 MiB-aligned blocks with MADV_HUGEPAGE, as the engine's pools.
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "radixkv.h"
+
+namespace {
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+struct Buffer {
+  uint8_t* p = nullptr;
+  size_t bytes = 0;
+  explicit Buffer(size_t n) : bytes(n) {
+    const size_t huge = size_t{2} << 20, rounded = (n + huge - 1) / huge * huge;
+    p = static_cast<uint8_t*>(std::aligned_alloc(huge, rounded));
+    if (p == nullptr) {
+      std::fprintf(stderr, "rkv_ab: cannot allocate %zu bytes\n", n);
+      std::exit(2);
+    }
+    madvise(p, rounded, MADV_HUGEPAGE);
+    std::memset(p, 0, rounded);  // every page faulted in before any timing
+  }
+  ~Buffer() { std::free(p); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  template <typename T>
+  T* as() const {
+    return reinterpret_cast<T*>(p);
+  }
+};
+
+// The entry points this tool calls, typed from the header.
+struct Lib {
+  std::string path;
+  decltype(&rkv_last_error) last_error;
+  decltype(&rkv_build_info) build_info;
+  decltype(&rkv_set_num_threads) set_threads;
+  decltype(&rkv_bench_read) read;
+  decltype(&rkv_bench_copy) copy;
+  decltype(&rkv_bench_fma_peak) fma_peak;
+  decltype(&rkv_linear) linear;
+  decltype(&rkv_linear_pack) pack;
+  decltype(&rkv_linear_packed) linear_packed;
+  decltype(&rkv_decode_attention) decode;
+  decltype(&rkv_append_prefill_attention) prefill;
+  decltype(&rkv_reshape_and_cache) scatter;
+  decltype(&rkv_fp8_quantize) quantize;
+
+  void check(int status, const char* what) const {
+    if (status != 0) {
+      std::fprintf(stderr, "rkv_ab: %s failed in %s: %s\n", what, path.c_str(), last_error());
+      std::exit(1);
+    }
+  }
+};
+
+template <typename F>
+void bind(void* h, const char* name, F& f, const std::string& path) {
+  f = reinterpret_cast<F>(dlsym(h, name));
+  if (f == nullptr) {
+    std::fprintf(stderr, "rkv_ab: %s has no %s\n", path.c_str(), name);
+    std::exit(2);
+  }
+}
+
+Lib open_lib(const std::string& path) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    std::fprintf(stderr, "rkv_ab: %s\n", dlerror());
+    std::exit(2);
+  }
+  Lib l;
+  l.path = path;
+  bind(h, "rkv_last_error", l.last_error, path);
+  bind(h, "rkv_build_info", l.build_info, path);
+  bind(h, "rkv_set_num_threads", l.set_threads, path);
+  bind(h, "rkv_bench_read", l.read, path);
+  bind(h, "rkv_bench_copy", l.copy, path);
+  bind(h, "rkv_bench_fma_peak", l.fma_peak, path);
+  bind(h, "rkv_linear", l.linear, path);
+  bind(h, "rkv_linear_pack", l.pack, path);
+  bind(h, "rkv_linear_packed", l.linear_packed, path);
+  bind(h, "rkv_decode_attention", l.decode, path);
+  bind(h, "rkv_append_prefill_attention", l.prefill, path);
+  bind(h, "rkv_reshape_and_cache", l.scatter, path);
+  bind(h, "rkv_fp8_quantize", l.quantize, path);
+  return l;
+}
+
+// key=value options; a value not given takes its default, an unknown key is an error.
+struct Options {
+  std::map<std::string, std::string> kv;
+  std::vector<std::string> libs;
+  std::vector<std::string> known;
+
+  std::string str(const std::string& key, const std::string& def) {
+    known.push_back(key);
+    auto it = kv.find(key);
+    return it == kv.end() ? def : it->second;
+  }
+  int64_t num(const std::string& key, int64_t def) {
+    const std::string s = str(key, std::to_string(def));
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (end == s.c_str() || *end != '\0' || v <= 0) {
+      std::fprintf(stderr, "rkv_ab: %s=%s is not a positive integer\n", key.c_str(), s.c_str());
+      std::exit(2);
+    }
+    return v;
+  }
+  double real(const std::string& key, double def) {
+    const std::string s = str(key, std::to_string(def));
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end != '\0' || !(v > 0)) {
+      std::fprintf(stderr, "rkv_ab: %s=%s is not a positive number\n", key.c_str(), s.c_str());
+      std::exit(2);
+    }
+    return v;
+  }
+  void finish() const {
+    for (const auto& [k, v] : kv)
+      if (std::find(known.begin(), known.end(), k) == known.end()) {
+        std::fprintf(stderr, "rkv_ab: unknown option %s=%s\n", k.c_str(), v.c_str());
+        std::exit(2);
+      }
+    if (libs.empty()) {
+      std::fprintf(stderr, "rkv_ab: no library given\n");
+      std::exit(2);
+    }
+  }
+};
+
+int32_t dtype_of(const std::string& s) {
+  if (s == "f32") return RKV_DTYPE_F32;
+  if (s == "f16") return RKV_DTYPE_F16;
+  if (s == "bf16") return RKV_DTYPE_BF16;
+  if (s == "e4m3") return RKV_DTYPE_FP8_E4M3;
+  std::fprintf(stderr, "rkv_ab: unknown dtype %s (f32, f16, bf16, e4m3)\n", s.c_str());
+  std::exit(2);
+}
+
+int64_t dtype_bytes(int32_t dt) { return dt == RKV_DTYPE_F32 ? 4 : dt == RKV_DTYPE_FP8_E4M3 ? 1 : 2; }
+
+// Random values of roughly unit magnitude in a dtype (normal numbers, both signs).
+void fill_random(uint8_t* p, int64_t n, int32_t dt, std::mt19937_64& g) {
+  for (int64_t i = 0; i < n; i++) {
+    const uint64_t r = g();
+    const uint32_t sign = r & 1, mant = static_cast<uint32_t>(r >> 8);
+    const uint32_t e = static_cast<uint32_t>((r >> 1) % 8);  // 2^-7 .. 2^0
+    switch (dt) {
+      case RKV_DTYPE_F32: {
+        const uint32_t u = (sign << 31) | ((120 + e) << 23) | (mant & 0x7FFFFF);
+        std::memcpy(p + 4 * i, &u, 4);
+        break;
+      }
+      case RKV_DTYPE_BF16: {
+        const uint16_t u = static_cast<uint16_t>((sign << 15) | ((120 + e) << 7) | (mant & 0x7F));
+        std::memcpy(p + 2 * i, &u, 2);
+        break;
+      }
+      case RKV_DTYPE_F16: {
+        const uint16_t u = static_cast<uint16_t>((sign << 15) | ((8 + e) << 10) | (mant & 0x3FF));
+        std::memcpy(p + 2 * i, &u, 2);
+        break;
+      }
+      default:  // e4m3: exponent field 1-8, never the NaN code
+        p[i] = static_cast<uint8_t>((sign << 7) | ((1 + e) << 3) | (mant & 7));
+    }
+  }
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+// Per library and named figure, the values of every round.
+using Figures = std::vector<std::map<std::string, std::vector<double>>>;
+
+void run_rounds(std::vector<Lib>& libs, int64_t rounds, int64_t threads,
+                const std::function<void(Lib&, std::map<std::string, std::vector<double>>&)>& round,
+                Figures& figs) {
+  figs.assign(libs.size(), {});
+  for (int64_t r = 0; r < rounds; r++)
+    for (size_t i = 0; i < libs.size(); i++) {
+      const size_t L = (i + static_cast<size_t>(r)) % libs.size();
+      libs[L].set_threads(static_cast<int32_t>(threads));
+      round(libs[L], figs[L]);
+    }
+}
+
+void print(const std::vector<Lib>& libs, const Figures& figs) {
+  for (size_t L = 0; L < libs.size(); L++) {
+    std::printf("%s\n", libs[L].path.c_str());
+    for (const auto& [name, values] : figs[L]) {
+      std::vector<double> v = values;
+      std::sort(v.begin(), v.end());
+      std::printf("  %-34s median %8.3f  [%.3f .. %.3f]\n", name.c_str(), v[v.size() / 2], v.front(), v.back());
+    }
+  }
+}
+
+// Seconds of the fastest of `reps` calls of f.
+template <typename F>
+double fastest(int reps, F&& f) {
+  double best = 1e300;
+  for (int i = 0; i < reps; i++) {
+    const double t0 = now();
+    f();
+    best = std::min(best, now() - t0);
+  }
+  return best;
+}
+
+double read_gbps(Lib& l, const Buffer& b) {
+  double sink = 0;
+  return static_cast<double>(b.bytes) / fastest(2, [&] { l.check(l.read(b.p, static_cast<int64_t>(b.bytes), &sink), "rkv_bench_read"); }) / 1e9;
+}
+
+double copy_gbps(Lib& l, const Buffer& src, const Buffer& dst) {
+  const int64_t half = static_cast<int64_t>(src.bytes);
+  return 2.0 * static_cast<double>(half) / fastest(2, [&] { l.check(l.copy(dst.p, src.p, half), "rkv_bench_copy"); }) / 1e9;
+}
+
+int gemv(Options& o, std::vector<Lib>& libs) {
+  const int32_t dt = dtype_of(o.str("dtype", "bf16"));
+  const int64_t m = o.num("m", 8), n = o.num("n", 8192), k = o.num("k", 3072);
+  const bool packed = o.str("layout", "packed") == "packed";
+  const int64_t threads = o.num("threads", 1), rounds = o.num("rounds", 5);
+  const size_t base = static_cast<size_t>(o.num("base", 1024)) << 20;
+  const size_t rotate = static_cast<size_t>(o.num("rotate", 1200)) << 20;
+  o.finish();
+  if (dt == RKV_DTYPE_FP8_E4M3) {
+    std::fprintf(stderr, "rkv_ab: gemv weights are f32, f16 or bf16\n");
+    return 2;
+  }
+  const size_t wb = static_cast<size_t>(n * k * dtype_bytes(dt));
+  const size_t copies = (rotate + wb - 1) / wb + 1;
+  std::mt19937_64 g(1);
+  std::vector<std::unique_ptr<Buffer>> ws;
+  for (size_t c = 0; c < copies; c++) {
+    ws.push_back(std::make_unique<Buffer>(wb));
+    fill_random(ws.back()->p, n * k, dt, g);
+    if (packed) libs[0].check(libs[0].pack(ws.back()->p, dt, n, k), "rkv_linear_pack");
+  }
+  Buffer x(static_cast<size_t>(4 * m * k)), y(static_cast<size_t>(4 * m * n)), rb(base);
+  fill_random(x.p, m * k, RKV_DTYPE_F32, g);
+  std::printf("gemv %s %s m %lld, %lld x %lld, %lld thread(s): %zu copies of %zu MiB rotated\n",
+              packed ? "packed" : "row-major", dt == RKV_DTYPE_F32 ? "f32" : dt == RKV_DTYPE_F16 ? "f16" : "bf16",
+              static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+              static_cast<long long>(threads), copies, wb >> 20);
+  Figures figs;
+  run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
+    auto all = [&] {
+      for (auto& w : ws)
+        l.check((packed ? l.linear_packed : l.linear)(x.as<float>(), w->p, dt, y.as<float>(), m, n, k, 0),
+                packed ? "rkv_linear_packed" : "rkv_linear");
+    };
+    all();  // warm: the thread pool, the call's scratch
+    const double t0 = now();
+    all();
+    const double gbps = static_cast<double>(wb * copies) / (now() - t0) / 1e9;
+    const double rd = read_gbps(l, rb);
+    f["weights GB/s"].push_back(gbps);
+    f["read GB/s"].push_back(rd);
+    f["of read"].push_back(gbps / rd);
+  }, figs);
+  print(libs, figs);
+  return 0;
+}
+
+// One batch of sequences of ctx tokens over a pool of exactly their pages.
+struct Pages {
+  std::vector<int32_t> indptr{0}, indices, last;
+  int64_t count = 0;
+  Pages(int64_t batch, int64_t ctx, int64_t page, bool shuffled) {
+    const int64_t per_seq = (ctx + page - 1) / page;
+    count = batch * per_seq;
+    for (int64_t b = 0; b < batch; b++) {
+      for (int64_t p = 0; p < per_seq; p++) indices.push_back(static_cast<int32_t>(b * per_seq + p));
+      indptr.push_back(static_cast<int32_t>(indices.size()));
+      last.push_back(static_cast<int32_t>(ctx - (per_seq - 1) * page));
+    }
+    if (shuffled) std::shuffle(indices.begin(), indices.end(), std::mt19937_64(5));
+  }
+};
+
+constexpr int32_t kKvHeads = 8, kGqa = 4, kHeadDim = 128, kPage = 16;
+
+int decode(Options& o, std::vector<Lib>& libs) {
+  const int32_t dt = dtype_of(o.str("kv", "bf16"));
+  const int64_t ctx = o.num("ctx", 32768), batch = o.num("batch", 4);
+  const bool shuffled = o.str("pages", "order") == "shuffled";
+  const int64_t threads = o.num("threads", 1), rounds = o.num("rounds", 5);
+  const size_t base = static_cast<size_t>(o.num("base", 1024)) << 20;
+  o.finish();
+  const int32_t qo = kKvHeads * kGqa;
+  Pages pg(batch, ctx, kPage, shuffled);
+  const size_t pool = static_cast<size_t>(pg.count * kPage * kKvHeads * kHeadDim * dtype_bytes(dt));
+  Buffer k(pool), v(pool), q(static_cast<size_t>(4 * batch * qo * kHeadDim)), out(q.bytes), rb(base);
+  std::mt19937_64 g(2);
+  fill_random(k.p, static_cast<int64_t>(pool) / dtype_bytes(dt), dt, g);
+  fill_random(v.p, static_cast<int64_t>(pool) / dtype_bytes(dt), dt, g);
+  fill_random(q.p, batch * qo * kHeadDim, RKV_DTYPE_F32, g);
+  const double kv_bytes = 2.0 * static_cast<double>(batch * ctx * kKvHeads * kHeadDim * dtype_bytes(dt));
+  const int calls = static_cast<int>(std::max(3.0, 2e9 / kv_bytes));
+  std::printf("decode %s KV, batch %lld x %lld tokens, pages %s, %lld thread(s), %.0f MiB of K/V\n",
+              o.kv.count("kv") ? o.kv["kv"].c_str() : "bf16", static_cast<long long>(batch),
+              static_cast<long long>(ctx), shuffled ? "shuffled" : "in order", static_cast<long long>(threads),
+              kv_bytes / (1 << 20));
+  Figures figs;
+  run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
+    auto call = [&] {
+      l.check(l.decode(q.p, RKV_DTYPE_F32, out.p, RKV_DTYPE_F32, nullptr, k.p, v.p, dt, pg.count, kPage, qo, kKvHeads,
+                       kHeadDim, pg.indptr.data(), pg.indices.data(), pg.last.data(), static_cast<int32_t>(batch),
+                       0.088f, 0.f, 1.f, 1.f, -1),
+              "rkv_decode_attention");
+    };
+    call();
+    const double t0 = now();
+    for (int i = 0; i < calls; i++) call();
+    const double gbps = kv_bytes * calls / (now() - t0) / 1e9;
+    const double rd = read_gbps(l, rb);
+    f["K/V GB/s"].push_back(gbps);
+    f["read GB/s"].push_back(rd);
+    f["of read"].push_back(gbps / rd);
+  }, figs);
+  print(libs, figs);
+  return 0;
+}
+
+int scatter(Options& o, std::vector<Lib>& libs) {
+  const double scale = o.real("scale", 1.0);
+  const int64_t tokens = o.num("tokens", 262144);
+  const int64_t threads = o.num("threads", 1), rounds = o.num("rounds", 5);
+  const size_t base = static_cast<size_t>(o.num("base", 1024)) << 20;
+  o.finish();
+  const int64_t row = kKvHeads * kHeadDim, pages = (tokens + kPage - 1) / kPage;
+  Buffer k(static_cast<size_t>(2 * tokens * row)), v(k.bytes), kc(static_cast<size_t>(pages * kPage * row)),
+      vc(kc.bytes), src(static_cast<size_t>(4 * tokens * row)), q8(static_cast<size_t>(tokens * row)), cs(base / 2),
+      cd(base / 2);
+  std::mt19937_64 g(3);
+  fill_random(k.p, tokens * row, RKV_DTYPE_BF16, g);
+  fill_random(v.p, tokens * row, RKV_DTYPE_BF16, g);
+  fill_random(src.p, tokens * row, RKV_DTYPE_F32, g);
+  std::vector<int64_t> perm(static_cast<size_t>(pages)), slots(static_cast<size_t>(tokens));
+  for (int64_t p = 0; p < pages; p++) perm[static_cast<size_t>(p)] = p;
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(1));
+  for (int64_t t = 0; t < tokens; t++) slots[static_cast<size_t>(t)] = perm[static_cast<size_t>(t / kPage)] * kPage + t % kPage;
+  const float s = static_cast<float>(scale);
+  std::printf("scatter bf16 -> e4m3 (pages shuffled) and quantize f32 -> e4m3, scale %g, %lld tokens of %lld, "
+              "%lld thread(s)\n", scale, static_cast<long long>(tokens), static_cast<long long>(row),
+              static_cast<long long>(threads));
+  Figures figs;
+  run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
+    const double sc = fastest(3, [&] {
+      l.check(l.scatter(k.p, v.p, RKV_DTYPE_BF16, slots.data(), tokens, kKvHeads, kHeadDim, kc.p, vc.p,
+                        RKV_DTYPE_FP8_E4M3, pages, kPage, s, s),
+              "rkv_reshape_and_cache");
+    });
+    const double qz = fastest(3, [&] {
+      l.check(l.quantize(src.as<float>(), q8.p, tokens * row, RKV_DTYPE_FP8_E4M3, s), "rkv_fp8_quantize");
+    });
+    const double cp = copy_gbps(l, cs, cd);
+    const double sc_gbps = 2.0 * 3.0 * static_cast<double>(tokens * row) / sc / 1e9;  // bf16 in, e4m3 out, K and V
+    const double qz_gbps = 5.0 * static_cast<double>(tokens * row) / qz / 1e9;
+    f["copy GB/s"].push_back(cp);
+    f["scatter, of copy"].push_back(sc_gbps / cp);
+    f["quantize, of copy"].push_back(qz_gbps / cp);
+  }, figs);
+  print(libs, figs);
+  return 0;
+}
+
+int prefill(Options& o, std::vector<Lib>& libs) {
+  const int32_t dt = dtype_of(o.str("kv", "bf16"));
+  const int64_t ql = o.num("q", 512);
+  const int64_t threads = o.num("threads", 1), rounds = o.num("rounds", 5);
+  o.finish();
+  const int32_t qo = kKvHeads * kGqa;
+  Pages pg(1, ql, kPage, true);
+  const size_t pool = static_cast<size_t>(pg.count * kPage * kKvHeads * kHeadDim * dtype_bytes(dt));
+  Buffer k(pool), v(pool), q(static_cast<size_t>(4 * ql * qo * kHeadDim)), out(q.bytes);
+  std::mt19937_64 g(4);
+  fill_random(k.p, static_cast<int64_t>(pool) / dtype_bytes(dt), dt, g);
+  fill_random(v.p, static_cast<int64_t>(pool) / dtype_bytes(dt), dt, g);
+  fill_random(q.p, ql * qo * kHeadDim, RKV_DTYPE_F32, g);
+  const int32_t qo_indptr[2] = {0, static_cast<int32_t>(ql)};
+  const double flop = 4.0 * kHeadDim * qo * (static_cast<double>(ql) * (ql + 1) / 2);
+  std::printf("append prefill, %s KV, %lld new tokens, no prefix, %lld thread(s)\n",
+              o.kv.count("kv") ? o.kv["kv"].c_str() : "bf16", static_cast<long long>(ql),
+              static_cast<long long>(threads));
+  Figures figs;
+  run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
+    auto call = [&] {
+      l.check(l.prefill(q.p, RKV_DTYPE_F32, out.p, RKV_DTYPE_F32, nullptr, qo_indptr, k.p, v.p, dt, pg.count, kPage, qo,
+                        kKvHeads, kHeadDim, pg.indptr.data(), pg.indices.data(), pg.last.data(), 1, nullptr, nullptr,
+                        0.088f, 0.f, 1.f, 1.f, -1),
+              "rkv_append_prefill_attention");
+    };
+    call();
+    int calls = 0;
+    const double t0 = now();
+    do {
+      call();
+      calls++;
+    } while (now() - t0 < 0.5);
+    const double gflops = flop * calls / (now() - t0) / 1e9;
+    double peak = 0;
+    l.check(l.fma_peak(0.3, &peak), "rkv_bench_fma_peak");
+    f["GFLOP/s"].push_back(gflops);
+    f["FMA peak GFLOP/s"].push_back(peak);
+    f["of FMA peak"].push_back(gflops / peak);
+  }, figs);
+  print(libs, figs);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: rkv_ab gemv|decode|scatter|prefill [key=value ...] LIB... (see the source's header)\n");
+    return 2;
+  }
+  Options o;
+  for (int i = 2; i < argc; i++) {
+    const char* eq = std::strchr(argv[i], '=');
+    if (eq != nullptr && std::strchr(argv[i], '/') == nullptr) o.kv[std::string(argv[i], static_cast<size_t>(eq - argv[i]))] = eq + 1;
+    else o.libs.push_back(argv[i]);
+  }
+  std::vector<Lib> libs;
+  for (const auto& p : o.libs) libs.push_back(open_lib(p));
+  std::printf("cpu: %s\n", cpu_model().c_str());
+  for (const auto& l : libs) std::printf("%s: %s\n", l.path.c_str(), l.build_info());
+  const std::string kind = argv[1];
+  if (kind == "gemv") return gemv(o, libs);
+  if (kind == "decode") return decode(o, libs);
+  if (kind == "scatter") return scatter(o, libs);
+  if (kind == "prefill") return prefill(o, libs);
+  std::fprintf(stderr, "rkv_ab: unknown kind %s (gemv, decode, scatter, prefill)\n", kind.c_str());
+  return 2;
+}
