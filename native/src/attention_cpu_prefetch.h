@@ -4,14 +4,18 @@
 // LineCursor) and the scans of a block for e4m3 NaN codes. Included via attention_cpu_impl.h
 // once per ISA, inside that ISA's namespace after its `struct I`; no include guard on purpose.
 
-struct Rows {
-  const uint8_t* k[kBlock];
-  const uint8_t* v[kBlock];
+// The rows of a block of N tokens: kBlock (decode) or kPrefillBlock (prefill).
+template <int N>
+struct RowsN {
+  const uint8_t* k[N];
+  const uint8_t* v[N];
 };
+using Rows = RowsN<kBlock>;
 
 // Fills the K/V row pointers of tokens [t0, t0 + n) of one sequence and KV head; entries
-// n..kBlock-1 repeat the first row (valid memory; their scores are masked).
-static inline void fill_rows(const SeqView& s, int64_t t0, int n, Rows& r) {
+// n..N-1 repeat the first row (valid memory; their scores are masked).
+template <int N>
+static inline void fill_rows(const SeqView& s, int64_t t0, int n, RowsN<N>& r) {
   // one division per block, then walk pages incrementally (64-bit divisions per token would
   // cost more than the arithmetic on the row)
   int64_t pi = t0 / s.page_size;
@@ -28,13 +32,14 @@ static inline void fill_rows(const SeqView& s, int64_t t0, int n, Rows& r) {
       base = (int64_t)s.pages[++pi] * s.page_size * row_stride + head_off;
     }
   }
-  for (int i = n; i < kBlock; i++) {
+  for (int i = n; i < N; i++) {
     r.k[i] = r.k[0];
     r.v[i] = r.v[0];
   }
 }
 
-static inline void prefetch_rows(const Rows& r, int n, int row_bytes, int64_t hoff) {
+template <int N>
+static inline void prefetch_rows(const RowsN<N>& r, int n, int row_bytes, int64_t hoff) {
   for (int i = 0; i < n; i++) {
     for (int b = 0; b < row_bytes; b += 64) {
       __builtin_prefetch(r.k[i] + hoff + b, 0, 3);
@@ -47,12 +52,14 @@ static inline void prefetch_rows(const Rows& r, int n, int row_bytes, int64_t ho
 // merge: for token-major decode a block is one range per page). V lies at the same offsets
 // from v_base, so each K line prefetched is matched by its V line.
 struct PrefetchRanges {
-  uintptr_t start[kBlock];
-  uintptr_t end[kBlock];
+  uintptr_t start[kPrefillBlock];  // the larger of the two blocks
+  uintptr_t end[kPrefillBlock];
   intptr_t v_delta = 0;  // v address - k address (the same for every row)
   int n = 0;
 
-  void reset(const Rows& r, int rows, int row_bytes, int64_t head_off) {
+  template <int N>
+  void reset(const RowsN<N>& r, int rows, int row_bytes, int64_t head_off) {
+    static_assert(N <= kPrefillBlock, "one range per row at most");
     n = 0;
     if (rows <= 0) return;
     v_delta = (intptr_t)((uintptr_t)r.v[0] - (uintptr_t)r.k[0]);

@@ -4,7 +4,7 @@
 // scores_kt). Included via attention_cpu_impl.h once per ISA, inside that ISA's namespace after
 // its `struct I` (after attention_cpu_tiles.h); no include guard on purpose.
 
-// Converts kBlock rows of the cache dtype into a contiguous f32 tile (GEMM-style packing for
+// Converts kPrefillBlock rows of the cache dtype into a contiguous f32 tile (GEMM-style packing for
 // prefill, where each K/V tile is reused by many query rows) and repoints rows at it.
 template <int DT>
 static void pack_block(const uint8_t* const* src, int n, int hd, float* dst, const uint8_t** out_rows) {
@@ -13,28 +13,28 @@ static void pack_block(const uint8_t* const* src, int n, int hd, float* dst, con
     for (int c = 0; c < hd; c += I::W) I::store(d + c, I::template load_cvt<DT>(src[t], c));
     out_rows[t] = reinterpret_cast<const uint8_t*>(d);
   }
-  for (int t = n; t < kBlock; t++) out_rows[t] = out_rows[0];
+  for (int t = n; t < kPrefillBlock; t++) out_rows[t] = out_rows[0];
 }
 
 // ---- prefill scores from a transposed K tile (AVX-512) ----
-// With K transposed to f32 Kt[d][t] (kBlock columns), S = Q . K^T is a GEMM micro-kernel: MR
-// query rows x the block's tokens in registers, per element of head_dim one broadcast q value
-// per row and kBlock / W K vectors, no horizontal reductions (the row tiles spent a third of
-// their instructions in transpose-reductions and loaded q once per two FMAs: prefill scores
-// ran at about 0.4 of the FMA peak). Each score is one FMA chain over d = 0 .. hd-1 whatever MR
+// With K transposed to f32 Kt[d][t] (kPrefillBlock columns), S = Q . K^T is a GEMM micro-kernel: MR
+// query rows x 32 of the block's tokens in registers, per element of head_dim one broadcast q
+// value per row and 2 K vectors, no horizontal reductions (the row tiles spent a third of their
+// instructions in transpose-reductions and loaded q once per two FMAs: prefill scores ran at
+// about 0.4 of the FMA peak). Each score is one FMA chain over d = 0 .. hd-1 whatever MR
 // is, so a row's scores never depend on the call's other rows (chunked prefill stays
 // bit-identical to whole-prompt prefill).
-// Kt[d][t] for the block's tokens, W x W sub-tiles transposed in registers; tokens n .. kBlock-1
-// are zero (their scores are masked).
+// Kt[d][t] for the block's tokens, W x W sub-tiles transposed in registers; tokens from n to the
+// next multiple of W are zero (their scores are masked).
 // (Isa: only AVX-512's I has transpose_w; a dependent name, so other ISAs never instantiate it.)
 template <int DT, typename Isa = I>
 static void transpose_k(const uint8_t* const* krow, int n, int hd, float* kt) {
-  for (int t0 = 0; t0 < kBlock; t0 += Isa::W)
+  for (int t0 = 0; t0 < n; t0 += Isa::W)
     for (int d0 = 0; d0 < hd; d0 += Isa::W) {
       typename Isa::V r[Isa::W];
       for (int i = 0; i < Isa::W; i++) r[i] = t0 + i < n ? Isa::template load_cvt<DT>(krow[t0 + i], d0) : Isa::zero();
       Isa::transpose_w(r);
-      for (int j = 0; j < Isa::W; j++) Isa::store(kt + (int64_t)(d0 + j) * kBlock + t0, r[j]);
+      for (int j = 0; j < Isa::W; j++) Isa::store(kt + (int64_t)(d0 + j) * kPrefillBlock + t0, r[j]);
     }
 }
 
@@ -45,7 +45,7 @@ RKV_ATTN_INLINE void kt_tile(const float* Q, int hd, const float* kt, float* S, 
     for (int v = 0; v < NV; v++) acc[r][v] = I::zero();
   for (int d = 0; d < hd; d++) {
     typename I::V k[NV];
-    for (int v = 0; v < NV; v++) k[v] = I::load(kt + (int64_t)d * kBlock + v * I::W);
+    for (int v = 0; v < NV; v++) k[v] = I::load(kt + (int64_t)d * kPrefillBlock + v * I::W);
     for (int r = 0; r < MR; r++) {
       const typename I::V q = I::set1(Q[(int64_t)r * hd + d]);
       for (int v = 0; v < NV; v++) acc[r][v] = I::fma(q, k[v], acc[r][v]);
@@ -71,12 +71,14 @@ static void scores_kt_nv(const float* Q, int R, int hd, const float* kt, float* 
 template <int DT, typename Isa = I>
 static void scores_kt(const float* Q, int R, int hd, const uint8_t* const* krow, int n, float* kt, float* S,
                       int ldS) {
-  static_assert(kBlock == 2 * Isa::W, "the AVX-512 micro-kernel covers a block in 2 vectors");
+  static_assert(kPrefillBlock % (2 * Isa::W) == 0, "the AVX-512 micro-kernel takes 2 vectors of tokens a call");
   transpose_k<DT, Isa>(krow, n, hd, kt);
-  if (n > Isa::W)
-    scores_kt_nv<2>(Q, R, hd, kt, S, ldS);
-  else
-    scores_kt_nv<1>(Q, R, hd, kt, S, ldS);
+  for (int t0 = 0; t0 < n; t0 += 2 * Isa::W) {
+    if (n - t0 > Isa::W)
+      scores_kt_nv<2>(Q, R, hd, kt + t0, S + t0, ldS);
+    else
+      scores_kt_nv<1>(Q, R, hd, kt + t0, S + t0, ldS);
+  }
 }
 
 // Attention of R query rows per KV head for nh consecutive KV heads (starting at s.kv_head)
@@ -86,7 +88,7 @@ static void scores_kt(const float* Q, int R, int hd, const uint8_t* const* krow,
 // Token blocks are visited in order; inside a block the heads are processed one after another,
 // so the block's K/V bytes (a contiguous region per page: all heads of each token) are consumed
 // together, and while head h of block i is computed, head h's rows of block i+1 are prefetched.
-// Scratch: S [R][kBlock], scale [R], vis [2R]; pack (f32, 2*kBlock*hd) only when not null.
+// Scratch: S [R][kPrefillBlock], scale [R], vis [2R]; pack (f32, 2*kPrefillBlock*hd) only when not null.
 template <int DT>
 static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1, RowLimits lim,
                           float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
@@ -95,17 +97,17 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
   float* scale = sc.scale;
   float* pack = sc.pack;
   int* vis = sc.vis;
-  Rows cur, nxt;
+  RowsN<kPrefillBlock> cur, nxt;
   int64_t t = t0;
-  int n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
+  int n = (int)(t1 - t < kPrefillBlock ? t1 - t : kPrefillBlock);
   if (n <= 0) return;
   fill_rows(s, t, n, cur);
   for (int h = 0; h < nh; h++) prefetch_rows(cur, n, s.row_bytes, (int64_t)h * s.row_bytes);
-  const uint8_t* kr[kBlock];
-  const uint8_t* vr[kBlock];
+  const uint8_t* kr[kPrefillBlock];
+  const uint8_t* vr[kPrefillBlock];
   while (n > 0) {
     int64_t tn = t + n;
-    int nn = (int)(t1 - tn < kBlock ? t1 - tn : kBlock);
+    int nn = (int)(t1 - tn < kPrefillBlock ? t1 - tn : kPrefillBlock);
     if (nn > 0) fill_rows(s, tn, nn, nxt);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
@@ -116,7 +118,7 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
         pf.reset(pr);
       }
       pf.spread((int64_t)n * pv_calls(R, hd));
-      for (int i = 0; i < kBlock; i++) {
+      for (int i = 0; i < kPrefillBlock; i++) {
         kr[i] = cur.k[i] + hoff;
         vr[i] = cur.v[i] + hoff;
       }
@@ -128,33 +130,33 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
       // hold no NaN code (the loaders skip the fix-up), or the cache rows as they are
       const bool packed = pack != nullptr && DT != RKV_DTYPE_F32;
       const bool finite = !packed && DT == RKV_DTYPE_FP8_E4M3 && !block_has_e4m3_nan(kr, vr, n, s.row_bytes);
-      const uint8_t* pvr[kBlock];
-      if (packed) pack_block<DT>(vr, n, hd, pack + (int64_t)kBlock * hd, pvr);
+      const uint8_t* pvr[kPrefillBlock];
+      if (packed) pack_block<DT>(vr, n, hd, pack + (int64_t)kPrefillBlock * hd, pvr);
       bool scored = false;
       if constexpr (I::W == 16) {
         if (sc.kt != nullptr) {
-          scores_kt<DT>(Qh, R, hd, kr, n, sc.kt, S, kBlock);
+          scores_kt<DT>(Qh, R, hd, kr, n, sc.kt, S, kPrefillBlock);
           scored = true;
         }
       }
       if (!scored) {
         if (packed) {
-          const uint8_t* pk[kBlock];
+          const uint8_t* pk[kPrefillBlock];
           pack_block<DT>(kr, n, hd, pack, pk);
-          scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kBlock);
+          scores_block<RKV_DTYPE_F32>(Qh, R, hd, pk, n, S, kPrefillBlock);
         } else if (finite) {
-          scores_block<kE4M3Finite>(Qh, R, hd, kr, n, S, kBlock);
+          scores_block<kE4M3Finite>(Qh, R, hd, kr, n, S, kPrefillBlock);
         } else {
-          scores_block<DT>(Qh, R, hd, kr, n, S, kBlock);
+          scores_block<DT>(Qh, R, hd, kr, n, S, kPrefillBlock);
         }
       }
-      softmax_block(S, R, kBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
+      softmax_block(S, R, kPrefillBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
       if (packed)
-        pv_block<RKV_DTYPE_F32>(S, R, kBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
+        pv_block<RKV_DTYPE_F32, true>(S, R, kPrefillBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
       else if (finite)
-        pv_block<kE4M3Finite>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
+        pv_block<kE4M3Finite, true>(S, R, kPrefillBlock, vr, n, Oh, hd, scale, vis, 0, pf);
       else
-        pv_block<DT>(S, R, kBlock, vr, n, Oh, hd, scale, vis, 0, pf);
+        pv_block<DT, true>(S, R, kPrefillBlock, vr, n, Oh, hd, scale, vis, 0, pf);
       pf.finish();
     }
     cur = nxt;

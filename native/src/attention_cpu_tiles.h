@@ -226,8 +226,26 @@ RKV_ATTN_INLINE void load_v(const uint8_t* row, int d0, typename I::V* v) {
   }
 }
 
-// PF steps once per token: a Prefetcher or a LineCursor.
-template <int DT, int RB, int CB, typename PF>
+// Tokens [t0, t1) of a value tile: ALL, every row takes every one; otherwise each row only those
+// it sees (vis). One token per step.
+template <int DT, int RB, int CB, bool ALL, typename PF>
+RKV_ATTN_INLINE void pv_steps(typename I::V (&acc)[RB][CB], const float* P, int ldP, const uint8_t* const* vrow,
+                              int d0, const Vis& vis, int t0, int t1, PF& p) {
+  for (int t = t0; t < t1; t++) {
+    p.step(1);
+    typename I::V vv[CB];
+    load_v<DT, CB>(vrow[t], d0, vv);
+    for (int r = 0; r < RB; r++) {
+      if (!ALL && (t + vis.toff < vis.lo[r] || t + vis.toff >= vis.hi[r])) continue;
+      typename I::V pr = I::set1(P[(int64_t)r * ldP + t]);
+      for (int c = 0; c < CB; c++) acc[r][c] = I::fma(pr, vv[c], acc[r][c]);
+    }
+  }
+}
+
+// PF steps once per token: a Prefetcher or a LineCursor. Diag (prefill): a tile on the causal
+// diagonal takes the tokens every row sees without per-row tests (below).
+template <int DT, int RB, int CB, bool Diag, typename PF>
 RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
                              const float* scale, Vis vis, int d0, PF& pf) {
   typename I::V acc[RB][CB];
@@ -268,25 +286,20 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
         for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p1, v1[c], acc[r][c]);
       }
     }
-    for (; t < u1; t++) {
-      p.step(1);
-      typename I::V vv[CB];
-      load_v<DT, CB>(vrow[t], d0, vv);
-      for (int r = 0; r < RB; r++) {
-        typename I::V pr = I::set1(P[(int64_t)r * ldP + t]);
-        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(pr, vv[c], acc[r][c]);
-      }
-    }
+    pv_steps<DT, RB, CB, true>(acc, P, ldP, vrow, d0, vis, t, u1, p);
   } else {
-    for (int t = u0; t < u1; t++) {
-      p.step(1);
-      typename I::V vv[CB];
-      load_v<DT, CB>(vrow[t], d0, vv);
-      for (int r = 0; r < RB; r++) {
-        if (t + vis.toff < vis.lo[r] || t + vis.toff >= vis.hi[r]) continue;
-        typename I::V pr = I::set1(P[(int64_t)r * ldP + t]);
-        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(pr, vv[c], acc[r][c]);
-      }
+    // On the diagonal (Diag: prefill), the tokens of [u0, u1) every row sees, [f0, f1) (those up
+    // to the first row's position), go without per-row tests; tokens stay in order, so each row's
+    // sum is the same sequence of FMAs. Zen 5, 1 thread, bf16 q 512 with 64-token blocks, of the
+    // FMA peak: 0.59 -> 0.60-0.61. Not in decode, whose tiles never take this branch: there the
+    // extra loops cost the grouped loop 6-9% (code generation).
+    const int f0 = a > u0 ? a : u0, f1 = b < u1 ? b : u1;
+    if (Diag && f0 < f1) {
+      pv_steps<DT, RB, CB, false>(acc, P, ldP, vrow, d0, vis, u0, f0, p);
+      pv_steps<DT, RB, CB, true>(acc, P, ldP, vrow, d0, vis, f0, f1, p);
+      pv_steps<DT, RB, CB, false>(acc, P, ldP, vrow, d0, vis, f1, u1, p);
+    } else {
+      pv_steps<DT, RB, CB, false>(acc, P, ldP, vrow, d0, vis, u0, u1, p);
     }
   }
   pf = p;
@@ -310,7 +323,7 @@ static inline int pv_row_calls(int chunks) {
   return calls + (chunks - c);
 }
 
-template <int DT, int RB, typename PF>
+template <int DT, int RB, bool Diag, typename PF>
 static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
                            const float* scale, Vis vis, PF& pf) {
   const int chunks = hd / I::W;
@@ -319,22 +332,22 @@ static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, 
   if constexpr (DT == kE4M3Lut) {
     // 4-vector tiles only: e4m3_lut_fit admits no row tile narrower and head_dim % 64 == 0
     if constexpr (CBMAX >= 4) {
-      for (; c < chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+      for (; c < chunks; c += 4) pv_tile<DT, RB, 4, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
     }
   } else {
     if constexpr (CBMAX >= 4) {
-      for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+      for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
     }
     if constexpr (CBMAX == 3) {
       // 3-vector tiles, but a remainder of 4 is two 2-vector tiles, not a 3 and a 1 (a 1-vector
       // tile has RB FMA chains: too few to cover the FMA latency)
       for (; c + 3 <= chunks && chunks - c != 4; c += 3)
-        pv_tile<DT, RB, 3>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+        pv_tile<DT, RB, 3, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
     }
     if constexpr (CBMAX >= 2) {
-      for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+      for (; c + 2 <= chunks; c += 2) pv_tile<DT, RB, 2, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
     }
-    for (; c < chunks; c++) pv_tile<DT, RB, 1>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    for (; c < chunks; c++) pv_tile<DT, RB, 1, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   }
 }
 
@@ -354,7 +367,7 @@ static inline int pv_calls(int R, int hd) {
 // pf steps once per token of each tile (a Prefetcher with its rate set by the caller, see
 // Prefetcher::spread, or a LineCursor). vis: [2][R] visible ranges from softmax_block; toff:
 // index of this call's first token in the softmax block. scale null: O is not rescaled.
-template <int DT, typename PF>
+template <int DT, bool Diag = false, typename PF>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
                      const float* scale, const int* vis, int toff, PF& pf) {
   int r = 0;
@@ -365,24 +378,24 @@ static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow,
     // 1.01-1.02x. A row's sum is the same sequence of FMAs whatever tile it is in.
     if (R >= 16)
       for (; r + 6 <= R; r += 6)
-        pv_rows<DT, 6>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+        pv_rows<DT, 6, Diag>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
   }
   if constexpr (I::kAcc >= 16) {
     for (; r + 8 <= R; r += 8)
-      pv_rows<DT, 8>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+      pv_rows<DT, 8, Diag>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
   }
   if constexpr (I::kAcc >= 8) {
     for (; r + 4 <= R; r += 4)
-      pv_rows<DT, 4>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+      pv_rows<DT, 4, Diag>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
     if (r + 3 == R) {  // a GQA group of 3: one pass over V instead of a 2-row and a 1-row pass
-      pv_rows<DT, 3>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+      pv_rows<DT, 3, Diag>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
       return;
     }
   }
   if constexpr (I::kAcc >= 2) {
     for (; r + 2 <= R; r += 2)
-      pv_rows<DT, 2>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+      pv_rows<DT, 2, Diag>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
   }
   for (; r < R; r++)
-    pv_rows<DT, 1>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
+    pv_rows<DT, 1, Diag>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff}, pf);
 }
