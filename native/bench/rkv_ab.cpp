@@ -61,22 +61,19 @@ struct Buffer {
   }
 };
 
-// The entry points this tool calls, typed from the header.
+// The entry points this tool calls (member, symbol), typed from the header.
+#define RKV_AB_ENTRY_POINTS(X)                                                                   \
+  X(last_error, rkv_last_error) X(build_info, rkv_build_info) X(set_threads, rkv_set_num_threads) \
+  X(read, rkv_bench_read) X(copy, rkv_bench_copy) X(fma_peak, rkv_bench_fma_peak)                \
+  X(linear, rkv_linear) X(pack, rkv_linear_pack) X(linear_packed, rkv_linear_packed)            \
+  X(decode, rkv_decode_attention) X(prefill, rkv_append_prefill_attention)                       \
+  X(scatter, rkv_reshape_and_cache) X(quantize, rkv_fp8_quantize)
+
 struct Lib {
   std::string path;
-  decltype(&rkv_last_error) last_error;
-  decltype(&rkv_build_info) build_info;
-  decltype(&rkv_set_num_threads) set_threads;
-  decltype(&rkv_bench_read) read;
-  decltype(&rkv_bench_copy) copy;
-  decltype(&rkv_bench_fma_peak) fma_peak;
-  decltype(&rkv_linear) linear;
-  decltype(&rkv_linear_pack) pack;
-  decltype(&rkv_linear_packed) linear_packed;
-  decltype(&rkv_decode_attention) decode;
-  decltype(&rkv_append_prefill_attention) prefill;
-  decltype(&rkv_reshape_and_cache) scatter;
-  decltype(&rkv_fp8_quantize) quantize;
+#define RKV_AB_MEMBER(member, symbol) decltype(&symbol) member = nullptr;
+  RKV_AB_ENTRY_POINTS(RKV_AB_MEMBER)
+#undef RKV_AB_MEMBER
 
   void check(int status, const char* what) const {
     if (status != 0) {
@@ -103,19 +100,9 @@ Lib open_lib(const std::string& path) {
   }
   Lib l;
   l.path = path;
-  bind(h, "rkv_last_error", l.last_error, path);
-  bind(h, "rkv_build_info", l.build_info, path);
-  bind(h, "rkv_set_num_threads", l.set_threads, path);
-  bind(h, "rkv_bench_read", l.read, path);
-  bind(h, "rkv_bench_copy", l.copy, path);
-  bind(h, "rkv_bench_fma_peak", l.fma_peak, path);
-  bind(h, "rkv_linear", l.linear, path);
-  bind(h, "rkv_linear_pack", l.pack, path);
-  bind(h, "rkv_linear_packed", l.linear_packed, path);
-  bind(h, "rkv_decode_attention", l.decode, path);
-  bind(h, "rkv_append_prefill_attention", l.prefill, path);
-  bind(h, "rkv_reshape_and_cache", l.scatter, path);
-  bind(h, "rkv_fp8_quantize", l.quantize, path);
+#define RKV_AB_BIND(member, symbol) bind(h, #symbol, l.member, path);
+  RKV_AB_ENTRY_POINTS(RKV_AB_BIND)
+#undef RKV_AB_BIND
   return l;
 }
 
@@ -253,6 +240,15 @@ double read_gbps(Lib& l, const Buffer& b) {
   return static_cast<double>(b.bytes) / fastest(2, [&] { l.check(l.read(b.p, static_cast<int64_t>(b.bytes), &sink), "rkv_bench_read"); }) / 1e9;
 }
 
+// A kernel's GB/s, then the library's read bandwidth right after it, and their ratio.
+void record_against_read(Lib& l, const Buffer& rb, const char* name, double gbps,
+                         std::map<std::string, std::vector<double>>& f) {
+  const double rd = read_gbps(l, rb);
+  f[name].push_back(gbps);
+  f["read GB/s"].push_back(rd);
+  f["of read"].push_back(gbps / rd);
+}
+
 double copy_gbps(Lib& l, const Buffer& src, const Buffer& dst) {
   const int64_t half = static_cast<int64_t>(src.bytes);
   return 2.0 * static_cast<double>(half) / fastest(2, [&] { l.check(l.copy(dst.p, src.p, half), "rkv_bench_copy"); }) / 1e9;
@@ -295,11 +291,7 @@ int gemv(Options& o, std::vector<Lib>& libs) {
     all();  // warm: the thread pool, the call's scratch
     const double t0 = now();
     all();
-    const double gbps = static_cast<double>(wb * copies) / (now() - t0) / 1e9;
-    const double rd = read_gbps(l, rb);
-    f["weights GB/s"].push_back(gbps);
-    f["read GB/s"].push_back(rd);
-    f["of read"].push_back(gbps / rd);
+    record_against_read(l, rb, "weights GB/s", static_cast<double>(wb * copies) / (now() - t0) / 1e9, f);
   }, figs);
   print(libs, figs);
   return 0;
@@ -355,11 +347,7 @@ int decode(Options& o, std::vector<Lib>& libs) {
     call();
     const double t0 = now();
     for (int i = 0; i < calls; i++) call();
-    const double gbps = kv_bytes * calls / (now() - t0) / 1e9;
-    const double rd = read_gbps(l, rb);
-    f["K/V GB/s"].push_back(gbps);
-    f["read GB/s"].push_back(rd);
-    f["of read"].push_back(gbps / rd);
+    record_against_read(l, rb, "K/V GB/s", kv_bytes * calls / (now() - t0) / 1e9, f);
   }, figs);
   print(libs, figs);
   return 0;
