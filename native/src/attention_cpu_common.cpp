@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 
 #include "attention_cpu.h"
 #include "kv_convert.h"
@@ -145,6 +146,35 @@ void merge_into(float* va, float* sa, const float* vb, float sb, int hd) {
   MergeWeights w = merge_weights(*sa, sb);
   for (int d = 0; d < hd; d++) va[d] = w.wa * va[d] + w.wb * vb[d];
   *sa = w.lse;
+}
+
+RowsScratch::RowsScratch(int64_t rows, int hd, bool prefill) : prefill(prefill) {
+  const size_t bytes = layout(nullptr, static_cast<size_t>(rows), static_cast<size_t>(hd));
+  block_.reset(new std::byte[bytes + 64]);  // default-initialized: not zeroed
+  const uintptr_t at = reinterpret_cast<uintptr_t>(block_.get());
+  layout(block_.get() + (64 - at % 64) % 64, static_cast<size_t>(rows), static_cast<size_t>(hd));
+}
+
+size_t RowsScratch::layout(std::byte* base, size_t r, size_t d) {
+  size_t bytes = 0;
+  auto place = [&](auto& span, size_t n) {
+    span.n = n;
+    span.p = base != nullptr ? reinterpret_cast<decltype(span.p)>(base + bytes) : nullptr;
+    bytes += (n * sizeof(*span.p) + 63) / 64 * 64;
+  };
+  place(Q, r * d);
+  place(O, r * d);
+  place(S, r * (prefill ? kPrefillBlock : kBlock));
+  place(pack, prefill ? 2 * kPrefillBlock * d : 0);
+  place(kt, prefill ? kPrefillBlock * d : 0);
+  place(q_pairs, prefill ? 0 : r * d);
+  place(m, r);
+  place(l, r);
+  place(scale, r);
+  place(vis, 2 * r);
+  place(lo, r);
+  place(hi, r);
+  return bytes;
 }
 
 int threads_for(int64_t items) {

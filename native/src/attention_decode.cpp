@@ -77,9 +77,9 @@ int decode_planned(const Common& c, const void* q, void* out, float* lse, const 
   rkv::parallel_region_n(threads_for(n_items), [&] {
     std::optional<RowsScratch> ws;
     if (region.build(ws, num_qo_heads, hd, false)) {
-      AlignedFloats &Q = ws->Q, &O = ws->O;
-      std::vector<float>&m = ws->m, &l = ws->l;
-      std::vector<int64_t>&lo = ws->lo, &hi = ws->hi;
+      const ScratchSpan<float> &Q = ws->Q, &O = ws->O;
+      const ScratchSpan<float> &m = ws->m, &l = ws->l;
+      const ScratchSpan<int64_t> &lo = ws->lo, &hi = ws->hi;
       const Scratch scratch = ws->view(false);
 #pragma omp for schedule(dynamic, 1)
       for (int64_t it = 0; it < n_items; it++) {

@@ -65,7 +65,15 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
     // transpose and V packing serve more rows. Zen 5, bf16 KV, GQA 4, of the FMA peak, 64 -> 128
     // rows: q 512, 1 / 2 threads 0.64 -> 0.65 / 0.62 -> 0.65; q 2048 0.72 -> 0.76 (256 rows: 0.77,
     // but 0.65 at q 512 on 2 threads); f32 KV 0.61 -> 0.65; AVX2 0.72 -> 0.73; q 128 level.
-    const int qt = std::max(1, 128 / G);
+    // A short prefill on many cores takes the old 64 rows where 128 would leave fewer than two
+    // items per thread (a prompt of 32 tokens with GQA 4 and 8 KV heads: 8 items for 16 cores).
+    auto tiles_of = [&](int tile) {
+      int64_t tiles = 0;
+      for (int b = 0; b < batch_size; b++) tiles += (qo_indptr[b + 1] - qo_indptr[b] + tile - 1) / tile;
+      return tiles * num_kv_heads;
+    };
+    int qt = std::max(1, 128 / G);
+    if (qt > 1 && tiles_of(qt) < 2 * (int64_t)omp_get_max_threads()) qt = std::max(1, 64 / G);
     const int Rmax = qt * G;
 
     struct Item {
@@ -99,9 +107,9 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
     rkv::parallel_region_n(threads_for(n_items), [&] {
       std::optional<RowsScratch> ws;
       if (region.build(ws, Rmax, hd, true)) {
-        AlignedFloats &Q = ws->Q, &O = ws->O;
-        std::vector<float>&m = ws->m, &l = ws->l;
-        std::vector<int64_t>&lo = ws->lo, &hi = ws->hi;
+        const ScratchSpan<float> &Q = ws->Q, &O = ws->O;
+        const ScratchSpan<float> &m = ws->m, &l = ws->l;
+        const ScratchSpan<int64_t> &lo = ws->lo, &hi = ws->hi;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < n_items; it++) {
           const Item& w = items[it];
