@@ -64,7 +64,9 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
     // Query tile: about 128 rows (q tokens x GQA heads) reuse each K/V block, so a block's K
     // transpose and V packing serve more rows. Zen 5, bf16 KV, GQA 4, of the FMA peak, 64 -> 128
     // rows: q 512, 1 / 2 threads 0.64 -> 0.65 / 0.62 -> 0.65; q 2048 0.72 -> 0.76 (256 rows: 0.77,
-    // but 0.65 at q 512 on 2 threads); f32 KV 0.61 -> 0.65; AVX2 0.72 -> 0.73; q 128 level.
+    // but 0.65 at q 512 on 2 threads); f32 KV 0.61 -> 0.65; q 128 level. AVX-512 only: the AVX2
+    // path gained 1% here (0.72 -> 0.73, RADIXKV_ISA=avx2), and a Zen 3 (AVX2, 512 KiB L2) had
+    // measured 128 rows at 1.04x on 1 thread but 0.95x on 2 in an earlier session.
     // A short prefill on many cores takes the old 64 rows where 128 would leave fewer than two
     // items per thread (a prompt of 32 tokens with GQA 4 and 8 KV heads: 8 items for 16 cores).
     auto tiles_of = [&](int tile) {
@@ -72,7 +74,7 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
       for (int b = 0; b < batch_size; b++) tiles += (qo_indptr[b + 1] - qo_indptr[b] + tile - 1) / tile;
       return tiles * num_kv_heads;
     };
-    int qt = std::max(1, 128 / G);
+    int qt = std::max(1, (isa.width >= 16 ? 128 : 64) / G);
     if (qt > 1 && tiles_of(qt) < 2 * (int64_t)omp_get_max_threads()) qt = std::max(1, 64 / G);
     const int Rmax = qt * G;
 
