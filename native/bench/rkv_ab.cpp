@@ -14,13 +14,15 @@
 //   gemv packs the weights with the first library (every build packs alike).
 //   COMMON: [threads=1] [rounds=5] [base=1024] (MiB of the baseline buffer) [rotate=1200] (gemv:
 //           MiB read between two uses of one weight copy: at least twice the last-level cache)
-// Shapes: KV 8 heads of 128, GQA 4 (32 query heads), 16-token pages, as the JMH benchmarks.
+// Shapes: KV 8 heads of 128, GQA 4 (32 query heads), 16-token pages, as the JMH benchmarks;
+// decode and prefill also take [kv_heads=8] [gqa=4] [head_dim=128].
 // Memory is allocated in 2 MiB-aligned blocks with MADV_HUGEPAGE, as the engine's pools.
 #include <dlfcn.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -313,7 +315,17 @@ struct Pages {
   }
 };
 
-constexpr int32_t kKvHeads = 8, kGqa = 4, kHeadDim = 128, kPage = 16;
+constexpr int32_t kKvHeads = 8, kHeadDim = 128, kPage = 16;
+
+// The attention kinds' head layout: kv_heads=8 gqa=4 head_dim=128 unless given.
+struct AttnShape {
+  int32_t kv_heads, gqa, head_dim;
+  float sm_scale() const { return 1.f / std::sqrt(static_cast<float>(head_dim)); }
+};
+AttnShape attn_shape(Options& o) {
+  return {static_cast<int32_t>(o.num("kv_heads", kKvHeads)), static_cast<int32_t>(o.num("gqa", 4)),
+          static_cast<int32_t>(o.num("head_dim", kHeadDim))};
+}
 
 int decode(Options& o, std::vector<Lib>& libs) {
   const int32_t dt = dtype_of(o.str("kv", "bf16"));
@@ -321,27 +333,28 @@ int decode(Options& o, std::vector<Lib>& libs) {
   const bool shuffled = o.str("pages", "order") == "shuffled";
   const int64_t threads = o.num("threads", 1), rounds = o.num("rounds", 5);
   const size_t base = static_cast<size_t>(o.num("base", 1024)) << 20;
+  const AttnShape sh = attn_shape(o);
   o.finish();
-  const int32_t qo = kKvHeads * kGqa;
+  const int32_t qo = sh.kv_heads * sh.gqa;
   Pages pg(batch, ctx, kPage, shuffled);
-  const size_t pool = static_cast<size_t>(pg.count * kPage * kKvHeads * kHeadDim * dtype_bytes(dt));
-  Buffer k(pool), v(pool), q(static_cast<size_t>(4 * batch * qo * kHeadDim)), out(q.bytes), rb(base);
+  const size_t pool = static_cast<size_t>(pg.count * kPage * sh.kv_heads * sh.head_dim * dtype_bytes(dt));
+  Buffer k(pool), v(pool), q(static_cast<size_t>(4 * batch * qo * sh.head_dim)), out(q.bytes), rb(base);
   std::mt19937_64 g(2);
   fill_random(k.p, static_cast<int64_t>(pool) / dtype_bytes(dt), dt, g);
   fill_random(v.p, static_cast<int64_t>(pool) / dtype_bytes(dt), dt, g);
-  fill_random(q.p, batch * qo * kHeadDim, RKV_DTYPE_F32, g);
-  const double kv_bytes = 2.0 * static_cast<double>(batch * ctx * kKvHeads * kHeadDim * dtype_bytes(dt));
+  fill_random(q.p, batch * qo * sh.head_dim, RKV_DTYPE_F32, g);
+  const double kv_bytes = 2.0 * static_cast<double>(batch * ctx * sh.kv_heads * sh.head_dim * dtype_bytes(dt));
   const int calls = static_cast<int>(std::max(3.0, 2e9 / kv_bytes));
-  std::printf("decode %s KV, batch %lld x %lld tokens, pages %s, %lld thread(s), %.0f MiB of K/V\n",
-              o.kv.count("kv") ? o.kv["kv"].c_str() : "bf16", static_cast<long long>(batch),
+  std::printf("decode %s KV (%d heads of %d, GQA %d), batch %lld x %lld tokens, pages %s, %lld thread(s), %.0f MiB of K/V\n",
+              o.kv.count("kv") ? o.kv["kv"].c_str() : "bf16", sh.kv_heads, sh.head_dim, sh.gqa, static_cast<long long>(batch),
               static_cast<long long>(ctx), shuffled ? "shuffled" : "in order", static_cast<long long>(threads),
               kv_bytes / (1 << 20));
   Figures figs;
   run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
     auto call = [&] {
-      l.check(l.decode(q.p, RKV_DTYPE_F32, out.p, RKV_DTYPE_F32, nullptr, k.p, v.p, dt, pg.count, kPage, qo, kKvHeads,
-                       kHeadDim, pg.indptr.data(), pg.indices.data(), pg.last.data(), static_cast<int32_t>(batch),
-                       0.088f, 0.f, 1.f, 1.f, -1),
+      l.check(l.decode(q.p, RKV_DTYPE_F32, out.p, RKV_DTYPE_F32, nullptr, k.p, v.p, dt, pg.count, kPage, qo, sh.kv_heads,
+                       sh.head_dim, pg.indptr.data(), pg.indices.data(), pg.last.data(), static_cast<int32_t>(batch),
+                       sh.sm_scale(), 0.f, 1.f, 1.f, -1),
               "rkv_decode_attention");
     };
     call();
@@ -400,26 +413,27 @@ int prefill(Options& o, std::vector<Lib>& libs) {
   const int32_t dt = dtype_of(o.str("kv", "bf16"));
   const int64_t ql = o.num("q", 512);
   const int64_t threads = o.num("threads", 1), rounds = o.num("rounds", 5);
+  const AttnShape sh = attn_shape(o);
   o.finish();
-  const int32_t qo = kKvHeads * kGqa;
+  const int32_t qo = sh.kv_heads * sh.gqa;
   Pages pg(1, ql, kPage, true);
-  const size_t pool = static_cast<size_t>(pg.count * kPage * kKvHeads * kHeadDim * dtype_bytes(dt));
-  Buffer k(pool), v(pool), q(static_cast<size_t>(4 * ql * qo * kHeadDim)), out(q.bytes);
+  const size_t pool = static_cast<size_t>(pg.count * kPage * sh.kv_heads * sh.head_dim * dtype_bytes(dt));
+  Buffer k(pool), v(pool), q(static_cast<size_t>(4 * ql * qo * sh.head_dim)), out(q.bytes);
   std::mt19937_64 g(4);
   fill_random(k.p, static_cast<int64_t>(pool) / dtype_bytes(dt), dt, g);
   fill_random(v.p, static_cast<int64_t>(pool) / dtype_bytes(dt), dt, g);
-  fill_random(q.p, ql * qo * kHeadDim, RKV_DTYPE_F32, g);
+  fill_random(q.p, ql * qo * sh.head_dim, RKV_DTYPE_F32, g);
   const int32_t qo_indptr[2] = {0, static_cast<int32_t>(ql)};
-  const double flop = 4.0 * kHeadDim * qo * (static_cast<double>(ql) * (ql + 1) / 2);
-  std::printf("append prefill, %s KV, %lld new tokens, no prefix, %lld thread(s)\n",
-              o.kv.count("kv") ? o.kv["kv"].c_str() : "bf16", static_cast<long long>(ql),
+  const double flop = 4.0 * sh.head_dim * qo * (static_cast<double>(ql) * (ql + 1) / 2);
+  std::printf("append prefill, %s KV (%d heads of %d, GQA %d), %lld new tokens, no prefix, %lld thread(s)\n",
+              o.kv.count("kv") ? o.kv["kv"].c_str() : "bf16", sh.kv_heads, sh.head_dim, sh.gqa, static_cast<long long>(ql),
               static_cast<long long>(threads));
   Figures figs;
   run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
     auto call = [&] {
       l.check(l.prefill(q.p, RKV_DTYPE_F32, out.p, RKV_DTYPE_F32, nullptr, qo_indptr, k.p, v.p, dt, pg.count, kPage, qo,
-                        kKvHeads, kHeadDim, pg.indptr.data(), pg.indices.data(), pg.last.data(), 1, nullptr, nullptr,
-                        0.088f, 0.f, 1.f, 1.f, -1),
+                        sh.kv_heads, sh.head_dim, pg.indptr.data(), pg.indices.data(), pg.last.data(), 1, nullptr, nullptr,
+                        sh.sm_scale(), 0.f, 1.f, 1.f, -1),
               "rkv_append_prefill_attention");
     };
     call();

@@ -160,7 +160,10 @@ size_t RowsScratch::layout(std::byte* base, size_t r, size_t d) {
   auto place = [&](auto& span, size_t n) {
     span.n = n;
     span.p = base != nullptr ? reinterpret_cast<decltype(span.p)>(base + bytes) : nullptr;
-    bytes += (n * sizeof(*span.p) + 63) / 64 * 64;
+    // plus a skew of 7 lines, so that buffers of a multiple of 4 KiB (Q and O of 32 rows of 64 or
+    // 128) do not start at the same offset within a page: a load from one after a store to the
+    // other at that offset waits on a false dependency (4K aliasing)
+    bytes += (n * sizeof(*span.p) + 63) / 64 * 64 + 7 * 64;
   };
   place(Q, r * d);
   place(O, r * d);

@@ -226,11 +226,14 @@ RKV_ATTN_INLINE void load_v(const uint8_t* row, int d0, typename I::V* v) {
   }
 }
 
-// Tokens [t0, t1) of a value tile: ALL, every row takes every one; otherwise each row only those
-// it sees (vis). One token per step.
+// Tokens [t0, t1) of a value tile on the causal diagonal (prefill): ALL, every row takes every
+// one; otherwise each row only those it sees (vis). One token per step. The same loops as
+// pv_tile's own, which keep theirs inline: with a lambda in their place the grouped decode loop
+// ran 6-9% slower from memory (head_dim 128), and with this helper 2-5% slower at head_dim 64 in
+// some runs (code generation), so only the prefill instantiations (Diag) use it.
 template <int DT, int RB, int CB, bool ALL, typename PF>
 RKV_ATTN_INLINE void pv_steps(typename I::V (&acc)[RB][CB], const float* P, int ldP, const uint8_t* const* vrow,
-                              int d0, const Vis& vis, int t0, int t1, PF& p) {
+                              int d0, Vis vis, int t0, int t1, PF& p) {
   for (int t = t0; t < t1; t++) {
     p.step(1);
     typename I::V vv[CB];
@@ -286,20 +289,38 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
         for (int c = 0; c < CB; c++) acc[r][c] = I::fma(p1, v1[c], acc[r][c]);
       }
     }
-    pv_steps<DT, RB, CB, true>(acc, P, ldP, vrow, d0, vis, t, u1, p);
-  } else {
-    // On the diagonal (Diag: prefill), the tokens of [u0, u1) every row sees, [f0, f1) (those up
-    // to the first row's position), go without per-row tests; tokens stay in order, so each row's
-    // sum is the same sequence of FMAs. Zen 5, 1 thread, bf16 q 512 with 64-token blocks, of the
-    // FMA peak: 0.59 -> 0.60-0.61. Not in decode, whose tiles never take this branch: there the
-    // extra loops cost the grouped loop 6-9% (code generation).
+    for (; t < u1; t++) {
+      p.step(1);
+      typename I::V vv[CB];
+      load_v<DT, CB>(vrow[t], d0, vv);
+      for (int r = 0; r < RB; r++) {
+        typename I::V pr = I::set1(P[(int64_t)r * ldP + t]);
+        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(pr, vv[c], acc[r][c]);
+      }
+    }
+  } else if constexpr (Diag) {
+    // On the diagonal (prefill), the tokens of [u0, u1) every row sees, [f0, f1) (those up to the
+    // first row's position), go without per-row tests; tokens stay in order, so each row's sum is
+    // the same sequence of FMAs. Zen 5, 1 thread, bf16 q 512 with 64-token blocks, of the FMA peak:
+    // 0.59 -> 0.60-0.61.
     const int f0 = a > u0 ? a : u0, f1 = b < u1 ? b : u1;
-    if (Diag && f0 < f1) {
+    if (f0 < f1) {
       pv_steps<DT, RB, CB, false>(acc, P, ldP, vrow, d0, vis, u0, f0, p);
       pv_steps<DT, RB, CB, true>(acc, P, ldP, vrow, d0, vis, f0, f1, p);
       pv_steps<DT, RB, CB, false>(acc, P, ldP, vrow, d0, vis, f1, u1, p);
     } else {
       pv_steps<DT, RB, CB, false>(acc, P, ldP, vrow, d0, vis, u0, u1, p);
+    }
+  } else {
+    for (int t = u0; t < u1; t++) {
+      p.step(1);
+      typename I::V vv[CB];
+      load_v<DT, CB>(vrow[t], d0, vv);
+      for (int r = 0; r < RB; r++) {
+        if (t + vis.toff < vis.lo[r] || t + vis.toff >= vis.hi[r]) continue;
+        typename I::V pr = I::set1(P[(int64_t)r * ldP + t]);
+        for (int c = 0; c < CB; c++) acc[r][c] = I::fma(pr, vv[c], acc[r][c]);
+      }
     }
   }
   pf = p;
