@@ -251,9 +251,10 @@ void record_against_read(Lib& l, const Buffer& rb, const char* name, double gbps
   f["of read"].push_back(gbps / rd);
 }
 
+// Copy bandwidth, bytes read + written.
 double copy_gbps(Lib& l, const Buffer& src, const Buffer& dst) {
-  const int64_t half = static_cast<int64_t>(src.bytes);
-  return 2.0 * static_cast<double>(half) / fastest(2, [&] { l.check(l.copy(dst.p, src.p, half), "rkv_bench_copy"); }) / 1e9;
+  const int64_t bytes = static_cast<int64_t>(src.bytes);
+  return 2.0 * static_cast<double>(bytes) / fastest(2, [&] { l.check(l.copy(dst.p, src.p, bytes), "rkv_bench_copy"); }) / 1e9;
 }
 
 int gemv(Options& o, std::vector<Lib>& libs) {
