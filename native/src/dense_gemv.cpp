@@ -52,7 +52,7 @@ struct Elem<RKV_DTYPE_F16> {
 // past the row end it runs into the next rows, which are next in the stream). At Zen 5's
 // ~40 GB/s per core, 1 KiB ahead was ~25 ns, far less than a miss: 8 KiB, from memory,
 // 1 thread, m = 1 / 2, new / old (A/B harness; its absolute ratios to read were inflated by
-// matrix bytes left in L3, see README): bf16 1.19-1.24x / 1.34-1.49x, f16 1.20-1.22x /
+// matrix bytes left in L3, see docs/measurements.md): bf16 1.19-1.24x / 1.34-1.49x, f16 1.20-1.22x /
 // 1.34-1.48x, f32 1.02-1.03x / 1.33x.
 constexpr int kPrefetchBytes = 8192;
 template <int DT>
@@ -175,7 +175,7 @@ struct I {
 // bf16 weights with m >= kDotMinRows on a CPU with AVX512-BF16: x rounded to bf16 once per
 // call, then vdpbf16ps (two bf16 products per f32 lane, 32 multiply-adds per instruction, no
 // widening). Widened to f32, each weight element cost an FMA per row of x, which at m = 8 / 16
-// needs 2x / 4x the FMA rate of a core to keep up with its memory (README, Zen 5); the rounding
+// needs 2x / 4x the FMA rate of a core to keep up with its memory (docs/measurements.md, Zen 5); the rounding
 // is the one the m > 16 path (oneDNN's bf16 matmul) already makes, RNE as rkv::float_to_bf16.
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,avx2,fma,f16c")
