@@ -51,6 +51,7 @@ struct I {
   static V exp2(V x) { return x < -125.f ? 0.f : exp2f(x); }
   static V logit2(V s, float cap) { return logit_base2(s, cap); }
   static V reduce_w(const V* acc) { return acc[0]; }
+  static V reduce_max_w(const V* acc) { return acc[0]; }
   template <int DT>
   static V load_cvt(const uint8_t* row, int d) {
     return load_as_float(row, d, DT == kE4M3Finite ? RKV_DTYPE_FP8_E4M3 : DT);
@@ -127,17 +128,26 @@ struct I {
   }
   // logit_base2 (rkv_softmax.h) lane-wise
   static V logit2(V s, float cap) { return _mm256_mul_ps(_mm256_set1_ps(cap * kLog2e), tanh(s)); }
-  // lane j of the result = sum of the lanes of acc[j]
+  struct Add {
+    V operator()(V x, V y) const { return _mm256_add_ps(x, y); }
+  };
+  struct Max {
+    V operator()(V x, V y) const { return _mm256_max_ps(x, y); }
+  };
+  // lane j of the result = sum (Op = Max: max) of the lanes of acc[j], every lane by the same tree
+  template <typename Op = Add>
   static V reduce_w(const V* a) {
+    const Op op;
     V b[4], c[2];
     for (int i = 0; i < 4; i++)
-      b[i] = _mm256_add_ps(_mm256_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm256_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+      b[i] = op(_mm256_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm256_unpackhi_ps(a[2 * i], a[2 * i + 1]));
     for (int i = 0; i < 2; i++) {
       __m256d x = _mm256_castps_pd(b[2 * i]), y = _mm256_castps_pd(b[2 * i + 1]);
-      c[i] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
+      c[i] = op(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
     }
-    return _mm256_add_ps(_mm256_permute2f128_ps(c[0], c[1], 0x20), _mm256_permute2f128_ps(c[0], c[1], 0x31));
+    return op(_mm256_permute2f128_ps(c[0], c[1], 0x20), _mm256_permute2f128_ps(c[0], c[1], 0x31));
   }
+  static V reduce_max_w(const V* a) { return reduce_w<Max>(a); }
   template <int DT>
   static V load_cvt(const uint8_t* row, int d) {
     if constexpr (DT == RKV_DTYPE_F32) {
@@ -291,6 +301,7 @@ struct I {
   static V logit2(V s, float cap) { return _mm512_mul_ps(_mm512_set1_ps(cap * kLog2e), tanh(s)); }
   // lane j of the result = sum of the lanes of acc[j] (rkv_reduce_avx512.h)
   static V reduce_w(const V* a) { return reduce_16x16(a); }
+  static V reduce_max_w(const V* a) { return reduce_16x16<MaxOp>(a); }
   template <int DT>
   static V load_cvt(const uint8_t* row, int d) {
     if constexpr (DT == RKV_DTYPE_F32) {

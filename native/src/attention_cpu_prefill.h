@@ -150,7 +150,7 @@ static void attend_rows_t(const SeqView& s, int nh, const float* Q, int R, int64
           scores_block<DT>(Qh, R, hd, kr, n, S, kPrefillBlock);
         }
       }
-      softmax_block(S, R, kPrefillBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
+      softmax_rows(S, R, kPrefillBlock, t, n, lim, soft_cap, mh, lh, scale, vis);
       if (packed)
         pv_block<RKV_DTYPE_F32, true>(S, R, kPrefillBlock, pvr, n, Oh, hd, scale, vis, 0, pf);
       else if (finite)

@@ -204,6 +204,87 @@ static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, RowLimits
   }
 }
 
+// Prefill's online softmax: softmax_block's contract, with the rows taken W at a time. Each group's
+// row maxima and row sums come out of one transpose-reduction each (reduce_max_w / reduce_w)
+// instead of a horizontal reduction per row, and its rescale factors out of one vector exp2
+// instead of a scalar exp2f per row (softmax_block was 11-12% of prefill on Zen 5). Every prefill
+// row goes through here, a short last group padded with empty rows, and reduce_w sums every lane
+// by the same tree: a row's probabilities and state are the same whichever call, tile or group
+// holds it, so chunked prefill stays bit-identical. Decode keeps softmax_block (a GQA group of a
+// few rows would leave most lanes empty).
+static void softmax_rows(float* S, int R, int ldS, int64_t t0, int n, RowLimits lim, float soft_cap, float* m,
+                         float* l, float* scale, int* vis) {
+  constexpr int W = I::W;
+  const int n_pad = (n + W - 1) / W * W;
+  const typename I::V ninf = I::set1(-INFINITY);
+  for (int r0 = 0; r0 < R; r0 += W) {
+    const int rows = R - r0 < W ? R - r0 : W;
+    typename I::V part[W];  // per row: lane-wise max, then lane-wise sum
+    bool empty[W];
+    alignas(64) float m_old[W], l_old[W], m_new[W], rescale[W], l_new[W];
+    for (int i = 0; i < W; i++) {
+      part[i] = ninf;
+      empty[i] = true;
+      m_old[i] = -INFINITY;
+      l_old[i] = 0.f;
+      if (i >= rows) continue;
+      const int r = r0 + i;
+      float* row = S + (int64_t)r * ldS;
+      if (soft_cap > 0.f) {
+        for (int t = 0; t < n_pad; t += W) I::store(row + t, I::logit2(I::load(row + t), soft_cap));
+      }
+      const int64_t lo = lim.lo[r] - t0, hi = lim.hi[r] - t0;  // visible block-local tokens [lo, hi)
+      const int v0 = lo <= 0 ? 0 : (lo >= n ? n : (int)lo);
+      int v1 = hi >= n ? n : (hi <= 0 ? 0 : (int)hi);
+      if (v1 < v0) v1 = v0;
+      vis[r] = v0;
+      vis[R + r] = v1;
+      m_old[i] = m[r];
+      l_old[i] = l[r];
+      if (v1 == v0) continue;  // nothing visible in this block: state unchanged, zero probabilities
+      empty[i] = false;
+      for (int t = 0; t < v0; t++) row[t] = -INFINITY;
+      for (int t = v1; t < n_pad; t++) row[t] = -INFINITY;
+      typename I::V mx = ninf;
+      for (int t = 0; t < n_pad; t += W) mx = I::max(mx, I::load(row + t));
+      part[i] = mx;
+    }
+    // an empty row's lane: max(-inf, m_old), so the exp2 below may be NaN there; it is not used
+    const typename I::V mn = I::max(I::reduce_max_w(part), I::load(m_old));
+    const typename I::V sc = I::exp2(I::sub(I::load(m_old), mn));  // exp2(-inf) = 0: the initial state
+    I::store(m_new, mn);
+    I::store(rescale, sc);
+    for (int i = 0; i < W; i++) {
+      part[i] = I::zero();
+      if (i >= rows) continue;
+      float* row = S + (int64_t)(r0 + i) * ldS;
+      if (empty[i]) {
+        for (int t = 0; t < n_pad; t += W) I::store(row + t, I::zero());
+        continue;
+      }
+      const typename I::V mv = I::set1(m_new[i]);
+      typename I::V sum = I::zero();
+      for (int t = 0; t < n_pad; t += W) {
+        typename I::V p = I::exp2(I::sub(I::load(row + t), mv));  // exp2(-inf) = 0 exactly
+        I::store(row + t, p);
+        sum = I::add(sum, p);
+      }
+      part[i] = sum;
+    }
+    I::store(l_new, I::fma(I::load(l_old), sc, I::reduce_w(part)));
+    for (int i = 0; i < rows; i++) {
+      const int r = r0 + i;
+      if (empty[i]) {
+        scale[r] = 1.f;
+        continue;
+      }
+      scale[r] = rescale[i];
+      m[r] = m_new[i];
+      l[r] = l_new[i];
+    }
+  }
+}
+
 // ---- values: O[r][:] = O[r][:] * scale[r] + sum_t P[r][t] * v_t ----
 // Token t of this call is token t + toff of the softmax block, whose row r sees the block
 // tokens [vlo[r], vhi[r]) (Vis below): only those enter row r's sum.
