@@ -433,23 +433,6 @@ RKV_API int rkv_rope(float* q, float* k, const int32_t* positions, int64_t num_t
   });
 }
 
-RKV_API int rkv_silu_mul(const float* gate_up, float* out, int64_t rows, int32_t inter) {
-  RKV_CHECK(rows >= 0, "rkv_silu_mul: rows must not be negative, got %lld", static_cast<long long>(rows));
-  RKV_CHECK(inter > 0, "rkv_silu_mul: inter must be positive, got %d", inter);
-  if (rows == 0) return RKV_OK;
-  RKV_CHECK_PTR(gate_up);
-  RKV_CHECK_PTR(out);
-  RKV_CHECK(!overlaps(gate_up, rows * 2 * inter * 4, out, rows * inter * 4), "rkv_silu_mul: out must not overlap gate_up");
-  rkv::parallel_for(rows, rows * inter >= kParallelElems, [&](int64_t r) {
-    const float* g = gate_up + r * 2 * static_cast<int64_t>(inter);
-    const float* u = g + inter;
-    float* o = out + r * inter;
-#pragma omp simd
-    for (int32_t i = 0; i < inter; i++) o[i] = rkv::dense::silu(g[i]) * u[i];
-  });
-  return RKV_OK;
-}
-
 RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int32_t dtype, int32_t vocab, int32_t dim,
                           float* out) {
   RKV_CHECK(n >= 0, "rkv_embedding: n must not be negative, got %lld", static_cast<long long>(n));

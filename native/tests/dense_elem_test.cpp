@@ -29,6 +29,7 @@ static std::vector<float> randn(size_t n, float scale = 1.f) {
 
 static bool close(float a, float b, float rel = 2e-6f, float abs_tol = 1e-6f) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (a == b) return true;  // equal infinities too
   return std::fabs(a - b) <= abs_tol + rel * std::fabs(b);
 }
 
@@ -39,6 +40,20 @@ static void expect_close(const char* what, const std::vector<float>& got, const 
   for (size_t i = 0; i < got.size() && bad < 3; i++) {
     if (!close(got[i], want[i], rel)) {
       EXPECT(false, "%s[%zu]: device arithmetic %.9g vs CPU kernel %.9g", what, i, got[i], want[i]);
+      bad++;
+    }
+  }
+}
+
+// Gated activations: bit for bit (NaN as NaN), naming the gate value of a mismatch.
+static void expect_same_bits(const char* what, const std::vector<float>& got, const std::vector<float>& want,
+                             const std::vector<float>& gate_up, int32_t inter) {
+  int bad = 0;
+  for (size_t i = 0; i < got.size() && bad < 3; i++) {
+    if (std::isnan(got[i]) && std::isnan(want[i])) continue;
+    if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+      EXPECT(false, "%s[%zu] (gate %.9g): element function %.9g vs CPU kernel %.9g", what, i,
+             gate_up[(i / inter) * 2 * inter + i % inter], got[i], want[i]);
       bad++;
     }
   }
@@ -111,17 +126,56 @@ static void test_rope() {
   expect_close("rope k", kg, kw, 1e-5f);
 }
 
+// exp_approx (SiLU's exponential on every path) against double exp: every 997th float of its
+// range within 2 ulp, and the edges.
+static void test_exp_approx() {
+  double worst = 0;
+  float worst_x = 0;
+  auto bits = [](float f) {
+    uint32_t b;
+    std::memcpy(&b, &f, sizeof b);
+    return b;
+  };
+  const uint32_t sign = 0x80000000u;
+  for (uint32_t b = 0; b <= bits(rkv::dense::kExpHi) + bits(-rkv::dense::kExpLo); b += 997) {
+    // non-negative floats up to kExpHi, then the negative ones down to kExpLo
+    uint32_t xb = b <= bits(rkv::dense::kExpHi) ? b : (b - bits(rkv::dense::kExpHi)) | sign;
+    float x;
+    std::memcpy(&x, &xb, sizeof x);
+    const double ref = std::exp((double)x);
+    const double ulp = std::ldexp(1.0, std::ilogb((float)ref) - 23);
+    const double err = std::fabs((double)rkv::dense::exp_approx(x) - ref) / ulp;
+    if (err > worst) {
+      worst = err;
+      worst_x = x;
+    }
+  }
+  EXPECT(worst <= 2.0, "exp_approx: %.3f ulp from exp at x = %.9g", worst, worst_x);
+  using rkv::dense::exp_approx;
+  EXPECT(std::isnan(exp_approx(NAN)), "exp_approx(NaN) is not NaN");
+  EXPECT(exp_approx(INFINITY) == INFINITY && exp_approx(89.f) == INFINITY, "exp_approx: no +inf above the range");
+  EXPECT(exp_approx(-INFINITY) == 0.f && exp_approx(-90.f) == 0.f, "exp_approx: not 0 below the range");
+  EXPECT(exp_approx(0.f) == 1.f && exp_approx(-0.f) == 1.f, "exp_approx(0) = %.9g", exp_approx(0.f));
+}
+
 static void test_gated_and_elementwise() {
   const int64_t rows = 3;
-  const int32_t inter = 1000;
+  const int32_t inter = 1003;  // not a multiple of the vector width: the kernel's scalar tail too
   auto gu = randn((size_t)(rows * 2 * inter), 2.f);
+  // edges of SiLU's exponential in vector lanes and in the tail
+  const float edge[] = {NAN, INFINITY, -INFINITY, 100.f, -100.f, 88.f, -88.f, 0.f, -0.f, 1e-30f, -1e-30f};
+  for (size_t j = 0; j < sizeof edge / sizeof edge[0]; j++) {
+    gu[j * 7] = edge[j];
+    gu[2 * inter + inter - 1 - j] = edge[j];
+  }
   std::vector<float> want(rows * inter), got(rows * inter);
   EXPECT(rkv_silu_mul(gu.data(), want.data(), rows, inter) == RKV_OK, "%s", rkv_last_error());
   for (int64_t idx = 0; idx < rows * inter; idx++) de::silu_mul_elem(gu.data(), got.data(), inter, idx);
-  expect_close("silu_mul", got, want);
+  // the CPU kernel's vector form computes exp_approx operation for operation: the same bits
+  expect_same_bits("silu_mul", got, want, gu, inter);
   EXPECT(rkv_gelu_tanh_mul(gu.data(), want.data(), rows, inter) == RKV_OK, "%s", rkv_last_error());
   for (int64_t idx = 0; idx < rows * inter; idx++) de::gelu_tanh_mul_elem(gu.data(), got.data(), inter, idx);
-  expect_close("gelu_tanh_mul", got, want);
+  expect_same_bits("gelu_tanh_mul", got, want, gu, inter);
 
   auto y0 = randn(rows * inter), bias = randn(inter), x = randn(rows * inter);
   auto yw = y0, yg = y0;
@@ -227,6 +281,7 @@ static void test_argmax() {
 }
 
 int main() {
+  test_exp_approx();
   test_rmsnorm();
   test_rope();
   test_gated_and_elementwise();
