@@ -156,6 +156,38 @@ static void scores_block(const float* Q, int R, int hd, const uint8_t* const* kr
   scores_padded<DT>(Q, R, hd, krow, (n + I::W - 1) / I::W * I::W, S, ldS);
 }
 
+// One S row of a softmax block (row r of R): the soft cap applied, the block-local tokens it sees
+// [vis[r], vis[R + r]) recorded and every other score set to -inf. False if it sees none.
+RKV_ATTN_INLINE bool visible_row(float* row, int r, int R, int64_t t0, int n, int n_pad, RowLimits lim,
+                                 float soft_cap, int* vis) {
+  if (soft_cap > 0.f) {
+    // q was pre-scaled by logit_q_scale: the base-2 logit is logit_base2(s, cap)
+    for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::logit2(I::load(row + t), soft_cap));
+  }
+  const int64_t lo = lim.lo[r] - t0, hi = lim.hi[r] - t0;  // visible block-local tokens [lo, hi)
+  const int v0 = lo <= 0 ? 0 : (lo >= n ? n : (int)lo);
+  int v1 = hi >= n ? n : (hi <= 0 ? 0 : (int)hi);
+  if (v1 < v0) v1 = v0;
+  vis[r] = v0;
+  vis[R + r] = v1;
+  if (v1 == v0) return false;
+  for (int t = 0; t < v0; t++) row[t] = -INFINITY;
+  for (int t = v1; t < n_pad; t++) row[t] = -INFINITY;
+  return true;
+}
+
+// The row's probabilities exp2(x - m) in place (exp2(-inf) = 0 exactly); returns their lane sums.
+RKV_ATTN_INLINE typename I::V exp_row(float* row, int n_pad, float m) {
+  const typename I::V mv = I::set1(m);
+  typename I::V sum = I::zero();
+  for (int t = 0; t < n_pad; t += I::W) {
+    typename I::V p = I::exp2(I::sub(I::load(row + t), mv));
+    I::store(row + t, p);
+    sum = I::add(sum, p);
+  }
+  return sum;
+}
+
 // ---- online softmax over one block ----
 // S rows hold raw scaled scores for tokens t0 .. t0+n; row r sees the positions
 // [lim.lo[r], lim.hi[r]). On return S holds the probabilities exp2(x - m_new) (0 where
@@ -169,19 +201,7 @@ static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, RowLimits
   const typename I::V ninf = I::set1(-INFINITY);
   for (int r = 0; r < R; r++) {
     float* row = S + (int64_t)r * ldS;
-    if (soft_cap > 0.f) {
-      // q was pre-scaled by logit_q_scale: the base-2 logit is logit_base2(s, cap)
-      for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::logit2(I::load(row + t), soft_cap));
-    }
-    const int64_t lo = lim.lo[r] - t0, hi = lim.hi[r] - t0;  // visible block-local tokens [lo, hi)
-    const int v0 = lo <= 0 ? 0 : (lo >= n ? n : (int)lo);
-    int v1 = hi >= n ? n : (hi <= 0 ? 0 : (int)hi);
-    if (v1 < v0) v1 = v0;
-    vis[r] = v0;
-    vis[R + r] = v1;
-    for (int t = 0; t < v0; t++) row[t] = -INFINITY;
-    for (int t = v1; t < n_pad; t++) row[t] = -INFINITY;
-    if (v1 == v0) {
+    if (!visible_row(row, r, R, t0, n, n_pad, lim, soft_cap, vis)) {
       // nothing visible in this block: state unchanged, zero probabilities
       scale[r] = 1.f;
       for (int t = 0; t < n_pad; t += I::W) I::store(row + t, I::zero());
@@ -192,14 +212,7 @@ static void softmax_block(float* S, int R, int ldS, int64_t t0, int n, RowLimits
     float m_new = I::hmax(mx);
     if (m[r] > m_new) m_new = m[r];
     scale[r] = softmax_rescale(m[r], m_new);
-    const typename I::V mv = I::set1(m_new);
-    typename I::V sum = I::zero();
-    for (int t = 0; t < n_pad; t += I::W) {
-      typename I::V p = I::exp2(I::sub(I::load(row + t), mv));  // exp2(-inf) = 0 exactly
-      I::store(row + t, p);
-      sum = I::add(sum, p);
-    }
-    l[r] = l[r] * scale[r] + I::hsum(sum);
+    l[r] = l[r] * scale[r] + I::hsum(exp_row(row, n_pad, m_new));
     m[r] = m_new;
   }
 }
@@ -230,21 +243,11 @@ static void softmax_rows(float* S, int R, int ldS, int64_t t0, int n, RowLimits 
       if (i >= rows) continue;
       const int r = r0 + i;
       float* row = S + (int64_t)r * ldS;
-      if (soft_cap > 0.f) {
-        for (int t = 0; t < n_pad; t += W) I::store(row + t, I::logit2(I::load(row + t), soft_cap));
-      }
-      const int64_t lo = lim.lo[r] - t0, hi = lim.hi[r] - t0;  // visible block-local tokens [lo, hi)
-      const int v0 = lo <= 0 ? 0 : (lo >= n ? n : (int)lo);
-      int v1 = hi >= n ? n : (hi <= 0 ? 0 : (int)hi);
-      if (v1 < v0) v1 = v0;
-      vis[r] = v0;
-      vis[R + r] = v1;
       m_old[i] = m[r];
       l_old[i] = l[r];
-      if (v1 == v0) continue;  // nothing visible in this block: state unchanged, zero probabilities
+      // nothing visible in this block: state unchanged, zero probabilities
+      if (!visible_row(row, r, R, t0, n, n_pad, lim, soft_cap, vis)) continue;
       empty[i] = false;
-      for (int t = 0; t < v0; t++) row[t] = -INFINITY;
-      for (int t = v1; t < n_pad; t++) row[t] = -INFINITY;
       typename I::V mx = ninf;
       for (int t = 0; t < n_pad; t += W) mx = I::max(mx, I::load(row + t));
       part[i] = mx;
@@ -262,14 +265,7 @@ static void softmax_rows(float* S, int R, int ldS, int64_t t0, int n, RowLimits 
         for (int t = 0; t < n_pad; t += W) I::store(row + t, I::zero());
         continue;
       }
-      const typename I::V mv = I::set1(m_new[i]);
-      typename I::V sum = I::zero();
-      for (int t = 0; t < n_pad; t += W) {
-        typename I::V p = I::exp2(I::sub(I::load(row + t), mv));  // exp2(-inf) = 0 exactly
-        I::store(row + t, p);
-        sum = I::add(sum, p);
-      }
-      part[i] = sum;
+      part[i] = exp_row(row, n_pad, m_new[i]);
     }
     I::store(l_new, I::fma(I::load(l_old), sc, I::reduce_w(part)));
     for (int i = 0; i < rows; i++) {
