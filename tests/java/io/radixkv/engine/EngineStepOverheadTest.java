@@ -24,7 +24,9 @@ import org.junit.jupiter.api.Timeout;
  * the step time split into scheduling, batch tables, the model's forward and commit +
  * sampling. Checks that the split accounts for the steps (the figure itself is measured and
  * logged, not asserted: it depends on the machine). The tiny model makes the test fast; for
- * the figure that matters run it with {@code -Dradixkv.test.overheadModel=small}.
+ * the figure that matters run it with {@code -Dradixkv.test.overheadModel=small}, and with
+ * {@code -Dradixkv.test.overheadSampling=temperature} (T 0.8) or {@code top_p} (T 0.8, top-p 0.9)
+ * for sampled instead of greedy tokens.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class EngineStepOverheadTest {
@@ -34,6 +36,7 @@ class EngineStepOverheadTest {
     @Test
     void decodeStepOf64SequencesIsSplitIntoItsParts() throws Exception {
         String preset = System.getProperty("radixkv.test.overheadModel", "tiny");
+        String sampling = System.getProperty("radixkv.test.overheadSampling", "greedy");
         int from = 4;
         int to = Integer.getInteger("radixkv.test.overheadSteps", 24) + from;
         EngineConfig cfg = EngineConfig.builder().model(preset).weightsSeed(7).kvDtype(DType.BF16).pageSize(16)
@@ -56,7 +59,7 @@ class EngineStepOverheadTest {
                 // The others may run a few steps ahead: their extra tokens keep them decoding.
                 boolean probe = i == SEQS - 1;
                 handles.add(e.submit(new GenerateRequest("r" + i, EngineTestSupport.randomTokens(rnd, 16),
-                        SamplingParams.greedy(to + 16)), t -> {
+                        params(sampling, to + 16, i)), t -> {
                             int k = n.incrementAndGet();
                             if (probe && k == from) {
                                 first.set(engine.get().stepBreakdown());
@@ -77,8 +80,8 @@ class EngineStepOverheadTest {
         assertNotNull(first.get());
         assertNotNull(last.get());
         StepBreakdown d = last.get().since(first.get());
-        LOG.info("decode steps of {} sequences, {} model, CPU backend: {}", SEQS, preset, d);
-        System.out.println("step overhead (" + preset + ", " + SEQS + " sequences decoding): " + d);
+        LOG.info("decode steps of {} sequences, {} model, {} tokens, CPU backend: {}", SEQS, preset, sampling, d);
+        System.out.println("step overhead (" + preset + ", " + sampling + ", " + SEQS + " sequences decoding): " + d);
         assertEquals(d.stepNanos(), d.scheduleNanos() + d.tablesNanos() + d.modelNanos() + d.sampleNanos(),
                 0.05 * d.stepNanos(), "whole steps are their parts: " + d);
         assertEquals(to - from, d.steps(), "one step per decode token of the probe request");
@@ -89,5 +92,15 @@ class EngineStepOverheadTest {
         long parts = total.scheduleNanos() + total.tablesNanos() + total.modelNanos() + total.sampleNanos();
         assertTrue(parts <= total.stepNanos(), "parts " + parts + " exceed the steps: " + total);
         assertTrue(parts >= 0.5 * total.stepNanos(), "the parts miss step time: " + total);
+    }
+
+    private static SamplingParams params(String sampling, int maxTokens, long seed) {
+        return switch (sampling) {
+            case "greedy" -> SamplingParams.greedy(maxTokens);
+            case "temperature" -> new SamplingParams(maxTokens, 0.8f, 1f, seed, List.of());
+            case "top_p" -> new SamplingParams(maxTokens, 0.8f, 0.9f, seed, List.of());
+            default -> throw new IllegalArgumentException(
+                    "radixkv.test.overheadSampling: greedy, temperature or top_p, got " + sampling);
+        };
     }
 }

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 class SamplerTest {
@@ -66,6 +68,82 @@ class SamplerTest {
         for (int s = 0; s < 100; s++) {
             assertEquals(0, Sampler.sample(l, tiny, s));
         }
+    }
+
+    /**
+     * The nucleus comes from the tokens above a probability threshold, sorted, not from sorting
+     * the whole vocabulary: it must pick exactly what the whole sort picks (this test's reference),
+     * for peaked and flat distributions, -inf and NaN logits, ties, and top-p near 0 and 1.
+     */
+    @Test
+    void nucleusFromCandidatesMatchesSortingEveryToken() {
+        SplittableRandom rnd = new SplittableRandom(3);
+        float[] topPs = {0.01f, 0.3f, 0.9f, 0.99f, 0.999999f};
+        for (int trial = 0; trial < 60; trial++) {
+            int vocab = 1 + rnd.nextInt(trial < 30 ? 50 : 5000);
+            float spread = trial % 3 == 0 ? 0.01f : trial % 3 == 1 ? 3f : 40f;  // flat .. peaked
+            float[] l = new float[vocab];
+            for (int i = 0; i < vocab; i++) {
+                l[i] = (float) (rnd.nextGaussian() * spread);
+                if (i % 17 == 5) {
+                    l[i] = l[i / 2];  // ties
+                }
+                if (i % 29 == 7) {
+                    l[i] = Float.NEGATIVE_INFINITY;
+                }
+                if (i % 31 == 11) {
+                    l[i] = Float.NaN;
+                }
+            }
+            for (float topP : topPs) {
+                var p = new SamplingParams(10, trial % 2 == 0 ? 1f : 0.7f, topP, trial, List.of());
+                for (int step = 0; step < 20; step++) {
+                    assertEquals(referenceTopP(l, p, step), Sampler.sample(l, p, step),
+                            "vocab " + vocab + " spread " + spread + " top-p " + topP + " step " + step);
+                }
+            }
+        }
+    }
+
+    /** The nucleus by sorting every token (ties by id): what Sampler did before its candidates. */
+    private static int referenceTopP(float[] logits, SamplingParams params, long step) {
+        int vocab = logits.length;
+        double max = Double.NEGATIVE_INFINITY;
+        for (float v : logits) {
+            max = v > max ? v : max;
+        }
+        if (max == Double.NEGATIVE_INFINITY) {
+            return Sampler.argmax(logits);
+        }
+        double invT = 1.0 / params.temperature();
+        double[] p = new double[vocab];
+        double sum = 0;
+        for (int i = 0; i < vocab; i++) {
+            p[i] = Float.isNaN(logits[i]) ? 0 : Math.exp((logits[i] - max) * invT);
+            sum += p[i];
+        }
+        Integer[] order = new Integer[vocab];
+        for (int i = 0; i < vocab; i++) {
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> p[a] != p[b] ? Double.compare(p[b], p[a]) : Integer.compare(a, b));
+        double keep = params.topP() * sum, acc = 0;
+        int cut = 0;
+        while (cut < vocab) {
+            acc += p[order[cut]];
+            cut++;
+            if (acc >= keep) {
+                break;
+            }
+        }
+        double target = Sampler.uniform(params.seed(), step) * acc, run = 0;
+        for (int i = 0; i < cut; i++) {
+            run += p[order[i]];
+            if (run > target) {
+                return order[i];
+            }
+        }
+        return order[cut - 1];
     }
 
     @Test

@@ -78,19 +78,28 @@ public final class Sampler {
             return lastNonZero;
         }
         // Nucleus: tokens by decreasing probability (ties by id), smallest prefix reaching topP.
-        Integer[] order = new Integer[vocab];
-        for (int i = 0; i < vocab; i++) {
-            order[i] = i;
-        }
-        Arrays.sort(order, (a, b) -> p[a] != p[b] ? Double.compare(p[b], p[a]) : Integer.compare(a, b));
         double keep = params.topP() * sum;
+        Integer[] order = nucleusCandidates(p, keep);
         double acc = 0;
         int cut = 0;
-        while (cut < vocab) {
+        while (cut < order.length) {
             acc += p[order[cut]];
             cut++;
             if (acc >= keep) {
                 break;
+            }
+        }
+        if (acc < keep && order.length < vocab) {
+            // the candidates' mass, summed in order, fell short of keep by rounding: every token
+            order = sortedByProbability(p, allTokens(vocab));
+            acc = 0;
+            cut = 0;
+            while (cut < vocab) {
+                acc += p[order[cut]];
+                cut++;
+                if (acc >= keep) {
+                    break;
+                }
             }
         }
         double target = u * acc;
@@ -102,6 +111,62 @@ public final class Sampler {
             }
         }
         return order[cut - 1];
+    }
+
+    /**
+     * The tokens that can be in the nucleus, sorted by decreasing probability (ties by id): those
+     * with p at or above 2^e, for the largest binary exponent e whose tokens' mass reaches keep
+     * (with a margin for rounding). They are a prefix of every token in that order, so the nucleus
+     * loop over them takes the same steps as over all tokens, and sorts a few hundred tokens of a
+     * peaked distribution instead of the whole vocabulary (a boxed sort of 32000 ids per sampled
+     * row made a 64-sequence decode step of the small model 85% sampling).
+     */
+    private static Integer[] nucleusCandidates(double[] p, double keep) {
+        // p is in (0, 1] (the maximum gives exp(0)) or 0; bucket b holds 2^-(b+1) < p <= 2^-b roughly:
+        // by Math.getExponent, -1023 for subnormals
+        double[] mass = new double[1025];
+        for (double v : p) {
+            if (v > 0) {
+                mass[-Math.getExponent(v)] += v;
+            }
+        }
+        double cum = 0;
+        int last = mass.length - 1;
+        for (int b = 0; b < mass.length; b++) {
+            cum += mass[b];
+            if (cum >= keep * (1 + 1e-9)) {
+                last = b;
+                break;
+            }
+        }
+        int minExponent = -last;
+        int n = 0;
+        for (double v : p) {
+            if (v > 0 && Math.getExponent(v) >= minExponent) {
+                n++;
+            }
+        }
+        Integer[] ids = new Integer[n];
+        n = 0;
+        for (int i = 0; i < p.length; i++) {
+            if (p[i] > 0 && Math.getExponent(p[i]) >= minExponent) {
+                ids[n++] = i;
+            }
+        }
+        return sortedByProbability(p, ids);
+    }
+
+    private static Integer[] allTokens(int vocab) {
+        Integer[] ids = new Integer[vocab];
+        for (int i = 0; i < vocab; i++) {
+            ids[i] = i;
+        }
+        return ids;
+    }
+
+    private static Integer[] sortedByProbability(double[] p, Integer[] ids) {
+        Arrays.sort(ids, (a, b) -> p[a] != p[b] ? Double.compare(p[b], p[a]) : Integer.compare(a, b));
+        return ids;
     }
 
     /** First maximum; NaNs never win unless every value is NaN (then 0). */
