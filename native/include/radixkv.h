@@ -63,7 +63,7 @@ extern "C" {
 #define RKV_DTYPE_FP8_E4M3 3
 #define RKV_DTYPE_FP8_E5M2 4
 
-#define RKV_ABI_VERSION 3
+#define RKV_ABI_VERSION 4
 
 /* ---- library ---- */
 
@@ -245,6 +245,15 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
 RKV_API int rkv_add_inplace(float* y, const float* x, int64_t n);
 /* out[r] = argmax(logits[r, :]) (first maximum). */
 RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out);
+/* One token per row of logits [rows, vocab]: drawn from softmax(logits[r, :] / temperature[r]),
+ * cut to the top_p[r] nucleus (the most probable tokens, ties by id, whose mass first reaches
+ * top_p[r]; 1 keeps every token), by the uniform number uniform[r] in [0, 1): the first token
+ * in the order (nucleus order, or id order without a cut) at which the running mass passes
+ * uniform[r] times the mass. temperature[r] == 0 takes the argmax (first maximum), as does a row
+ * with no finite logit. NaN logits have probability 0. Probabilities use rkv_dense_math.h's
+ * exp_approx: the same inputs give the same token on every CPU. */
+RKV_API int rkv_sample(const float* logits, int64_t rows, int32_t vocab, const float* temperature,
+                       const float* top_p, const double* uniform, int32_t* out);
 /* out[r, i] = gelu_tanh(gate_up[r, i]) * gate_up[r, inter + i] (GELU, tanh approximation). */
 RKV_API int rkv_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
 /* y[r, i] += bias[i] for r < rows, i < n. */

@@ -481,17 +481,7 @@ RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t
   RKV_CHECK_PTR(logits);
   RKV_CHECK_PTR(out);
   rkv::parallel_for(rows, rows * vocab >= 4 * kParallelElems, [&](int64_t r) {
-    const float* l = logits + r * vocab;
-    // First maximum; NaNs never win (every comparison with NaN is false).
-    int32_t best = 0;
-    float bv = l[0];
-    for (int32_t i = 1; i < vocab; i++) {
-      if (l[i] > bv || (bv != bv && l[i] == l[i])) {
-        bv = l[i];
-        best = i;
-      }
-    }
-    out[r] = best;
+    out[r] = rkv::dense::first_argmax(logits + r * vocab, vocab);
   });
   return RKV_OK;
 }

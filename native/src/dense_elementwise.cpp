@@ -7,12 +7,10 @@
 #include <cstdint>
 #include <initializer_list>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 
 #include "rkv_common.h"
 #include "rkv_dense_math.h"
+#include "rkv_exp_avx2.h"
 #include "rkv_parallel.h"
 
 namespace {
@@ -25,35 +23,6 @@ bool overlaps(const void* a, int64_t abytes, const void* b, int64_t bbytes) {
   return abytes > 0 && bbytes > 0 && pa < pb + static_cast<uintptr_t>(bbytes) &&
          pb < pa + static_cast<uintptr_t>(abytes);
 }
-
-#if defined(__AVX2__) && defined(__FMA__)
-// rkv::dense::exp_approx on 8 lanes, operation for operation (its selects as blends), so the kernel
-// gives the element function's bits. GCC does not vectorize the scalar form: a select on a float
-// comparison is control flow to it under -ftrapping-math.
-__m256 exp_approx8(__m256 x) {
-  namespace d = rkv::dense;
-  const __m256 over = _mm256_cmp_ps(x, _mm256_set1_ps(d::kExpHi), _CMP_GT_OQ);
-  const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(d::kExpLo), _CMP_LT_OQ);
-  __m256 xc = _mm256_blendv_ps(x, _mm256_set1_ps(d::kExpLo), under);
-  xc = _mm256_blendv_ps(xc, _mm256_set1_ps(d::kExpHi), over);
-  const __m256 round = _mm256_set1_ps(d::kExpRound);
-  const __m256 t = _mm256_fmadd_ps(xc, _mm256_set1_ps(d::kExpLog2e), round);
-  const __m256 n = _mm256_sub_ps(t, round);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(d::kExpLn2Hi), xc);  // -(n * hi) + xc, one rounding
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(d::kExpLn2Lo), r);
-  const __m256 z = _mm256_mul_ps(r, r);
-  __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(d::kExpP0), r, _mm256_set1_ps(d::kExpP1));
-  for (const float c : {d::kExpP2, d::kExpP3, d::kExpP4, d::kExpP5}) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(c));
-  p = _mm256_add_ps(_mm256_fmadd_ps(p, z, r), _mm256_set1_ps(1.f));
-  const __m256i eb = _mm256_slli_epi32(
-      _mm256_add_epi32(_mm256_sub_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(d::kExpRoundBits)),
-                       _mm256_set1_epi32(127)),
-      23);
-  __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(eb));
-  e = _mm256_blendv_ps(e, _mm256_setzero_ps(), under);
-  return _mm256_blendv_ps(e, _mm256_set1_ps(INFINITY), over);
-}
-#endif
 
 // out[r, :] = act(gate[r, :]) * up[r, :] for gate_up rows [gate | up] of 2 * inter: SiLU, or
 // GELU(tanh) where Gelu. Both are x / (1 + exp_approx(arg)) (rkv_dense_math.h): 8 lanes at a time
@@ -72,7 +41,7 @@ int gated_mul(const char* name, const float* gate_up, float* out, int64_t rows, 
     const float* u = g + inter;
     float* o = out + r * inter;
     int32_t i = 0;
-#if defined(__AVX2__) && defined(__FMA__)
+#if defined(RKV_EXP_AVX2)
     for (; i + 8 <= inter; i += 8) {
       const __m256 x = _mm256_loadu_ps(g + i);
       __m256 arg;
@@ -83,7 +52,7 @@ int gated_mul(const char* name, const float* gate_up, float* out, int64_t rows, 
       } else {
         arg = _mm256_xor_ps(x, _mm256_set1_ps(-0.f));  // -x
       }
-      const __m256 act = _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), exp_approx8(arg)));
+      const __m256 act = _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), rkv::dense::exp_approx8(arg)));
       _mm256_storeu_ps(o + i, _mm256_mul_ps(act, _mm256_loadu_ps(u + i)));
     }
 #endif

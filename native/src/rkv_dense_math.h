@@ -68,6 +68,20 @@ RKV_HD float silu(float x) { return x / (1.f + exp_approx(-x)); }
 RKV_HD float gelu_tanh_arg(float x) { return -2.f * (kGeluTanhC * fmaf(0.044715f * x * x, x, x)); }
 RKV_HD float gelu_tanh(float x) { return x / (1.f + exp_approx(gelu_tanh_arg(x))); }
 
+// Index of the first maximum of l[0, n); NaNs never win (every comparison with NaN is false)
+// unless every value is NaN (then 0). rkv_argmax and rkv_sample's greedy rows (host code).
+inline int32_t first_argmax(const float* l, int32_t n) {
+  int32_t best = 0;
+  float bv = l[0];
+  for (int32_t i = 1; i < n; i++) {
+    if (l[i] > bv || (bv != bv && l[i] == l[i])) {
+      bv = l[i];
+      best = i;
+    }
+  }
+  return best;
+}
+
 // Soft cap c*tanh(x/c) (Gemma's final_logit_softcapping); c > 0.
 RKV_HD float soft_cap(float x, float cap) { return cap * tanhf(x / cap); }
 

@@ -77,10 +77,10 @@ public class radixkv_h extends radixkv_h$shared {
     public static int RKV_DTYPE_FP8_E5M2() {
         return RKV_DTYPE_FP8_E5M2;
     }
-    private static final int RKV_ABI_VERSION = (int)3L;
+    private static final int RKV_ABI_VERSION = (int)4L;
     /**
      * {@snippet lang=c :
-     * #define RKV_ABI_VERSION 3
+     * #define RKV_ABI_VERSION 4
      * }
      */
     public static int RKV_ABI_VERSION() {
@@ -2395,6 +2395,72 @@ public class radixkv_h extends radixkv_h$shared {
                 traceDowncall("rkv_argmax", logits, rows, vocab, out);
             }
             return (int)mh$.invokeExact(logits, rows, vocab, out);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_sample {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_sample");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_sample(const float *logits, int64_t rows, int32_t vocab, const float *temperature, const float *top_p, const double *uniform, int32_t *out)
+     * }
+     */
+    public static FunctionDescriptor rkv_sample$descriptor() {
+        return rkv_sample.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_sample(const float *logits, int64_t rows, int32_t vocab, const float *temperature, const float *top_p, const double *uniform, int32_t *out)
+     * }
+     */
+    public static MethodHandle rkv_sample$handle() {
+        return rkv_sample.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_sample(const float *logits, int64_t rows, int32_t vocab, const float *temperature, const float *top_p, const double *uniform, int32_t *out)
+     * }
+     */
+    public static MemorySegment rkv_sample$address() {
+        return rkv_sample.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_sample(const float *logits, int64_t rows, int32_t vocab, const float *temperature, const float *top_p, const double *uniform, int32_t *out)
+     * }
+     */
+    public static int rkv_sample(MemorySegment logits, long rows, int vocab, MemorySegment temperature, MemorySegment top_p, MemorySegment uniform, MemorySegment out) {
+        var mh$ = rkv_sample.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_sample", logits, rows, vocab, temperature, top_p, uniform, out);
+            }
+            return (int)mh$.invokeExact(logits, rows, vocab, temperature, top_p, uniform, out);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

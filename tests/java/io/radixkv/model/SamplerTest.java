@@ -146,6 +146,44 @@ class SamplerTest {
         return order[cut - 1];
     }
 
+    /**
+     * A row in native memory is sampled by libradixkv (CpuSampling): the same rule as the Java
+     * path, so the same frequencies and nucleus, and the same token for all but draws within
+     * rounding of a boundary.
+     */
+    @Test
+    void nativeRowsFollowTheSameRule() {
+        float[] l = {1f, 2f, 0f, 2.5f, Float.NaN, Float.NEGATIVE_INFINITY};
+        float[] peaked = {3f, 2f, 1f, 0f};
+        try (Arena arena = Arena.ofConfined()) {
+            var seg = arena.allocateFrom(ValueLayout.JAVA_FLOAT, l);
+            var seg2 = arena.allocateFrom(ValueLayout.JAVA_FLOAT, peaked);
+            var p = new SamplingParams(10, 0.7f, 1f, 99, List.of());
+            var nucleus = new SamplingParams(10, 1f, 0.8f, 5, List.of());
+            int n = 20000;
+            int[] counts = new int[l.length];
+            int same = 0;
+            for (int s = 0; s < n; s++) {
+                int t = Sampler.sample(seg, 0, l.length, p, s);
+                counts[t]++;
+                same += t == Sampler.sample(l, p, s) ? 1 : 0;
+                int u = Sampler.sample(seg2, 0, peaked.length, nucleus, s);
+                assertTrue(u == 0 || u == 1, "token " + u + " is outside the 0.8 nucleus");
+                same += u == Sampler.sample(peaked, nucleus, s) ? 1 : 0;
+            }
+            double sum = 0;
+            for (int i = 0; i < 4; i++) {
+                sum += Math.exp(l[i] / 0.7);
+            }
+            for (int i = 0; i < 4; i++) {
+                assertEquals(Math.exp(l[i] / 0.7) / sum, counts[i] / (double) n, 0.01, "token " + i);
+            }
+            assertEquals(0, counts[4] + counts[5], "NaN and -inf logits were drawn");
+            assertTrue(same >= 2 * n - 10, "native and Java draws differ " + (2 * n - same) + " times of " + 2 * n);
+            assertThrows(IllegalArgumentException.class, () -> Sampler.sample(seg, 1, l.length, p, 0));
+        }
+    }
+
     @Test
     void paramsValidation() {
         assertThrows(IllegalArgumentException.class, () -> new SamplingParams(0, 0f, 1f, 0, List.of()));

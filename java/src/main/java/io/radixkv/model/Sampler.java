@@ -1,5 +1,7 @@
 package io.radixkv.model;
 
+import io.radixkv.kernels.CpuSampling;
+import io.radixkv.kernels.NativeLibrary;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -10,11 +12,30 @@ import java.util.Arrays;
  * with a uniform number that depends only on {@code (seed, step)}: a request's tokens are
  * reproducible from its seed regardless of batching, and re-running step i after a
  * preemption draws the same number.
+ *
+ * <p>Rows in native memory are sampled by libradixkv ({@link CpuSampling}, the exponentials
+ * vectorized) where it loads; Java arrays, and every row where it does not load, here in double
+ * precision. The two draw by the same rule; their probabilities differ in the last bits, so a
+ * uniform number within about 1e-6 of a boundary between two tokens may pick the other one.
  */
 public final class Sampler {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT;
 
     private Sampler() {}
+
+    /** Whether libradixkv loads here (decided once). */
+    private static final class Native {
+        static final boolean AVAILABLE = load();
+
+        private static boolean load() {
+            try {
+                NativeLibrary.loadCpu();
+                return true;
+            } catch (RuntimeException | LinkageError e) {
+                return false;
+            }
+        }
+    }
 
     /**
      * @param logits f32 {@code [rows, vocab]}
@@ -31,6 +52,10 @@ public final class Sampler {
         if (logits.byteSize() < (row + 1) * vocab * 4L) {
             throw new IllegalArgumentException("logits hold " + logits.byteSize() / 4 + " floats, row " + row
                     + " of vocab " + vocab + " needs " + (row + 1) * vocab);
+        }
+        if (!params.isGreedy() && logits.isNative() && Native.AVAILABLE) {
+            return CpuSampling.sampleRow(logits, row, vocab, params.temperature(), params.topP(),
+                    uniform(params.seed(), step));
         }
         float[] l = new float[vocab];
         MemorySegment.copy(logits, F, row * vocab * 4L, l, 0, vocab);

@@ -1,0 +1,189 @@
+// Token sampling on the CPU (rkv_sample): softmax(logits / T), optionally cut to the top-p
+// nucleus, one draw per row from the caller's uniform number. The engine samples every
+// non-greedy row of a decode step here: in Java, Math.exp over the vocabulary of 64 rows took a
+// fifth of a small model's decode step, and top-p sorting most of the rest.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "rkv_common.h"
+#include "rkv_dense_math.h"
+#include "rkv_exp_avx2.h"
+#include "rkv_parallel.h"
+#include "rkv_region_scratch.h"
+
+namespace {
+
+constexpr int64_t kParallelElems = int64_t{1} << 15;
+// Probabilities are summed per chunk; the draw walks the chunk sums, then one chunk's tokens.
+constexpr int32_t kChunk = 256;
+
+uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+struct RowScratch {
+  std::vector<float> p;         // probabilities, unnormalized (the maximum's is 1)
+  std::vector<double> chunk;    // their sums per kChunk tokens
+  std::vector<uint64_t> order;  // nucleus candidates: (~bits(p) << 32) | id sorts by p down, id up
+  explicit RowScratch(int32_t vocab)
+      : p(static_cast<size_t>(vocab)), chunk(static_cast<size_t>((vocab + kChunk - 1) / kChunk)),
+        order(static_cast<size_t>(vocab)) {}
+};
+
+// p[i] = exp_approx((l[i] - max) * inv_t), 0 for NaN; fills the chunk sums and returns their sum.
+double probabilities(const float* l, int32_t vocab, float max, float inv_t, RowScratch& s) {
+  double total = 0;
+  for (int32_t c0 = 0; c0 < vocab; c0 += kChunk) {
+    const int32_t c1 = std::min(vocab, c0 + kChunk);
+    double sum = 0;
+    int32_t i = c0;
+#if defined(RKV_EXP_AVX2)
+    __m256d acc = _mm256_setzero_pd();
+    for (; i + 8 <= c1; i += 8) {
+      const __m256 v = _mm256_loadu_ps(l + i);
+      __m256 e = rkv::dense::exp_approx8(_mm256_mul_ps(_mm256_sub_ps(v, _mm256_set1_ps(max)), _mm256_set1_ps(inv_t)));
+      e = _mm256_blendv_ps(e, _mm256_setzero_ps(), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+      _mm256_storeu_ps(s.p.data() + i, e);
+      acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+      acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, acc);
+    sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+#endif
+    for (; i < c1; i++) {
+      const float e = std::isnan(l[i]) ? 0.f : rkv::dense::exp_approx((l[i] - max) * inv_t);
+      s.p[static_cast<size_t>(i)] = e;
+      sum += e;
+    }
+    s.chunk[static_cast<size_t>(c0 / kChunk)] = sum;
+    total += sum;
+  }
+  return total;
+}
+
+// The first token in id order at which the running mass passes target (chunk sums first).
+int32_t draw_in_order(const RowScratch& s, int32_t vocab, double target) {
+  double acc = 0;
+  for (int32_t c0 = 0; c0 < vocab; c0 += kChunk) {
+    const double cs = s.chunk[static_cast<size_t>(c0 / kChunk)];
+    if (acc + cs > target) {
+      double run = acc;
+      for (int32_t i = c0; i < std::min(vocab, c0 + kChunk); i++) {
+        run += s.p[static_cast<size_t>(i)];
+        if (s.p[static_cast<size_t>(i)] > 0.f && run > target) return i;
+      }
+    }
+    acc += cs;  // not crossed (or, by rounding, not inside the chunk): go on
+  }
+  for (int32_t i = vocab - 1; i > 0; i--)  // rounding past the end: the last possible token
+    if (s.p[static_cast<size_t>(i)] > 0.f) return i;
+  return 0;
+}
+
+// Sorts the tokens with p at or above 2^(min_exp - 127) into s.order (p down, id up); returns
+// their count.
+int32_t nucleus_candidates(RowScratch& s, int32_t vocab, uint32_t min_exp) {
+  int32_t n = 0;
+  for (int32_t i = 0; i < vocab; i++) {
+    const uint32_t b = bits_of(s.p[static_cast<size_t>(i)]);
+    if (b != 0 && (b >> 23) >= min_exp) s.order[static_cast<size_t>(n++)] = (uint64_t{~b} << 32) | uint32_t(i);
+  }
+  std::sort(s.order.begin(), s.order.begin() + n);
+  return n;
+}
+
+// The top-p draw: the nucleus is the shortest prefix of the tokens by decreasing p whose mass
+// reaches keep. Only tokens whose binary exponent can reach into it are sorted.
+int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, double u) {
+  const double keep = static_cast<double>(top_p) * total;
+  double mass[256] = {};
+  for (int32_t i = 0; i < vocab; i++) {
+    const float v = s.p[static_cast<size_t>(i)];
+    mass[bits_of(v) >> 23] += v;  // p >= 0: the exponent field
+  }
+  uint32_t min_exp = 1;  // every positive normal p (subnormals join in the fallback below)
+  double cum = 0;
+  for (int e = 255; e >= 1; e--) {
+    cum += mass[e];
+    if (cum >= keep * (1 + 1e-6)) {
+      min_exp = static_cast<uint32_t>(e);
+      break;
+    }
+  }
+  for (;;) {
+    const int32_t n = nucleus_candidates(s, vocab, min_exp);
+    double acc = 0;
+    int32_t cut = 0;
+    while (cut < n) {
+      acc += s.p[s.order[static_cast<size_t>(cut)] & 0xFFFFFFFFu];
+      cut++;
+      if (acc >= keep) break;
+    }
+    if (acc < keep && min_exp > 0) {  // rounding left the candidates short: take every token
+      min_exp = 0;
+      continue;
+    }
+    const double target = u * acc;
+    double run = 0;
+    for (int32_t j = 0; j < cut; j++) {
+      const uint32_t id = static_cast<uint32_t>(s.order[static_cast<size_t>(j)] & 0xFFFFFFFFu);
+      run += s.p[id];
+      if (run > target) return static_cast<int32_t>(id);
+    }
+    return static_cast<int32_t>(s.order[static_cast<size_t>(cut - 1)] & 0xFFFFFFFFu);
+  }
+}
+
+int32_t sample_row(const float* l, int32_t vocab, float temperature, float top_p, double u, RowScratch& s) {
+  if (temperature == 0.f) return rkv::dense::first_argmax(l, vocab);
+  float max = -INFINITY;
+  for (int32_t i = 0; i < vocab; i++) max = l[i] > max ? l[i] : max;  // NaN never wins
+  if (!std::isfinite(max)) return rkv::dense::first_argmax(l, vocab);  // no finite logit (or +inf: argmax)
+  const double total = probabilities(l, vocab, max, 1.f / temperature, s);
+  if (top_p >= 1.f) return draw_in_order(s, vocab, u * total);
+  return draw_nucleus(s, vocab, total, top_p, u);
+}
+
+}  // namespace
+
+extern "C" {
+
+RKV_API int rkv_sample(const float* logits, int64_t rows, int32_t vocab, const float* temperature,
+                       const float* top_p, const double* uniform, int32_t* out) {
+  RKV_CHECK(rows >= 0, "rkv_sample: rows must not be negative, got %lld", static_cast<long long>(rows));
+  RKV_CHECK(vocab > 0, "rkv_sample: vocab must be positive, got %d", vocab);
+  if (rows == 0) return RKV_OK;
+  RKV_CHECK_PTR(logits);
+  RKV_CHECK_PTR(temperature);
+  RKV_CHECK_PTR(top_p);
+  RKV_CHECK_PTR(uniform);
+  RKV_CHECK_PTR(out);
+  for (int64_t r = 0; r < rows; r++) {
+    RKV_CHECK(std::isfinite(temperature[r]) && temperature[r] >= 0.f,
+              "rkv_sample: temperature[%lld] = %g is not finite and >= 0", static_cast<long long>(r), temperature[r]);
+    RKV_CHECK(top_p[r] > 0.f && top_p[r] <= 1.f, "rkv_sample: top_p[%lld] = %g is outside (0, 1]",
+              static_cast<long long>(r), top_p[r]);
+    RKV_CHECK(uniform[r] >= 0.0 && uniform[r] < 1.0, "rkv_sample: uniform[%lld] = %g is outside [0, 1)",
+              static_cast<long long>(r), uniform[r]);
+  }
+  rkv::RegionScratch region;
+  rkv::parallel_region(rows * vocab >= kParallelElems && rows > 1, [&] {
+    std::optional<RowScratch> s;
+    if (region.build(s, vocab)) {
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t r = 0; r < rows; r++)
+        out[r] = sample_row(logits + r * vocab, vocab, temperature[r], top_p[r], uniform[r], *s);
+    }
+  });
+  if (region.failed()) return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_sample: out of memory");
+  return RKV_OK;
+}
+
+}  // extern "C"

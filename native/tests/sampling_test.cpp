@@ -1,0 +1,187 @@
+// rkv_sample against a double-precision reference of the same definition (exact exp, every
+// token sorted for top-p): each draw must be a token the reference could give for a uniform
+// number within 1e-5 of the one passed (exp_approx is within ~1e-7 of exp), draws must follow
+// the softmax, the nucleus must hold, and bad arguments must be refused before anything is written.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "radixkv.h"
+#include "rkv_test.h"
+
+static std::mt19937 rng(11);
+
+struct Ref {
+  std::vector<double> p;      // unnormalized probabilities
+  std::vector<int32_t> kept;  // the tokens a draw can give, in draw order
+  std::vector<double> cum;    // running mass after each of them
+};
+
+static Ref reference(const std::vector<float>& l, float t, float top_p) {
+  Ref r;
+  const size_t v = l.size();
+  float max = -INFINITY;
+  for (float x : l) max = x > max ? x : max;
+  r.p.resize(v);
+  double total = 0;
+  for (size_t i = 0; i < v; i++) {
+    r.p[i] = std::isnan(l[i]) ? 0.0 : std::exp((static_cast<double>(l[i]) - max) / t);
+    total += r.p[i];
+  }
+  std::vector<int32_t> order(v);
+  std::iota(order.begin(), order.end(), 0);
+  if (top_p < 1.f) {
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return r.p[a] > r.p[b]; });
+    double acc = 0;
+    for (int32_t id : order) {
+      if (r.p[id] == 0 || acc >= top_p * total) break;
+      acc += r.p[id];
+      r.kept.push_back(id);
+    }
+  } else {
+    for (int32_t id : order)
+      if (r.p[id] > 0) r.kept.push_back(id);
+  }
+  double acc = 0;
+  for (int32_t id : r.kept) r.cum.push_back(acc += r.p[id]);
+  return r;
+}
+
+// Whether token `got` is the reference's draw for some uniform number within tol of u. With a
+// top-p cut, near-equal probabilities may sort differently from float to double, so there the
+// token must only be in the reference's nucleus (its probability at least the smallest kept,
+// within tol).
+static bool plausible(const Ref& r, double u, int32_t got, double tol, bool cut) {
+  if (cut) {
+    double smallest = INFINITY;
+    for (int32_t id : r.kept) smallest = std::min(smallest, r.p[id]);
+    return got >= 0 && static_cast<size_t>(got) < r.p.size() && r.p[got] >= smallest * (1 - tol);
+  }
+  const double mass = r.cum.back();
+  for (size_t j = 0; j < r.kept.size(); j++) {
+    if (r.kept[j] != got) continue;
+    const double lo = j == 0 ? 0.0 : r.cum[j - 1];
+    return lo <= (u + tol) * mass && r.cum[j] >= (u - tol) * mass;
+  }
+  return false;
+}
+
+static void test_against_reference() {
+  int checked = 0;
+  for (int trial = 0; trial < 90; trial++) {
+    const int32_t vocab = 1 + static_cast<int32_t>(rng() % (trial < 45 ? 40 : 40000));
+    const float spread = trial % 3 == 0 ? 0.01f : trial % 3 == 1 ? 3.f : 40.f;  // flat .. peaked
+    std::normal_distribution<float> nd(0.f, spread);
+    std::vector<float> l(static_cast<size_t>(vocab));
+    for (int32_t i = 0; i < vocab; i++) {
+      l[i] = nd(rng);
+      if (i % 17 == 5) l[i] = l[i / 2];  // ties
+      if (i % 29 == 7) l[i] = -INFINITY;
+      if (i % 31 == 11) l[i] = NAN;
+    }
+    const float t = trial % 2 ? 0.7f : 1.f;
+    for (float top_p : {1.f, 0.9f, 0.3f, 0.01f}) {
+      const Ref r = reference(l, t, top_p);
+      if (r.kept.empty()) continue;  // only NaN / -inf: argmax, checked below
+      const int rows = 16;
+      std::vector<float> all, temp(rows, t), tp(rows, top_p);
+      std::vector<double> u(rows);
+      for (int k = 0; k < rows; k++) {
+        all.insert(all.end(), l.begin(), l.end());
+        u[k] = (k + 0.37) / rows;
+      }
+      std::vector<int32_t> out(rows, -1);
+      EXPECT(rkv_sample(all.data(), rows, vocab, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s",
+             rkv_last_error());
+      for (int k = 0; k < rows; k++) {
+        checked++;
+        EXPECT(out[k] >= 0 && out[k] < vocab && !std::isnan(l[out[k]]), "token %d", out[k]);
+        EXPECT(plausible(r, u[k], out[k], 1e-5, top_p < 1.f), "vocab %d spread %g T %g top-p %g u %.6f: token %d (p %.3g)", vocab,
+               spread, t, top_p, u[k], out[k], out[k] >= 0 && out[k] < vocab ? r.p[out[k]] : -1.0);
+        // one row at a time gives the same token as the batch (rows are independent)
+        int32_t one = -1;
+        EXPECT(rkv_sample(l.data(), 1, vocab, &t, &top_p, &u[k], &one) == RKV_OK && one == out[k],
+               "row %d alone: %d vs %d", k, one, out[k]);
+      }
+    }
+  }
+  std::printf("ok   %d draws are the reference's for a uniform number within 1e-5 (in its nucleus with top-p)\n", checked);
+}
+
+static void test_frequencies() {
+  // p ~ exp(l / 0.7): 0.197, 0.817... normalized below; top-p 0.8 at T 1 keeps 3, 2 (0.64 + 0.24)
+  const std::vector<float> l = {1.f, 2.f, 0.f, 2.5f};
+  const int n = 20000;
+  std::vector<float> all, temp(n, 0.7f), tp(n, 1.f);
+  std::vector<double> u(n);
+  for (int k = 0; k < n; k++) {
+    all.insert(all.end(), l.begin(), l.end());
+    u[k] = (k + 0.5) / n;  // stratified: frequencies are exact up to one draw per token
+  }
+  std::vector<int32_t> out(n);
+  EXPECT(rkv_sample(all.data(), n, 4, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s", rkv_last_error());
+  double e[4], sum = 0;
+  for (int i = 0; i < 4; i++) sum += e[i] = std::exp(l[i] / 0.7);
+  for (int i = 0; i < 4; i++) {
+    const double f = std::count(out.begin(), out.end(), i) / static_cast<double>(n);
+    EXPECT(std::fabs(f - e[i] / sum) < 2e-4, "token %d: frequency %.5f, softmax %.5f", i, f, e[i] / sum);
+  }
+  const std::vector<float> l2 = {3.f, 2.f, 1.f, 0.f};  // p ~ 0.64, 0.24, 0.09, 0.03
+  all.clear();
+  for (int k = 0; k < n; k++) all.insert(all.end(), l2.begin(), l2.end());
+  std::fill(temp.begin(), temp.end(), 1.f);
+  std::fill(tp.begin(), tp.end(), 0.8f);
+  EXPECT(rkv_sample(all.data(), n, 4, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s", rkv_last_error());
+  const double f0 = std::count(out.begin(), out.end(), 0) / static_cast<double>(n);
+  EXPECT(std::count(out.begin(), out.end(), 2) + std::count(out.begin(), out.end(), 3) == 0,
+         "tokens outside the 0.8 nucleus were drawn");
+  const double p0 = std::exp(3.0) / (std::exp(3.0) + std::exp(2.0));
+  EXPECT(std::fabs(f0 - p0) < 2e-4, "nucleus: token 0 frequency %.5f, expected %.5f", f0, p0);
+  std::printf("ok   stratified draws follow the softmax and stay in the nucleus\n");
+}
+
+static void test_edges_and_refusals() {
+  const float l[6] = {NAN, 1.f, 4.f, 4.f, -INFINITY, 2.f};
+  float t0 = 0.f, t1 = 1.f, tp1 = 1.f, tp_small = 1e-6f;
+  double u = 0.999999;
+  int32_t out = -1;
+  EXPECT(rkv_sample(l, 1, 6, &t0, &tp1, &u, &out) == RKV_OK && out == 2, "temperature 0: argmax, got %d", out);
+  EXPECT(rkv_sample(l, 1, 6, &t1, &tp_small, &u, &out) == RKV_OK && out == 2, "tiny top-p: the first maximum, got %d",
+         out);
+  const float none[3] = {NAN, -INFINITY, NAN};
+  EXPECT(rkv_sample(none, 1, 3, &t1, &tp1, &u, &out) == RKV_OK && out == 1, "no finite logit: argmax, got %d", out);
+  const float inf[3] = {1.f, INFINITY, 2.f};
+  EXPECT(rkv_sample(inf, 1, 3, &t1, &tp1, &u, &out) == RKV_OK && out == 1, "+inf logit: argmax, got %d", out);
+  for (int k = 0; k < 200; k++) {  // NaN never drawn, whatever u
+    double uk = k / 200.0;
+    EXPECT(rkv_sample(l, 1, 6, &t1, &tp1, &uk, &out) == RKV_OK && out != 0 && out != 4, "u %.3f drew %d", uk, out);
+  }
+  out = -7;
+  float bad_t = -1.f, nan_t = NAN, bad_p = 0.f, big_p = 1.5f;
+  double bad_u = 1.0;
+  EXPECT(rkv_sample(l, 1, 6, &bad_t, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "negative temperature accepted");
+  EXPECT(rkv_sample(l, 1, 6, &nan_t, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "NaN temperature accepted");
+  EXPECT(rkv_sample(l, 1, 6, &t1, &bad_p, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "top_p 0 accepted");
+  EXPECT(rkv_sample(l, 1, 6, &t1, &big_p, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "top_p 1.5 accepted");
+  EXPECT(rkv_sample(l, 1, 6, &t1, &tp1, &bad_u, &out) == RKV_ERR_INVALID_ARGUMENT, "uniform 1 accepted");
+  EXPECT(rkv_sample(l, 1, 0, &t1, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "vocab 0 accepted");
+  EXPECT(rkv_sample(nullptr, 1, 6, &t1, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "null logits accepted");
+  EXPECT(out == -7, "a refused call wrote out (%d)", out);
+  std::printf("ok   edges (argmax cases, NaN never drawn) and refusals\n");
+}
+
+int main() {
+  test_against_reference();
+  test_frequencies();
+  test_edges_and_refusals();
+  if (g_failures) {
+    std::fprintf(stderr, "%d failure(s)\n", g_failures);
+    return 1;
+  }
+  std::printf("sampling_test: OK\n");
+  return 0;
+}
