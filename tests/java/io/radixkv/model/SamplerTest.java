@@ -184,6 +184,40 @@ class SamplerTest {
         }
     }
 
+    /** A step's rows sampled at once (native: in parallel) are the rows sampled one by one. */
+    @Test
+    void rowsAtOnceAreTheRowsOneByOne() {
+        SplittableRandom rnd = new SplittableRandom(8);
+        int rows = 9;
+        int vocab = 3000;
+        float[] all = new float[rows * vocab];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = (float) (rnd.nextGaussian() * 4);
+        }
+        SamplingParams[] params = new SamplingParams[rows];
+        long[] steps = new long[rows];
+        for (int r = 0; r < rows; r++) {
+            params[r] = r % 3 == 0 ? SamplingParams.greedy(5)
+                    : new SamplingParams(5, 0.5f + r * 0.1f, r % 2 == 0 ? 0.9f : 1f, r, List.of());
+            steps[r] = r * 7L;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            var seg = arena.allocateFrom(ValueLayout.JAVA_FLOAT, all);
+            int[] got = Sampler.sampleRows(seg, vocab, params, steps);
+            for (int r = 0; r < rows; r++) {
+                assertEquals(Sampler.sample(seg, r, vocab, params[r], steps[r]), got[r], "row " + r);
+            }
+            // a Java heap segment takes the Java path row by row: the same rule
+            var heap = java.lang.foreign.MemorySegment.ofArray(all);
+            int[] java = Sampler.sampleRows(heap, vocab, params, steps);
+            int same = 0;
+            for (int r = 0; r < rows; r++) {
+                same += java[r] == got[r] ? 1 : 0;
+            }
+            assertTrue(same >= rows - 1, "native and Java rows differ " + (rows - same) + " times");
+        }
+    }
+
     @Test
     void paramsValidation() {
         assertThrows(IllegalArgumentException.class, () -> new SamplingParams(0, 0f, 1f, 0, List.of()));

@@ -83,6 +83,7 @@ final class StepExecutor implements EngineLoop.Work {
         }
         long now = System.nanoTime();
         counters.addForwardNanos(now - t0);
+        int[] sampled = streamer.sampleRows(entries);
         int row = 0;
         for (StepPlan.Entry e : entries) {
             scheduler.complete(e);
@@ -90,7 +91,7 @@ final class StepExecutor implements EngineLoop.Work {
                 counters.countDecodeToken();
             }
             if (e.needsLogits()) {
-                streamer.emit(e.seq(), row++, now);
+                streamer.emit(e.seq(), row++, now, sampled);
             }
         }
         counters.addSampleNanos(System.nanoTime() - now);

@@ -1,10 +1,12 @@
 package io.radixkv.engine;
 
 import io.radixkv.model.Sampler;
+import io.radixkv.model.SamplingParams;
 import io.radixkv.sched.StepPlan;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.Sequence;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -50,8 +52,38 @@ final class TokenStreamer {
         return false;
     }
 
-    /** Samples {@code s}'s next token from logit row {@code row} of the last forward pass and streams it. */
-    void emit(Sequence s, int row, long now) {
+    /**
+     * The next token of every logits row of the last forward pass, sampled at once (the rows in
+     * parallel), where it produced full logits: the entries that need logits, in row order. Null
+     * where it did not, or where the batch failed: then {@link #emit} samples row by row, which
+     * fails only the request whose row fails.
+     */
+    int[] sampleRows(List<StepPlan.Entry> entries) {
+        if (!runner.hasFullLogits()) {
+            return null;
+        }
+        List<SamplingParams> params = new ArrayList<>();
+        List<Long> steps = new ArrayList<>();
+        for (StepPlan.Entry e : entries) {
+            if (e.needsLogits()) {
+                params.add(((RequestState) e.seq().attachment()).params());
+                steps.add((long) e.seq().outputLength());
+            }
+        }
+        try {
+            return Sampler.sampleRows(runner.logits(), runner.vocab(), params.toArray(SamplingParams[]::new),
+                    steps.stream().mapToLong(Long::longValue).toArray());
+        } catch (RuntimeException ex) {
+            LOG.debug("batch sampling failed ({}); sampling row by row", ex.toString());
+            return null;
+        }
+    }
+
+    /**
+     * Streams {@code s}'s next token: {@code sampled[row]} where the step sampled its rows at once
+     * ({@link #sampleRows}), else sampled here from logit row {@code row} of the last forward pass.
+     */
+    void emit(Sequence s, int row, long now, int[] sampled) {
         RequestState a = (RequestState) s.attachment();
         int token;
         try {
@@ -59,7 +91,8 @@ final class TokenStreamer {
             if (p != null && runner.hasFullLogits()) {
                 p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
             }
-            token = a.params().isGreedy() ? runner.argmax(row)
+            token = sampled != null ? sampled[row]
+                    : a.params().isGreedy() ? runner.argmax(row)
                     : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength());
         } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
             LOG.warn("sampling for request {} failed; failing it", s.id(), ex);

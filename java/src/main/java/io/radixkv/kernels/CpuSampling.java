@@ -24,6 +24,33 @@ public final class CpuSampling {
     private CpuSampling() {}
 
     /**
+     * One token per row of f32 logits {@code [rows, vocab]} (a native segment), row r drawn with
+     * {@code temperature[r]}, {@code topP[r]} and {@code uniform[r]} as in {@link #sampleRow}: the
+     * rows in parallel on the kernels' threads.
+     */
+    public static int[] sampleRows(MemorySegment logits, int vocab, float[] temperature, float[] topP, double[] uniform) {
+        int rows = temperature.length;
+        if (vocab <= 0 || topP.length != rows || uniform.length != rows) {
+            throw new IllegalArgumentException("vocab must be positive and every row needs a temperature, top-p and"
+                    + " uniform number (" + vocab + ", " + rows + ", " + topP.length + ", " + uniform.length + ")");
+        }
+        DenseChecks.requireNative("logits", logits);
+        Checks.requireBytes("logits", logits, (long) rows * vocab * 4L);
+        for (int r = 0; r < rows; r++) {
+            checkRow(temperature[r], topP[r], uniform[r]);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment t = arena.allocateFrom(ValueLayout.JAVA_FLOAT, temperature);
+            MemorySegment p = arena.allocateFrom(ValueLayout.JAVA_FLOAT, topP);
+            MemorySegment u = arena.allocateFrom(ValueLayout.JAVA_DOUBLE, uniform);
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT, Math.max(rows, 1));
+            long n = rows;
+            NativeLibrary.call("rkv_sample", () -> (int) SAMPLE.invokeExact(logits, n, vocab, t, p, u, out));
+            return out.asSlice(0, 4L * rows).toArray(ValueLayout.JAVA_INT);
+        }
+    }
+
+    /**
      * One token from row {@code row} of f32 logits {@code [rows, vocab]} (a native segment):
      * temperature in (0, inf) (0 is the argmax), top-p in (0, 1] (1 keeps every token), uniform
      * in [0, 1). See {@code rkv_sample} in radixkv.h for the exact draw.
@@ -34,15 +61,7 @@ public final class CpuSampling {
         }
         DenseChecks.requireNative("logits", logits);
         Checks.requireBytes("logits", logits, (row + 1) * vocab * 4L);
-        if (!(temperature >= 0 && temperature < Float.POSITIVE_INFINITY)) {
-            throw new IllegalArgumentException("temperature must be finite and >= 0, got " + temperature);
-        }
-        if (!(topP > 0 && topP <= 1)) {
-            throw new IllegalArgumentException("top-p must be in (0, 1], got " + topP);
-        }
-        if (!(uniform >= 0 && uniform < 1)) {
-            throw new IllegalArgumentException("uniform must be in [0, 1), got " + uniform);
-        }
+        checkRow(temperature, topP, uniform);
         MemorySegment rowLogits = logits.asSlice(row * vocab * 4L, vocab * 4L);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment t = arena.allocateFrom(ValueLayout.JAVA_FLOAT, temperature);
@@ -51,6 +70,18 @@ public final class CpuSampling {
             MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
             NativeLibrary.call("rkv_sample", () -> (int) SAMPLE.invokeExact(rowLogits, 1L, vocab, t, p, u, out));
             return out.get(ValueLayout.JAVA_INT, 0);
+        }
+    }
+
+    private static void checkRow(float temperature, float topP, double uniform) {
+        if (!(temperature >= 0 && temperature < Float.POSITIVE_INFINITY)) {
+            throw new IllegalArgumentException("temperature must be finite and >= 0, got " + temperature);
+        }
+        if (!(topP > 0 && topP <= 1)) {
+            throw new IllegalArgumentException("top-p must be in (0, 1], got " + topP);
+        }
+        if (!(uniform >= 0 && uniform < 1)) {
+            throw new IllegalArgumentException("uniform must be in [0, 1), got " + uniform);
         }
     }
 }

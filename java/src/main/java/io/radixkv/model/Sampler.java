@@ -62,6 +62,34 @@ public final class Sampler {
         return sample(l, params, step);
     }
 
+    /**
+     * Every row of f32 logits {@code [params.length, vocab]} at once, row r with {@code params[r]}
+     * at {@code steps[r]}: the same tokens as {@link #sample(MemorySegment, long, int,
+     * SamplingParams, long)} row by row, the rows in parallel where libradixkv samples them.
+     */
+    public static int[] sampleRows(MemorySegment logits, int vocab, SamplingParams[] params, long[] steps) {
+        int rows = params.length;
+        if (steps.length != rows) {
+            throw new IllegalArgumentException(rows + " rows of parameters but " + steps.length + " steps");
+        }
+        if (logits.isNative() && Native.AVAILABLE) {
+            float[] t = new float[rows];
+            float[] p = new float[rows];
+            double[] u = new double[rows];
+            for (int r = 0; r < rows; r++) {
+                t[r] = params[r].isGreedy() ? 0f : params[r].temperature();
+                p[r] = params[r].topP();
+                u[r] = uniform(params[r].seed(), steps[r]);
+            }
+            return CpuSampling.sampleRows(logits, vocab, t, p, u);
+        }
+        int[] out = new int[rows];
+        for (int r = 0; r < rows; r++) {
+            out[r] = sample(logits, r, vocab, params[r], steps[r]);
+        }
+        return out;
+    }
+
     /** Same as {@link #sample(MemorySegment, long, int, SamplingParams, long)} on a Java array. */
     public static int sample(float[] logits, SamplingParams params, long step) {
         if (params.isGreedy()) {
