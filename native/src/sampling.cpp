@@ -31,9 +31,9 @@ struct RowScratch {
   std::vector<float> p;         // probabilities, unnormalized (the maximum's is 1)
   std::vector<double> chunk;    // their sums per kChunk tokens
   std::vector<uint64_t> order;  // nucleus candidates: (~bits(p) << 32) | id sorts by p down, id up
-  explicit RowScratch(int32_t vocab)
+  RowScratch(int32_t vocab, bool cut)  // cut: some row has a top-p below 1 (needs order)
       : p(static_cast<size_t>(vocab)), chunk(static_cast<size_t>((vocab + kChunk - 1) / kChunk)),
-        order(static_cast<size_t>(vocab)) {}
+        order(cut ? static_cast<size_t>(vocab) : 0) {}
 };
 
 // p[i] = exp_approx((l[i] - max) * inv_t), 0 for NaN; fills the chunk sums and returns their sum.
@@ -173,10 +173,12 @@ RKV_API int rkv_sample(const float* logits, int64_t rows, int32_t vocab, const f
     RKV_CHECK(uniform[r] >= 0.0 && uniform[r] < 1.0, "rkv_sample: uniform[%lld] = %g is outside [0, 1)",
               static_cast<long long>(r), uniform[r]);
   }
+  bool cut = false;
+  for (int64_t r = 0; r < rows; r++) cut = cut || (temperature[r] > 0.f && top_p[r] < 1.f);
   rkv::RegionScratch region;
   rkv::parallel_region(rows * vocab >= kParallelElems && rows > 1, [&] {
     std::optional<RowScratch> s;
-    if (region.build(s, vocab)) {
+    if (region.build(s, vocab, cut)) {
 #pragma omp for schedule(dynamic, 1)
       for (int64_t r = 0; r < rows; r++)
         out[r] = sample_row(logits + r * vocab, vocab, temperature[r], top_p[r], uniform[r], *s);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <functional>
 #include <new>
 #include <random>
@@ -234,6 +235,20 @@ int main() {
              q = q0;
              k = k0;
            }});
+  }
+
+  {
+    // sampling: per-thread probabilities and nucleus order; out stays as it was on failure
+    const int rows = 8, vocab = 8000;
+    const std::vector<float> logits = random_floats((size_t)rows * vocab, rng);
+    std::vector<float> t(rows, 0.8f), top_p(rows, 0.9f);
+    std::vector<double> u(rows);
+    for (int r = 0; r < rows; r++) u[r] = (r + 0.5) / rows;
+    std::vector<int32_t> out(rows, -1);
+    check({"rkv_sample",
+           [&] { return rkv_sample(logits.data(), rows, vocab, t.data(), top_p.data(), u.data(), out.data()); },
+           [&] { return std::vector<float>(out.begin(), out.end()); },
+           [&] { std::fill(out.begin(), out.end(), -1); }});
   }
 
   if (g_failures) std::printf("%d failure(s)\n", g_failures);
