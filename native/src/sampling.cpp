@@ -36,6 +36,21 @@ struct RowScratch {
         order(cut ? static_cast<size_t>(vocab) : 0) {}
 };
 
+// The largest logit; NaN never wins (-inf when every logit is NaN or -inf).
+float row_max(const float* l, int32_t vocab) {
+  float max = -INFINITY;
+  int32_t i = 0;
+#if defined(RKV_EXP_AVX2)
+  __m256 m = _mm256_set1_ps(-INFINITY);
+  for (; i + 8 <= vocab; i += 8) m = _mm256_max_ps(_mm256_loadu_ps(l + i), m);  // NaN lane: keeps m
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, m);
+  for (float v : lanes) max = v > max ? v : max;
+#endif
+  for (; i < vocab; i++) max = l[i] > max ? l[i] : max;
+  return max;
+}
+
 // p[i] = exp_approx((l[i] - max) * inv_t), 0 for NaN; fills the chunk sums and returns their sum.
 double probabilities(const float* l, int32_t vocab, float max, float inv_t, RowScratch& s) {
   double total = 0;
@@ -103,11 +118,18 @@ int32_t nucleus_candidates(RowScratch& s, int32_t vocab, uint32_t min_exp) {
 // reaches keep. Only tokens whose binary exponent can reach into it are sorted.
 int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, double u) {
   const double keep = static_cast<double>(top_p) * total;
-  double mass[256] = {};
-  for (int32_t i = 0; i < vocab; i++) {
-    const float v = s.p[static_cast<size_t>(i)];
-    mass[bits_of(v) >> 23] += v;  // p >= 0: the exponent field
-  }
+  // mass by exponent field (p >= 0), in four interleaved copies: most p of a row share a few
+  // exponents, and one copy would chain every add on the last one (4 cycles each)
+  double part[4][256] = {};
+  int32_t i = 0;
+  for (; i + 4 <= vocab; i += 4)
+    for (int k = 0; k < 4; k++) {
+      const float v = s.p[static_cast<size_t>(i + k)];
+      part[k][bits_of(v) >> 23] += v;
+    }
+  for (; i < vocab; i++) part[0][bits_of(s.p[static_cast<size_t>(i)]) >> 23] += s.p[static_cast<size_t>(i)];
+  double mass[256];
+  for (int e = 0; e < 256; e++) mass[e] = (part[0][e] + part[1][e]) + (part[2][e] + part[3][e]);
   uint32_t min_exp = 1;  // every positive normal p (subnormals join in the fallback below)
   double cum = 0;
   for (int e = 255; e >= 1; e--) {
@@ -143,8 +165,7 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
 
 int32_t sample_row(const float* l, int32_t vocab, float temperature, float top_p, double u, RowScratch& s) {
   if (temperature == 0.f) return rkv::dense::first_argmax(l, vocab);
-  float max = -INFINITY;
-  for (int32_t i = 0; i < vocab; i++) max = l[i] > max ? l[i] : max;  // NaN never wins
+  const float max = row_max(l, vocab);
   if (!std::isfinite(max)) return rkv::dense::first_argmax(l, vocab);  // no finite logit (or +inf: argmax)
   const double total = probabilities(l, vocab, max, 1.f / temperature, s);
   if (top_p >= 1.f) return draw_in_order(s, vocab, u * total);
