@@ -26,7 +26,10 @@ public final class CpuSampling {
     /**
      * One token per row of f32 logits {@code [rows, vocab]} (a native segment), row r drawn with
      * {@code temperature[r]}, {@code topP[r]} and {@code uniform[r]} as in {@link #sampleRow}: the
-     * rows in parallel on the kernels' threads.
+     * rows in parallel on the kernels' threads. Like the other kernels, call it from the thread
+     * that runs them (the engine's): an OpenMP region entered from a second thread gives the
+     * process a second thread pool (docs/measurements.md, "One OpenMP pool per process"). {@link #sampleRow}
+     * enters none.
      */
     public static int[] sampleRows(MemorySegment logits, int vocab, float[] temperature, float[] topP, double[] uniform) {
         int rows = temperature.length;

@@ -65,7 +65,8 @@ public final class Sampler {
     /**
      * Every row of f32 logits {@code [params.length, vocab]} at once, row r with {@code params[r]}
      * at {@code steps[r]}: the same tokens as {@link #sample(MemorySegment, long, int,
-     * SamplingParams, long)} row by row, the rows in parallel where libradixkv samples them.
+     * SamplingParams, long)} row by row, the rows in parallel where libradixkv samples them
+     * (from the thread that runs the kernels: see {@link CpuSampling#sampleRows}).
      */
     public static int[] sampleRows(MemorySegment logits, int vocab, SamplingParams[] params, long[] steps) {
         int rows = params.length;
