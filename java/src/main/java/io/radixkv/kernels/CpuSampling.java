@@ -18,7 +18,8 @@ public final class CpuSampling {
 
     static {
         NativeLibrary.loadCpu();
-        SAMPLE = Linker.nativeLinker().downcallHandle(radixkv_h.rkv_sample$address(), radixkv_h.rkv_sample$descriptor());
+        SAMPLE = Linker.nativeLinker().downcallHandle(radixkv_h.rkv_sample$address(),
+                radixkv_h.rkv_sample$descriptor());
     }
 
     private CpuSampling() {}
@@ -28,10 +29,11 @@ public final class CpuSampling {
      * {@code temperature[r]}, {@code topP[r]} and {@code uniform[r]} as in {@link #sampleRow}: the
      * rows in parallel on the kernels' threads. Like the other kernels, call it from the thread
      * that runs them (the engine's): an OpenMP region entered from a second thread gives the
-     * process a second thread pool (docs/measurements.md, "One OpenMP pool per process"). {@link #sampleRow}
-     * enters none.
+     * process a second thread pool (docs/measurements.md, "One OpenMP pool per process").
+     * {@link #sampleRow} enters none.
      */
-    public static int[] sampleRows(MemorySegment logits, int vocab, float[] temperature, float[] topP, double[] uniform) {
+    public static int[] sampleRows(MemorySegment logits, int vocab, float[] temperature, float[] topP,
+                                   double[] uniform) {
         int rows = temperature.length;
         if (vocab <= 0 || topP.length != rows || uniform.length != rows) {
             throw new IllegalArgumentException("vocab must be positive and every row needs a temperature, top-p and"
@@ -58,9 +60,11 @@ public final class CpuSampling {
      * temperature in (0, inf) (0 is the argmax), top-p in (0, 1] (1 keeps every token), uniform
      * in [0, 1). See {@code rkv_sample} in radixkv.h for the exact draw.
      */
-    public static int sampleRow(MemorySegment logits, long row, int vocab, float temperature, float topP, double uniform) {
+    public static int sampleRow(MemorySegment logits, long row, int vocab, float temperature, float topP,
+                                double uniform) {
         if (vocab <= 0 || row < 0) {
-            throw new IllegalArgumentException("vocab must be positive and row not negative (" + vocab + ", " + row + ")");
+            throw new IllegalArgumentException("vocab must be positive and row not negative (" + vocab + ", "
+                    + row + ")");
         }
         DenseChecks.requireNative("logits", logits);
         Checks.requireBytes("logits", logits, (row + 1) * vocab * 4L);
