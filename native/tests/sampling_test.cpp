@@ -112,6 +112,38 @@ static void test_against_reference() {
   std::printf("ok   %d draws are the reference's for a uniform number within 1e-5 (in its nucleus with top-p)\n", checked);
 }
 
+// Distinct, well-separated probabilities in a shuffled order: the nucleus order is unambiguous,
+// so each top-p draw must be exactly the reference's, except for a uniform number within 1e-6
+// of a boundary between two tokens.
+static void test_nucleus_draw_order() {
+  const int32_t vocab = 300;
+  std::vector<int32_t> perm(vocab);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<float> l(vocab);
+  for (int32_t i = 0; i < vocab; i++) l[perm[i]] = -0.05f * static_cast<float>(i);
+  int checked = 0;
+  for (float top_p : {0.9f, 0.5f, 0.2f}) {
+    const Ref r = reference(l, 1.f, top_p);
+    const double mass = r.cum.back();
+    for (int k = 0; k < 1000; k++) {
+      const double u = (k + 0.5) / 1000;
+      const float t = 1.f;
+      int32_t got = -1;
+      EXPECT(rkv_sample(l.data(), 1, vocab, &t, &top_p, &u, &got) == RKV_OK, "%s", rkv_last_error());
+      size_t j = 0;
+      while (j + 1 < r.kept.size() && r.cum[j] <= u * mass) j++;
+      bool near = false;
+      for (double c : r.cum) near = near || std::fabs(c - u * mass) <= 1e-6 * mass;
+      if (near) continue;
+      checked++;
+      EXPECT(got == r.kept[j], "top-p %g u %.4f: token %d, the reference draws %d (position %zu of %zu)", top_p, u, got,
+             r.kept[j], j, r.kept.size());
+    }
+  }
+  std::printf("ok   %d top-p draws in nucleus order are exactly the reference's\n", checked);
+}
+
 static void test_frequencies() {
   // p ~ exp(l / 0.7): 0.197, 0.817... normalized below; top-p 0.8 at T 1 keeps 3, 2 (0.64 + 0.24)
   const std::vector<float> l = {1.f, 2.f, 0.f, 2.5f};
@@ -176,6 +208,7 @@ static void test_edges_and_refusals() {
 
 int main() {
   test_against_reference();
+  test_nucleus_draw_order();
   test_frequencies();
   test_edges_and_refusals();
   if (g_failures) {
