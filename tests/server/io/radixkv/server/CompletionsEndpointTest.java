@@ -53,6 +53,27 @@ class CompletionsEndpointTest {
         t.assertPagesConserved();
     }
 
+    /** temperature, top_p and seed reach the sampler: a seed repeats its tokens, another seed differs. */
+    @Test
+    void sampledCompletionsRepeatForTheirSeed() throws Exception {
+        String body = "{\"model\":\"tiny\",\"prompt\":[1,2,3,4,5],\"max_tokens\":8,\"temperature\":0.7,"
+                + "\"top_p\":0.9,\"seed\":";
+        List<Integer> a = ids(ServerTestSupport.json(t.post("/v1/completions", body + "42}")).get("choices").get(0)
+                .get("token_ids"));
+        List<Integer> again = ids(ServerTestSupport.json(t.post("/v1/completions", body + "42}")).get("choices")
+                .get(0).get("token_ids"));
+        List<Integer> other = ids(ServerTestSupport.json(t.post("/v1/completions", body + "7}")).get("choices").get(0)
+                .get("token_ids"));
+        List<Integer> greedy = ids(ServerTestSupport.json(t.post("/v1/completions",
+                "{\"model\":\"tiny\",\"prompt\":[1,2,3,4,5],\"max_tokens\":8,\"temperature\":0}"))
+                .get("choices").get(0).get("token_ids"));
+        assertEquals(8, a.size());
+        assertEquals(a, again, "the same seed drew other tokens");
+        assertTrue(!a.equals(other), "another seed drew the same 8 tokens");
+        assertTrue(!a.equals(greedy), "the sampled request drew the greedy tokens");
+        t.assertPagesConserved();
+    }
+
     @Test
     void streamingMatchesNonStreaming() throws Exception {
         String body = "{\"prompt\":[9,8,7,6,5,4,3,2,1],\"max_tokens\":6,\"temperature\":0";
