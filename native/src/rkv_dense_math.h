@@ -4,7 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
+
+#include "rkv_dtype.h"
 
 #if defined(__CUDACC__)
 #define RKV_HD __host__ __device__ __forceinline__
@@ -49,12 +50,8 @@ RKV_HD float exp_approx(float x) {
   p = fmaf(p, r, kExpP4);
   p = fmaf(p, r, kExpP5);
   p = fmaf(p, z, r) + 1.f;
-  int32_t tb;
-  memcpy(&tb, &t, sizeof tb);
-  const int32_t eb = (tb - kExpRoundBits + 127) * (1 << 23);  // n + 127 into the exponent field
-  float scale;
-  memcpy(&scale, &eb, sizeof scale);
-  float e = p * scale;
+  const int32_t eb = (static_cast<int32_t>(f32_bits(t)) - kExpRoundBits + 127) * (1 << 23);  // n + 127: exponent
+  float e = p * bits_f32(static_cast<uint32_t>(eb));
   e = under ? 0.f : e;
   return over ? INFINITY : e;
 }

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <vector>
 
 #include "rkv_common.h"
 #include "rkv_dense_math.h"
+#include "rkv_dtype.h"
 #include "rkv_exp_avx2.h"
 #include "rkv_parallel.h"
 #include "rkv_region_scratch.h"
@@ -20,12 +20,6 @@ namespace {
 constexpr int64_t kParallelElems = int64_t{1} << 15;
 // Probabilities are summed per chunk; the draw walks the chunk sums, then one chunk's tokens.
 constexpr int32_t kChunk = 256;
-
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
 
 struct RowScratch {
   std::vector<float> p;         // probabilities, unnormalized (the maximum's is 1)
@@ -107,7 +101,7 @@ int32_t draw_in_order(const RowScratch& s, int32_t vocab, double target) {
 int32_t nucleus_candidates(RowScratch& s, int32_t vocab, uint32_t min_exp) {
   int32_t n = 0;
   for (int32_t i = 0; i < vocab; i++) {
-    const uint32_t b = bits_of(s.p[static_cast<size_t>(i)]);
+    const uint32_t b = rkv::f32_bits(s.p[static_cast<size_t>(i)]);
     if (b != 0 && (b >> 23) >= min_exp) s.order[static_cast<size_t>(n++)] = (uint64_t{~b} << 32) | uint32_t(i);
   }
   std::sort(s.order.begin(), s.order.begin() + n);
@@ -125,9 +119,9 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
   for (; i + 4 <= vocab; i += 4)
     for (int k = 0; k < 4; k++) {
       const float v = s.p[static_cast<size_t>(i + k)];
-      part[k][bits_of(v) >> 23] += v;
+      part[k][rkv::f32_bits(v) >> 23] += v;
     }
-  for (; i < vocab; i++) part[0][bits_of(s.p[static_cast<size_t>(i)]) >> 23] += s.p[static_cast<size_t>(i)];
+  for (; i < vocab; i++) part[0][rkv::f32_bits(s.p[static_cast<size_t>(i)]) >> 23] += s.p[static_cast<size_t>(i)];
   double mass[256];
   for (int e = 0; e < 256; e++) mass[e] = (part[0][e] + part[1][e]) + (part[2][e] + part[3][e]);
   uint32_t min_exp = 1;  // every positive normal p (subnormals join in the fallback below)
@@ -186,6 +180,7 @@ RKV_API int rkv_sample(const float* logits, int64_t rows, int32_t vocab, const f
   RKV_CHECK_PTR(top_p);
   RKV_CHECK_PTR(uniform);
   RKV_CHECK_PTR(out);
+  bool cut = false;  // some row cuts by top-p: the scratch needs the nucleus order
   for (int64_t r = 0; r < rows; r++) {
     RKV_CHECK(std::isfinite(temperature[r]) && temperature[r] >= 0.f,
               "rkv_sample: temperature[%lld] = %g is not finite and >= 0", static_cast<long long>(r), temperature[r]);
@@ -193,9 +188,8 @@ RKV_API int rkv_sample(const float* logits, int64_t rows, int32_t vocab, const f
               static_cast<long long>(r), top_p[r]);
     RKV_CHECK(uniform[r] >= 0.0 && uniform[r] < 1.0, "rkv_sample: uniform[%lld] = %g is outside [0, 1)",
               static_cast<long long>(r), uniform[r]);
+    cut = cut || (temperature[r] > 0.f && top_p[r] < 1.f);
   }
-  bool cut = false;
-  for (int64_t r = 0; r < rows; r++) cut = cut || (temperature[r] > 0.f && top_p[r] < 1.f);
   rkv::RegionScratch region;
   rkv::parallel_region(rows * vocab >= kParallelElems && rows > 1, [&] {
     std::optional<RowScratch> s;

@@ -26,11 +26,12 @@ public final class CpuSampling {
 
     /**
      * One token per row of f32 logits {@code [rows, vocab]} (a native segment), row r drawn with
-     * {@code temperature[r]}, {@code topP[r]} and {@code uniform[r]} as in {@link #sampleRow}: the
-     * rows in parallel on the kernels' threads. Like the other kernels, call it from the thread
-     * that runs them (the engine's): an OpenMP region entered from a second thread gives the
-     * process a second thread pool (docs/measurements.md, "One OpenMP pool per process").
-     * {@link #sampleRow} enters none.
+     * temperature {@code temperature[r]} (finite, >= 0; 0 is the argmax), top-p {@code topP[r]}
+     * (in (0, 1]; 1 keeps every token) and uniform number {@code uniform[r]} (in [0, 1)); see
+     * {@code rkv_sample} in radixkv.h for the exact draw. More than one row runs them in parallel
+     * on the kernels' threads: like the other kernels, call it from the thread that runs them (the
+     * engine's), since an OpenMP region entered from a second thread gives the process a second
+     * thread pool (docs/measurements.md, "One OpenMP pool per process"). One row enters none.
      */
     public static int[] sampleRows(MemorySegment logits, int vocab, float[] temperature, float[] topP,
                                    double[] uniform) {
@@ -52,31 +53,6 @@ public final class CpuSampling {
             long n = rows;
             NativeLibrary.call("rkv_sample", () -> (int) SAMPLE.invokeExact(logits, n, vocab, t, p, u, out));
             return out.asSlice(0, 4L * rows).toArray(ValueLayout.JAVA_INT);
-        }
-    }
-
-    /**
-     * One token from row {@code row} of f32 logits {@code [rows, vocab]} (a native segment):
-     * temperature in (0, inf) (0 is the argmax), top-p in (0, 1] (1 keeps every token), uniform
-     * in [0, 1). See {@code rkv_sample} in radixkv.h for the exact draw.
-     */
-    public static int sampleRow(MemorySegment logits, long row, int vocab, float temperature, float topP,
-                                double uniform) {
-        if (vocab <= 0 || row < 0) {
-            throw new IllegalArgumentException("vocab must be positive and row not negative (" + vocab + ", "
-                    + row + ")");
-        }
-        DenseChecks.requireNative("logits", logits);
-        Checks.requireBytes("logits", logits, (row + 1) * vocab * 4L);
-        checkRow(temperature, topP, uniform);
-        MemorySegment rowLogits = logits.asSlice(row * vocab * 4L, vocab * 4L);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment t = arena.allocateFrom(ValueLayout.JAVA_FLOAT, temperature);
-            MemorySegment p = arena.allocateFrom(ValueLayout.JAVA_FLOAT, topP);
-            MemorySegment u = arena.allocateFrom(ValueLayout.JAVA_DOUBLE, uniform);
-            MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-            NativeLibrary.call("rkv_sample", () -> (int) SAMPLE.invokeExact(rowLogits, 1L, vocab, t, p, u, out));
-            return out.get(ValueLayout.JAVA_INT, 0);
         }
     }
 

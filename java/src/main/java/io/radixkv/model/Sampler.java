@@ -53,13 +53,8 @@ public final class Sampler {
             throw new IllegalArgumentException("logits hold " + logits.byteSize() / 4 + " floats, row " + row
                     + " of vocab " + vocab + " needs " + (row + 1) * vocab);
         }
-        if (!params.isGreedy() && logits.isNative() && Native.AVAILABLE) {
-            return CpuSampling.sampleRow(logits, row, vocab, params.temperature(), params.topP(),
-                    uniform(params.seed(), step));
-        }
-        float[] l = new float[vocab];
-        MemorySegment.copy(logits, F, row * vocab * 4L, l, 0, vocab);
-        return sample(l, params, step);
+        return sampleRows(logits.asSlice(row * vocab * 4L, vocab * 4L), vocab, new SamplingParams[] {params},
+                new long[] {step})[0];
     }
 
     /**
@@ -85,8 +80,10 @@ public final class Sampler {
             return CpuSampling.sampleRows(logits, vocab, t, p, u);
         }
         int[] out = new int[rows];
+        float[] l = new float[vocab];
         for (int r = 0; r < rows; r++) {
-            out[r] = sample(logits, r, vocab, params[r], steps[r]);
+            MemorySegment.copy(logits, F, (long) r * vocab * 4L, l, 0, vocab);
+            out[r] = sample(l, params[r], steps[r]);
         }
         return out;
     }
@@ -134,27 +131,23 @@ public final class Sampler {
         // Nucleus: tokens by decreasing probability (ties by id), smallest prefix reaching topP.
         double keep = params.topP() * sum;
         Integer[] order = nucleusCandidates(p, keep);
-        double acc = 0;
-        int cut = 0;
-        while (cut < order.length) {
-            acc += p[order[cut]];
-            cut++;
-            if (acc >= keep) {
-                break;
-            }
-        }
-        if (acc < keep && order.length < vocab) {
-            // the candidates' mass, summed in order, fell short of keep by rounding: every token
-            order = sortedByProbability(p, allTokens(vocab));
+        double acc;
+        int cut;
+        for (;;) {
             acc = 0;
             cut = 0;
-            while (cut < vocab) {
+            while (cut < order.length) {
                 acc += p[order[cut]];
                 cut++;
                 if (acc >= keep) {
                     break;
                 }
             }
+            if (acc >= keep || order.length == vocab) {
+                break;
+            }
+            // the candidates' mass, summed in order, fell short of keep by rounding: every token
+            order = sortedByProbability(p, allTokens(vocab));
         }
         double target = u * acc;
         double run = 0;
