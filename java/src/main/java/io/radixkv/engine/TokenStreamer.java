@@ -6,7 +6,6 @@ import io.radixkv.sched.StepPlan;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.Sequence;
 import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
@@ -62,17 +61,18 @@ final class TokenStreamer {
         if (!runner.hasFullLogits()) {
             return null;
         }
-        List<SamplingParams> params = new ArrayList<>();
-        List<Long> steps = new ArrayList<>();
+        int rows = (int) entries.stream().filter(StepPlan.Entry::needsLogits).count();
+        SamplingParams[] params = new SamplingParams[rows];
+        long[] steps = new long[rows];
+        int row = 0;
         for (StepPlan.Entry e : entries) {
             if (e.needsLogits()) {
-                params.add(((RequestState) e.seq().attachment()).params());
-                steps.add((long) e.seq().outputLength());
+                params[row] = ((RequestState) e.seq().attachment()).params();
+                steps[row++] = e.seq().outputLength();
             }
         }
         try {
-            return Sampler.sampleRows(runner.logits(), runner.vocab(), params.toArray(SamplingParams[]::new),
-                    steps.stream().mapToLong(Long::longValue).toArray());
+            return Sampler.sampleRows(runner.logits(), runner.vocab(), params, steps);
         } catch (RuntimeException ex) {
             LOG.debug("batch sampling failed ({}); sampling row by row", ex.toString());
             return null;
