@@ -73,12 +73,31 @@ int64_t l1_bytes() {
   return bytes;
 }
 
+// L2 size (sysconf; 0 where a VM does not report it).
+int64_t l2_bytes() {
+  static const int64_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 <= 0 ? int64_t{0} : (int64_t)l2;
+  }();
+  return bytes;
+}
+
 // Bytes of x per k-chunk (dense_gemv_impl.h). m >= 3: half of L1, the rest for the 4-row weight
 // tiles and their prefetches. Zen 5 (48 KiB L1), bf16 and f16, 1 thread, from memory, k = 3072,
 // m = 4 / 8: 16 KiB 0.87 / 0.46 of read, 24 KiB 0.89-0.91 / 0.56, 32 KiB 0.84-0.86 / 0.57,
 // 48 KiB 0.71-0.76 / 0.46. m = 2: a third, since each 4-row tile's chunk is bigger against x and
 // the next one is in flight beside it (bf16, k = 14336: 1.05x of half).
-int64_t x_chunk_bytes(int64_t m) { return m <= 2 ? l1_bytes() / 3 : l1_bytes() / 2; }
+// Where gemv_x_chunk_l2() (Zen 1 / Zen+), m >= 3 takes a quarter of L2 if that is more: on a
+// 2-core Zen 1 (32 KiB L1, 512 KiB L2), of read, 16 KiB -> 128 KiB, 8192 x 3072, 1 / 2 threads:
+// bf16 m = 4 0.47-0.52 -> 0.53-0.56 / 0.56 -> 0.66, m = 8 0.25 -> 0.28 / 0.30 -> 0.34, m = 16
+// 0.11 -> 0.14 / 0.15 -> 0.17; f32 m = 8 0.39 -> 0.54 / 0.46 -> 0.67; f16 m = 4 1.16x (2 threads),
+// m = 16 1.16x; k = 14336: f32 m = 8 0.37 -> 0.49, bf16 m = 3 / 4 1.08x / 1.04x. Those kernels are
+// bound by the core's arithmetic there (in cache, bf16 m = 4 runs at 7 GB/s against a read of 11).
+int64_t x_chunk_bytes(int64_t m) {
+  if (m <= 2) return l1_bytes() / 3;
+  static const int64_t from_l2 = gemv_x_chunk_l2() ? l2_bytes() / 4 : 0;
+  return from_l2 > l1_bytes() / 2 ? from_l2 : l1_bytes() / 2;
+}
 
 using RangeFn = void (*)(const float* x, const void* w, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
                          int64_t j1, bool acc);

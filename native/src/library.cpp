@@ -72,6 +72,7 @@ RKV_API const char* rkv_build_info(void) {
   info += "; gemm=builtin";
 #endif
   info += rkv::far_prefetch_l2() ? "; far_prefetch=l2" : "; far_prefetch=off";
+  info += rkv::gemv_x_chunk_l2() ? "; gemv_x=l2" : "; gemv_x=l1";
   info += std::string("; amx=") + rkv::dense::amx_mode_name(rkv::dense::amx_mode());
   return info.c_str();
 }

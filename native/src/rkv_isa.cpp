@@ -81,6 +81,20 @@ bool far_prefetch_l2() {
   return on;
 }
 
+bool gemv_x_chunk_l2() {
+  static const bool on = [] {
+    const char* e = std::getenv("RADIXKV_GEMV_X_L2");
+    if (e != nullptr && (std::strcmp(e, "0") == 0 || std::strcmp(e, "1") == 0)) return e[0] == '1';
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_is("znver1") != 0;
+#else
+    return false;
+#endif
+  }();
+  return on;
+}
+
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
     case kIsaAvx512: return "avx512";

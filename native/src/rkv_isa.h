@@ -31,6 +31,13 @@ bool onednn_gemms();
 // at its bandwidth), not elsewhere (Zen 5 lost 4-11% with it). RADIXKV_FAR_PREFETCH=0 or 1 in the
 // environment overrides the choice (read once; for comparisons on one machine).
 bool far_prefetch_l2();
+// Whether the small-m dense kernels (dense_gemv.cpp) keep their k-chunks of x (m >= 3 rows) in a
+// quarter of L2 rather than half of L1: on AMD Zen 1 / Zen+ (GCC's znver1), whose 128-bit FP
+// units make those kernels' arithmetic, not memory, the bound, and whose 512 KiB L2 feeds the
+// extra x loads with room to spare; not elsewhere (on Zen 5 an x past half of L1 crowded out the
+// weight stream: 48 KiB 0.71-0.76 of read against 0.89 at 24). RADIXKV_GEMV_X_L2=0 or 1 in the
+// environment overrides the choice (read once).
+bool gemv_x_chunk_l2();
 // Software prefetches of the lines [at, at + bytes) of a stream: each near bytes ahead into L1
 // (prefetcht0), then, where far != 0 (a distance chosen by far_prefetch_l2), each far bytes
 // ahead into L2 (prefetcht1). Prefetches never fault: past the end of a buffer is harmless.

@@ -458,6 +458,9 @@ int main(int, char** argv) {
       // k split into several chunks (x chunks of at most 32 KiB): partial sums
       // through y, a chunk tail, prefetches of the next weight tile
       if (m >= 3) test_linear(m, 37, 3000, wdt, m % 2 == 0);
+      // x chunks from a quarter of L2 (rkv_isa.h: gemv_x_chunk_l2; this program runs again with
+      // the other choice): 600 KiB of x at m = 3, several chunks on L2 sizes up to 2 MiB
+      if (m == 3 || m == 16) test_linear(m, 37, 50001, wdt, m == 3);
       // long rows, x past 3/4 of any L1 (at most 48 KiB): m = 1 two rows at a time, m = 2 in
       // chunks of 4-row tiles, each prefetching the next one's chunk (f32: kNR-row tiles over
       // all of k); a scalar tail and an odd row
@@ -492,5 +495,15 @@ int main(int, char** argv) {
   if (g_failures) return 1;
   // The small-m kernel is dispatched by ISA: check the lower paths too (not in the AMX runs: the
   // lower ISAs have no AMX path).
-  return std::getenv("RADIXKV_AMX") ? 0 : rerun_lower_isas(argv[0]);
+  if (std::getenv("RADIXKV_AMX")) return 0;
+  int failed = rerun_lower_isas(argv[0]);
+  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_GEMV_X_L2")) {
+    // the other rule for the small-m kernels' x chunks than this CPU's
+    const bool l2 = std::strstr(rkv_build_info(), "gemv_x=l2") != nullptr;
+    const std::string cmd = std::string("RADIXKV_GEMV_X_L2=") + (l2 ? "0" : "1") + " '" + argv[0] + "'";
+    std::printf("-- re-running with RADIXKV_GEMV_X_L2=%s\n", l2 ? "0" : "1");
+    std::fflush(stdout);
+    if (std::system(cmd.c_str()) != 0) failed = 1;
+  }
+  return failed;
 }
