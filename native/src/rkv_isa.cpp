@@ -67,31 +67,28 @@ bool onednn_gemms() {
 #endif
 }
 
-bool far_prefetch_l2() {
-  static const bool on = [] {
-    const char* e = std::getenv("RADIXKV_FAR_PREFETCH");
-    if (e != nullptr && (std::strcmp(e, "0") == 0 || std::strcmp(e, "1") == 0)) return e[0] == '1';
+// A 0 / 1 choice from the environment variable `name` where it is set to "0" or "1", else the
+// default.
+static bool env_choice(const char* name, bool fallback) {
+  const char* e = std::getenv(name);
+  if (e != nullptr && (std::strcmp(e, "0") == 0 || std::strcmp(e, "1") == 0)) return e[0] == '1';
+  return fallback;
+}
+
+// __builtin_cpu_is(name) on x86-64; false elsewhere.
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_is("intel") != 0;
+#define RKV_CPU_IS(name) (__builtin_cpu_init(), __builtin_cpu_is(name) != 0)
 #else
-    return false;
+#define RKV_CPU_IS(name) false
 #endif
-  }();
+
+bool far_prefetch_l2() {
+  static const bool on = env_choice("RADIXKV_FAR_PREFETCH", RKV_CPU_IS("intel"));
   return on;
 }
 
 bool gemv_x_chunk_l2() {
-  static const bool on = [] {
-    const char* e = std::getenv("RADIXKV_GEMV_X_L2");
-    if (e != nullptr && (std::strcmp(e, "0") == 0 || std::strcmp(e, "1") == 0)) return e[0] == '1';
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_is("znver1") != 0;
-#else
-    return false;
-#endif
-  }();
+  static const bool on = env_choice("RADIXKV_GEMV_X_L2", RKV_CPU_IS("znver1"));
   return on;
 }
 
