@@ -497,8 +497,10 @@ int main(int, char** argv) {
   // lower ISAs have no AMX path).
   if (std::getenv("RADIXKV_AMX")) return 0;
   int failed = rerun_lower_isas(argv[0]);
-  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_GEMV_X_L2")) {
-    // the other rule for the small-m kernels' x chunks than this CPU's
+  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_GEMV_X_L2") && !std::getenv("RADIXKV_FAR_PREFETCH") &&
+      !std::getenv("RADIXKV_ONEDNN")) {
+    // the other rule for the small-m kernels' x chunks than this CPU's (in the plain run only:
+    // ctest's variants of this program change other choices)
     const bool l2 = std::strstr(rkv_build_info(), "gemv_x=l2") != nullptr;
     const std::string cmd = std::string("RADIXKV_GEMV_X_L2=") + (l2 ? "0" : "1") + " '" + argv[0] + "'";
     std::printf("-- re-running with RADIXKV_GEMV_X_L2=%s\n", l2 ? "0" : "1");
