@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <new>
 #include <type_traits>
@@ -73,15 +74,6 @@ int64_t l1_bytes() {
   return bytes;
 }
 
-// L2 size (sysconf; 0 where a VM does not report it).
-int64_t l2_bytes() {
-  static const int64_t bytes = [] {
-    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return l2 <= 0 ? int64_t{0} : (int64_t)l2;
-  }();
-  return bytes;
-}
-
 // Bytes of x per k-chunk (dense_gemv_impl.h). m >= 3: half of L1, the rest for the 4-row weight
 // tiles and their prefetches. Zen 5 (48 KiB L1), bf16 and f16, 1 thread, from memory, k = 3072,
 // m = 4 / 8: 16 KiB 0.87 / 0.46 of read, 24 KiB 0.89-0.91 / 0.56, 32 KiB 0.84-0.86 / 0.57,
@@ -95,7 +87,8 @@ int64_t l2_bytes() {
 // bound by the core's arithmetic there (in cache, bf16 m = 4 runs at 7 GB/s against a read of 11).
 int64_t x_chunk_bytes(int64_t m) {
   if (m <= 2) return l1_bytes() / 3;
-  static const int64_t from_l2 = gemv_x_chunk_l2() ? l2_bytes() / 4 : 0;
+  // a quarter of L2 (sysconf; 0 where a VM does not report it: half of L1 then)
+  static const int64_t from_l2 = gemv_x_chunk_l2() ? std::max<int64_t>(sysconf(_SC_LEVEL2_CACHE_SIZE), 0) / 4 : 0;
   return from_l2 > l1_bytes() / 2 ? from_l2 : l1_bytes() / 2;
 }
 

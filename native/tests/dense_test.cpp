@@ -502,10 +502,7 @@ int main(int, char** argv) {
     // the other rule for the small-m kernels' x chunks than this CPU's (in the plain run only:
     // ctest's variants of this program change other choices)
     const bool l2 = std::strstr(rkv_build_info(), "gemv_x=l2") != nullptr;
-    const std::string cmd = std::string("RADIXKV_GEMV_X_L2=") + (l2 ? "0" : "1") + " '" + argv[0] + "'";
-    std::printf("-- re-running with RADIXKV_GEMV_X_L2=%s\n", l2 ? "0" : "1");
-    std::fflush(stdout);
-    if (std::system(cmd.c_str()) != 0) failed = 1;
+    if (!rerun_with(argv[0], l2 ? "RADIXKV_GEMV_X_L2=0" : "RADIXKV_GEMV_X_L2=1")) failed = 1;
   }
   return failed;
 }

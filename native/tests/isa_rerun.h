@@ -15,6 +15,13 @@ inline const char* requested_isa() {
   return e ? e : "best";
 }
 
+// Runs `self` again with one more environment assignment (`NAME=value`); true when it passed.
+inline bool rerun_with(const char* self, const std::string& assignment) {
+  std::printf("-- re-running with %s\n", assignment.c_str());
+  std::fflush(stdout);
+  return std::system((assignment + " '" + self + "'").c_str()) == 0;
+}
+
 // In the first run (RADIXKV_ISA unset): runs `self` again once per lower ISA (with
 // `base_avx512`, also on AVX-512 without its optional extensions, for a test of code that uses
 // them); returns 1 when any of those runs failed, else 0. In a re-run it does nothing.
@@ -30,11 +37,7 @@ inline int rerun_lower_isas(const char* self, bool base_avx512 = false) {
 #else
   (void)base_avx512;
 #endif
-  for (const char* isa : lower) {
-    std::string cmd = std::string("RADIXKV_ISA=") + isa + " '" + self + "'";
-    std::printf("-- re-running with RADIXKV_ISA=%s\n", isa);
-    std::fflush(stdout);
-    if (std::system(cmd.c_str()) != 0) failed = 1;
-  }
+  for (const char* isa : lower)
+    if (!rerun_with(self, std::string("RADIXKV_ISA=") + isa)) failed = 1;
   return failed;
 }
