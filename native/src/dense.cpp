@@ -27,6 +27,7 @@
 #include "dense_gemv.h"
 #include "dense_packed.h"
 #include "kv_convert.h"
+#include "rkv_argmax.h"
 #include "rkv_common.h"
 #include "rkv_dense_math.h"
 #include "rkv_isa.h"
@@ -481,7 +482,7 @@ RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t
   RKV_CHECK_PTR(logits);
   RKV_CHECK_PTR(out);
   rkv::parallel_for(rows, rows * vocab >= 4 * kParallelElems, [&](int64_t r) {
-    out[r] = rkv::dense::first_argmax(logits + r * vocab, vocab);
+    out[r] = rkv::dense::argmax_row(logits + r * vocab, vocab);
   });
   return RKV_OK;
 }

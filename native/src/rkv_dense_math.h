@@ -66,7 +66,8 @@ RKV_HD float gelu_tanh_arg(float x) { return -2.f * (kGeluTanhC * fmaf(0.044715f
 RKV_HD float gelu_tanh(float x) { return x / (1.f + exp_approx(gelu_tanh_arg(x))); }
 
 // Index of the first maximum of l[0, n); NaNs never win (every comparison with NaN is false)
-// unless every value is NaN (then 0). rkv_argmax and rkv_sample's greedy rows (host code).
+// unless every value is NaN (then 0). The rule of rkv_argmax and rkv_sample's greedy rows (host
+// code), which run it vectorized (rkv_argmax.h's argmax_row).
 inline int32_t first_argmax(const float* l, int32_t n) {
   int32_t best = 0;
   float bv = l[0];

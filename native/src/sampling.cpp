@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "rkv_argmax.h"
 #include "rkv_common.h"
 #include "rkv_dense_math.h"
 #include "rkv_dtype.h"
@@ -158,9 +159,9 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
 }
 
 int32_t sample_row(const float* l, int32_t vocab, float temperature, float top_p, double u, RowScratch& s) {
-  if (temperature == 0.f) return rkv::dense::first_argmax(l, vocab);
+  if (temperature == 0.f) return rkv::dense::argmax_row(l, vocab);
   const float max = row_max(l, vocab);
-  if (!std::isfinite(max)) return rkv::dense::first_argmax(l, vocab);  // no finite logit (or +inf: argmax)
+  if (!std::isfinite(max)) return rkv::dense::argmax_row(l, vocab);  // no finite logit (or +inf: argmax)
   const double total = probabilities(l, vocab, max, 1.f / temperature, s);
   if (top_p >= 1.f) return draw_in_order(s, vocab, u * total);
   return draw_nucleus(s, vocab, total, top_p, u);

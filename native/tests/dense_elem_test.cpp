@@ -272,10 +272,34 @@ static void test_argmax() {
   inf_case[513] = 1.f;
   cases.push_back(inf_case);
   cases.push_back(std::vector<float>(513, -std::numeric_limits<float>::infinity()));  // all -inf: 0
+  // The CPU kernel's vector passes (a max, then the first index equal to it) against the rule's
+  // scalar loop: maxima in the vector body and in the tail, ties inside one vector and across
+  // vectors, -0 against +0, +inf, NaN before and after the maximum, rows of only -inf and NaN.
+  std::mt19937 g(11);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int32_t n : {1, 7, 15, 16, 17, 23, 31, 32, 33, 40, 64, 100, 257, 1000}) {
+    for (int rep = 0; rep < 40; rep++) {
+      std::vector<float> row(n);
+      // few distinct values, so that ties are common
+      for (auto& x : row) x = (float)(int)(g() % 7) - 3.f;
+      const int kind = rep % 8;
+      if (kind == 1) row[g() % n] = nan;
+      if (kind == 2) for (auto& x : row) if (g() % 3 == 0) x = nan;
+      if (kind == 3) row[n - 1] = 9.f;  // the maximum in the tail
+      if (kind == 4) { for (auto& x : row) x = (g() % 2) ? 0.f : -0.f; }
+      if (kind == 5) { row[g() % n] = inf; row[g() % n] = inf; }
+      if (kind == 6) for (auto& x : row) x = (g() % 2) ? -inf : nan;
+      if (kind == 7) for (auto& x : row) x = -inf;
+      cases.push_back(row);
+    }
+  }
   for (size_t c = 0; c < cases.size(); c++) {
     int32_t want = -1;
-    EXPECT(rkv_argmax(cases[c].data(), 1, (int32_t)cases[c].size(), &want) == RKV_OK, "%s", rkv_last_error());
-    int32_t got = device_argmax(cases[c].data(), (int32_t)cases[c].size());
+    const int32_t n = (int32_t)cases[c].size();
+    EXPECT(rkv_argmax(cases[c].data(), 1, n, &want) == RKV_OK, "%s", rkv_last_error());
+    const int32_t rule = rkv::dense::first_argmax(cases[c].data(), n);
+    EXPECT(want == rule, "argmax case %zu (%d ids): CPU kernel %d, the scalar rule %d", c, n, want, rule);
+    int32_t got = device_argmax(cases[c].data(), n);
     EXPECT(got == want, "argmax case %zu: device order %d, CPU kernel %d", c, got, want);
   }
 }

@@ -1,0 +1,52 @@
+// Row argmax of the CPU kernels (rkv_argmax, rkv_sample's greedy rows): first_argmax's rule
+// (rkv_dense_math.h: the first maximum, NaN never wins, all NaN -> 0), on 8 AVX2 lanes where
+// AVX2 is compiled in (the portable build's baseline). The scalar loop's compare-and-select
+// chain ran at about 1.9 ns per logit on a Zen 1 core: 60 us per 32000-id row, about the
+// decode step of a 2-layer model, and 0.25 ms per row of Llama 3's 128256 ids.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "rkv_dense_math.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace rkv {
+namespace dense {
+
+inline int32_t argmax_row(const float* l, int32_t n) {
+#if defined(__AVX2__)
+  if (n >= 16) {
+    // Pass 1, the largest number: vmaxps returns its second operand when either is NaN, so a NaN
+    // logit never enters m (which starts at -inf and is never NaN).
+    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
+    int32_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      m0 = _mm256_max_ps(_mm256_loadu_ps(l + i), m0);
+      m1 = _mm256_max_ps(_mm256_loadu_ps(l + i + 8), m1);
+    }
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, _mm256_max_ps(m0, m1));
+    float mx = lanes[0];
+    for (int j = 1; j < 8; j++) mx = lanes[j] > mx ? lanes[j] : mx;
+    for (; i < n; i++) mx = l[i] > mx ? l[i] : mx;
+    // Nothing above -inf (only -inf and NaN): the scalar rule picks the first number, or 0.
+    if (mx == -INFINITY) return first_argmax(l, n);
+    // Pass 2, the first index holding it (-0 == +0, as in the scalar rule's comparisons).
+    const __m256 v = _mm256_set1_ps(mx);
+    for (i = 0; i + 8 <= n; i += 8) {
+      const int eq = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(l + i), v, _CMP_EQ_OQ));
+      if (eq != 0) return i + __builtin_ctz(static_cast<unsigned>(eq));
+    }
+    for (; i < n; i++)
+      if (l[i] == mx) return i;
+  }
+#endif
+  return first_argmax(l, n);
+}
+
+}  // namespace dense
+}  // namespace rkv
