@@ -31,21 +31,6 @@ struct RowScratch {
         order(cut ? static_cast<size_t>(vocab) : 0) {}
 };
 
-// The largest logit; NaN never wins (-inf when every logit is NaN or -inf).
-float row_max(const float* l, int32_t vocab) {
-  float max = -INFINITY;
-  int32_t i = 0;
-#if defined(RKV_EXP_AVX2)
-  __m256 m = _mm256_set1_ps(-INFINITY);
-  for (; i + 8 <= vocab; i += 8) m = _mm256_max_ps(_mm256_loadu_ps(l + i), m);  // NaN lane: keeps m
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, m);
-  for (float v : lanes) max = v > max ? v : max;
-#endif
-  for (; i < vocab; i++) max = l[i] > max ? l[i] : max;
-  return max;
-}
-
 // p[i] = exp_approx((l[i] - max) * inv_t), 0 for NaN; fills the chunk sums and returns their sum.
 double probabilities(const float* l, int32_t vocab, float max, float inv_t, RowScratch& s) {
   double total = 0;
@@ -160,7 +145,7 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
 
 int32_t sample_row(const float* l, int32_t vocab, float temperature, float top_p, double u, RowScratch& s) {
   if (temperature == 0.f) return rkv::dense::argmax_row(l, vocab);
-  const float max = row_max(l, vocab);
+  const float max = rkv::dense::row_max(l, vocab);
   if (!std::isfinite(max)) return rkv::dense::argmax_row(l, vocab);  // no finite logit (or +inf: argmax)
   const double total = probabilities(l, vocab, max, 1.f / temperature, s);
   if (top_p >= 1.f) return draw_in_order(s, vocab, u * total);
