@@ -17,6 +17,7 @@ module io.radixkv.cli {
     requires org.knowm.xchart;
     requires java.desktop;
     requires java.net.http;
+    requires java.management;
 
     exports io.radixkv.cli;
     opens io.radixkv.cli to info.picocli, com.fasterxml.jackson.databind;

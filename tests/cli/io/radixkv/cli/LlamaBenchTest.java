@@ -46,6 +46,15 @@ class LlamaBenchTest {
         assertEquals(b.weightGbps() / 10.0, b.weightReadRatio(), 1e-15);
         assertEquals(3, b.repetitions());
         assertEquals("bf16", b.weightsDtype());
+        assertEquals(List.of(320.0, 160.0), b.prefillTokS().samples(), "in the order the repetitions ran");
+        assertEquals(List.of(10.0, 20.0), b.decodeTokS().samples());
+        assertEquals(0.8 + 0.55 + 1.0, b.timedSeconds(), 1e-9, "every repetition's end-to-end time, failed ones too");
+        assertTrue(Double.isNaN(b.timedJitShare()), "not known until withJit");
+        LlamaBench j = b.withJit(new JitWarmup.Result(5, "auto: JIT quiet", 0.001), 235);
+        assertEquals(0.235 / 2.35, j.timedJitShare(), 1e-12);
+        assertEquals(b.decodeTokS(), j.decodeTokS());
+        assertTrue(j.table().contains("warm-up: 5 repetition(s) (auto: JIT quiet); JIT compiling during the timed ones: "
+                + "235 ms (10.0% of 2."), j.table());
         // One repetition: no spread.
         assertEquals(0, LlamaBench.of(records.subList(0, 1), 32, 8, tiny, DType.F32, new BandwidthCheck.Baseline(10.0, "read bandwidth"), "cpu").decodeTokS().stddev());
     }
@@ -96,6 +105,29 @@ class LlamaBenchTest {
                 l.get("weight_read_ratio").asDouble(), 1e-12);
         assertFalse(l.get("cpu_model").asText().isBlank());
         assertFalse(l.get("native_build").asText().isBlank());
+        assertEquals(2, l.get("decode_tok_s").get("samples").size());
+        assertEquals(2, l.get("prefill_tok_s").get("samples").size());
+        double mean = (l.get("decode_tok_s").get("samples").get(0).asDouble()
+                + l.get("decode_tok_s").get("samples").get(1).asDouble()) / 2;
+        assertEquals(tg, mean, 1e-9 * tg);
+        assertTrue(l.get("warmup_repetitions").asInt() >= 1, l.toString());
+        assertTrue(l.get("warmup_rule").asText().startsWith("auto"), l.toString());
+        assertTrue(l.get("timed_jit_compile_ms").asLong() >= 0, l.toString());
+        assertTrue(r.out().contains("warm-up: "), r.out());
+    }
+
+    @Test
+    void warmupCountIsExact(@TempDir Path dir) throws Exception {
+        Path json = dir.resolve("llama.json");
+        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--prompt-len", "8", "--gen-len", "2",
+                "--repetitions", "1", "--warmup", "3", "--backend", "cpu", "--json", json.toString()).assertOk();
+        JsonNode l = CliSupport.JSON.readTree(Files.readString(json)).get("llama_bench");
+        assertEquals(3, l.get("warmup_repetitions").asInt());
+        assertEquals("fixed", l.get("warmup_rule").asText());
+        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--prompt-len", "8", "--gen-len", "2",
+                "--repetitions", "1", "--warmup", "0", "--backend", "cpu", "--json", json.toString()).assertOk();
+        assertEquals(0, CliSupport.JSON.readTree(Files.readString(json)).get("llama_bench").get("warmup_repetitions")
+                .asInt());
     }
 
     @Test
@@ -108,5 +140,11 @@ class LlamaBenchTest {
                 .assertUsageError("--max-tokens does not apply");
         CliRun.of("bench", "--workload", "prefix_caching", "--model", "tiny", "--prompt-len", "4")
                 .assertUsageError("llama_bench only");
+        CliRun.of("bench", "--workload", "prefix_caching", "--model", "tiny", "--warmup", "2")
+                .assertUsageError("llama_bench only");
+        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--warmup", "-1")
+                .assertUsageError("invalid value for --warmup: '-1' (expected auto or a count >= 0)");
+        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--warmup", "some")
+                .assertUsageError("--warmup: 'some'");
     }
 }

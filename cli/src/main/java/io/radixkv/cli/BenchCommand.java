@@ -39,7 +39,8 @@ import picocli.CommandLine.Spec;
             "llama_bench measures like llama.cpp's llama-bench: --repetitions requests of --prompt-len fresh tokens "
                     + "and exactly --gen-len output tokens, one at a time, prefix cache off; prints prefill (ppP) "
                     + "and decode (tgG) tokens/s as mean ± stddev and the decode weight stream (bytes/s) against "
-                    + "the memory bandwidth measured in the same run (host read, or device copy on a GPU), with the CPU model."})
+                    + "the memory bandwidth measured in the same run (host read, or device copy on a GPU), with the CPU model; "
+                    + "it warms up until the JIT is quiet (--warmup) and reports the JIT time during the timed repetitions."})
 final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -116,6 +117,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--repetitions", paramLabel = "R", description = "llama_bench: repetitions (default 3).")
     Integer repetitions;
 
+    @Option(names = "--warmup", paramLabel = "auto|N",
+            description = "llama_bench: warm-up repetitions before the timed ones: auto (default) repeats one until "
+                    + "two in a row each spend under 1% of their time in JIT compilation (at most 30, or 120 s); "
+                    + "N runs exactly N (1 warms up as llama-bench does, 0 not at all).")
+    String warmup;
+
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON.")
     Path json;
 
@@ -126,7 +133,8 @@ final class BenchCommand implements Callable<Integer> {
     record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
                     double timeScale, double maxDurationSeconds, String model, DType kvDtype, int pageSize,
                     Integer pages, String backend, Integer maxRunning, Integer maxBatchTokens, DType weightsDtype,
-                    boolean packWeights, URI url, String servedModelName, boolean ignoreEos, int promptLen) {
+                    boolean packWeights, URI url, String servedModelName, boolean ignoreEos, int promptLen,
+                    int warmup) {
         /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
         Workload workload(int vocab) {
             Workloads.Options o = workloadOptions;
@@ -148,7 +156,8 @@ final class BenchCommand implements Callable<Integer> {
     static final String LLAMA_BENCH = "llama_bench";
 
     /** Options that only llama_bench takes, and the ones it replaces or cannot honour. */
-    private static final List<String> LLAMA_BENCH_ONLY = List.of("--prompt-len", "--gen-len", "--repetitions");
+    private static final List<String> LLAMA_BENCH_ONLY = List.of("--prompt-len", "--gen-len", "--repetitions",
+            "--warmup");
     private static final List<String> NOT_WITH_LLAMA_BENCH = List.of("--requests", "--rate", "--max-tokens", "--url",
             "--time-scale");
 
@@ -180,7 +189,8 @@ final class BenchCommand implements Callable<Integer> {
         // the baseline of the backend the engine ran on (a second instance, made after the run)
         try (KernelBackend b = Backends.create(s.backend())) {
             return report(report, LlamaBench.of(o.records(), s.promptLen(), s.workloadOptions().maxTokens(), o.model(),
-                    s.weightsDtype(), BandwidthCheck.memoryBaseline(b, readBufferBytes()), b.name()));
+                    s.weightsDtype(), BandwidthCheck.memoryBaseline(b, readBufferBytes()), b.name())
+                    .withJit(o.warmup(), o.timedJitMillis()));
         }
     }
 
@@ -254,6 +264,7 @@ final class BenchCommand implements Callable<Integer> {
                 throw CliSupport.invalid(spec, "--gen-len", mt, "must be >= 2 (decode speed is over tokens 2..G)");
             }
         }
+        int warm = parseWarmup();
         double r = parseRate();
         CliSupport.requirePositiveFinite(spec, "--time-scale", timeScale);
         CliSupport.requirePositiveFinite(spec, "--max-duration", maxDuration);
@@ -275,7 +286,24 @@ final class BenchCommand implements Callable<Integer> {
         checkTarget();
         return new Settings(wl, wo, runs, timeScale, maxDuration, eo.model(), eo.kvDtype(), eo.pageSize(), pages,
                 eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), eo.packWeights(), url, servedModelName,
-                ignoreEos, pl);
+                ignoreEos, pl, warm);
+    }
+
+    /** --warmup: auto (the default) or a count >= 0. */
+    private int parseWarmup() {
+        String v = warmup == null ? "auto" : warmup.trim().toLowerCase(Locale.ROOT);
+        if (v.equals("auto")) {
+            return JitWarmup.AUTO;
+        }
+        try {
+            int n = Integer.parseInt(v);
+            if (n >= 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // falls through to the usage error
+        }
+        throw CliSupport.invalid(spec, "--warmup", "'" + warmup + "'", "expected auto or a count >= 0");
     }
 
     /**

@@ -30,11 +30,17 @@ import picocli.CommandLine.Model.CommandSpec;
  *
  * <p>Before timing, a short warm-up (in its own cache namespace, so it shares no prefix with the
  * workload) runs the same code paths, so JIT compilation does not land on whichever run goes
- * first.
+ * first; {@code llama_bench} repeats a whole repetition until the JIT is quiet ({@link JitWarmup}).
  */
 final class BenchRunner {
-    /** One run: its per-request records, and the model (null over HTTP, where it is unknown). */
-    record Outcome(Workload workload, RunMetrics metrics, List<RequestRecord> records, ModelConfig model) {}
+    /**
+     * One run: its per-request records, and the model (null over HTTP, where it is unknown).
+     *
+     * @param warmup what the warm-up did (null over HTTP)
+     * @param timedJitMillis JIT compilation time while the workload ran, ms (-1 where unknown)
+     */
+    record Outcome(Workload workload, RunMetrics metrics, List<RequestRecord> records, ModelConfig model,
+                   JitWarmup.Result warmup, long timedJitMillis) {}
 
     private BenchRunner() {}
 
@@ -62,41 +68,55 @@ final class BenchRunner {
             log.printf(Locale.ROOT, "bench: prefix cache %s: %s (%d prompt tokens), model %s, %d KV pages of %d tokens%n",
                     label, w.name(), w.promptTokens(), s.model(), engine.numPages(), s.pageSize());
             log.flush();
-            warmUp(engine, w);
+            JitWarmup jit = JitWarmup.ofThisJvm();
+            JitWarmup.Result warm = warmUp(engine, w, jit, s.warmup());
+            if (w.name().equals(BenchCommand.LLAMA_BENCH)) {
+                log.printf(Locale.ROOT, "bench: warm-up %d repetition(s) (%s)%n", warm.repetitions(), warm.rule());
+                log.flush();
+            }
+            long jit0 = jit.jitMillis();
             List<RequestRecord> records = Replay.run(w, s.timeScale(), s.maxDurationSeconds(), "cache " + label, log,
                     (r, prompt, done) -> send(engine, r, prompt, done));
+            long timedJit = jit0 < 0 ? -1 : jit.jitMillis() - jit0;
             EngineStats st = engine.snapshot();
             RunMetrics m = RunMetrics.of(label, records, st.peakPagesAllocated(), st.numPages(), st.preemptions());
             log.printf(Locale.ROOT, "bench: prefix cache %s done in %.1f s (%d failed)%n", label, m.durationSeconds(),
                     m.failed());
             log.flush();
-            return new Outcome(w, m, records, engine.modelConfig());
+            return new Outcome(w, m, records, engine.modelConfig(), warm, timedJit);
         }
     }
 
     /**
      * Two short requests through prefill and decode, outside the workload's namespace. For
-     * {@code llama_bench}, one whole repetition instead (as llama.cpp's llama-bench warms up):
-     * a short warm-up leaves the JIT compiling through the timed decode, and on a 2-core machine
-     * a compiler thread that takes a core from a kernel thread stalls every parallel region.
+     * {@code llama_bench}, whole repetitions instead (llama.cpp's llama-bench warms up with one),
+     * {@code warmup} of them or, for {@link JitWarmup#AUTO}, until the JIT is quiet.
      */
-    private static void warmUp(Engine engine, Workload w) {
+    private static JitWarmup.Result warmUp(Engine engine, Workload w, JitWarmup jit, int warmup) {
         SplittableRandom rnd = new SplittableRandom(12345);
         int vocab = Math.min(engine.modelConfig().vocab(), 32000);
         boolean llama = w.name().equals(BenchCommand.LLAMA_BENCH) && !w.requests().isEmpty();
         int len = llama ? w.requests().get(0).prompt().length
                 : Math.min(256, Math.max(16, (int) (w.promptTokens() / Math.max(1, w.size()))));
         int maxTokens = llama ? w.requests().get(0).maxTokens() : 8;
-        List<GenerateRequest> reqs = new ArrayList<>();
-        for (int i = 0; i < (llama ? 1 : 2); i++) {
-            int[] p = new int[len];
+        int[][] prompts = new int[llama ? 1 : 2][len];
+        for (int[] p : prompts) {
             for (int k = 0; k < len; k++) {
                 p[k] = rnd.nextInt(1, vocab);
             }
-            reqs.add(new GenerateRequest("warmup-" + i, p, Namespace.ofSalt("radixkv-bench-warmup"),
-                    SamplingParams.greedy(maxTokens)));
         }
-        engine.runConcurrently(reqs);
+        int[] round = {0};
+        // llama_bench runs with the prefix cache off, so a repeated prompt is computed afresh
+        Runnable repetition = () -> {
+            List<GenerateRequest> reqs = new ArrayList<>();
+            for (int i = 0; i < prompts.length; i++) {
+                reqs.add(new GenerateRequest("warmup-" + round[0] + "-" + i, prompts[i],
+                        Namespace.ofSalt("radixkv-bench-warmup"), SamplingParams.greedy(maxTokens)));
+            }
+            round[0]++;
+            engine.runConcurrently(reqs);
+        };
+        return jit.run(llama ? warmup : 1, repetition);
     }
 
     /** Submits to the engine; the record is made when the request completes. */

@@ -7,6 +7,7 @@ import io.radixkv.kernels.DType;
 import io.radixkv.kernels.LargePages;
 import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.model.ModelConfig;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -25,16 +26,25 @@ import java.util.Locale;
  * @param baselineName what {@code readGbps} is ("read bandwidth", "cuda device copy bandwidth")
  * @param hostMemory the THP mode and whether large host blocks are advised for huge pages
  *     ({@link LargePages#describe()})
+ * @param timedSeconds the repetitions' end-to-end times added up (they run one at a time)
+ * @param warmup what the warm-up before the repetitions did (null where not known)
+ * @param timedJitMillis JIT compilation time during the repetitions, ms (-1 where not known): a
+ *     large share means the figures include the compiler's use of the cores
  */
 record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, Stat decodeTokS,
                   long weightBytesPerToken, double weightGbps, double readGbps, String weightsDtype, int threads,
-                  String cpuModel, String nativeBuild, String baselineName, String backend, String hostMemory) {
+                  String cpuModel, String nativeBuild, String baselineName, String backend, String hostMemory,
+                  double timedSeconds, JitWarmup.Result warmup, long timedJitMillis) {
 
-    /** Mean and sample standard deviation (0 for one value). */
-    record Stat(double mean, double stddev) {
+    /**
+     * Mean and sample standard deviation (0 for one value) of the repetitions' values, which are
+     * kept in the order the repetitions ran (llama-bench's {@code samples_ts}).
+     */
+    record Stat(double mean, double stddev, List<Double> samples) {
         static Stat of(double[] v) {
+            List<Double> samples = Arrays.stream(v).boxed().toList();
             if (v.length == 0) {
-                return new Stat(Double.NaN, Double.NaN);
+                return new Stat(Double.NaN, Double.NaN, samples);
             }
             double mean = 0;
             for (double x : v) {
@@ -44,7 +54,7 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
             for (double x : v) {
                 ss += (x - mean) * (x - mean);
             }
-            return new Stat(mean, v.length < 2 ? 0 : Math.sqrt(ss / (v.length - 1)));
+            return new Stat(mean, v.length < 2 ? 0 : Math.sqrt(ss / (v.length - 1)), samples);
         }
     }
 
@@ -57,10 +67,23 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         long params = model.parameterCount() - (model.tiedEmbeddings() ? 0 : (long) model.vocab() * model.hidden());
         long bytes = params * weights.bytes();
         Stat decode = Stat.of(tg);
+        double timed = records.stream().mapToDouble(r -> r.e2eNanos() / 1e9).sum();
         return new LlamaBench(promptLen, genLen, records.size(), Stat.of(pp), decode, bytes,
                 bytes * decode.mean() / 1e9, baseline.gbps(), weights.name().toLowerCase(Locale.ROOT),
                 NativeLibrary.numThreads(), NativeLibrary.cpuModel(), Main.oneLine(NativeLibrary.buildInfo()), baseline.name(),
-                backend, LargePages.describe());
+                backend, LargePages.describe(), timed, null, -1);
+    }
+
+    /** These figures with the warm-up's result and the JIT compilation time of the timed repetitions. */
+    LlamaBench withJit(JitWarmup.Result warm, long jitMillis) {
+        return new LlamaBench(promptLen, genLen, repetitions, prefillTokS, decodeTokS, weightBytesPerToken, weightGbps,
+                readGbps, weightsDtype, threads, cpuModel, nativeBuild, baselineName, backend, hostMemory, timedSeconds,
+                warm, jitMillis);
+    }
+
+    /** Share of the timed repetitions' wall time spent in JIT compilation (NaN where not known). */
+    double timedJitShare() {
+        return timedJitMillis < 0 || timedSeconds <= 0 ? Double.NaN : timedJitMillis / 1e3 / timedSeconds;
     }
 
     /** Weight bytes per second while decoding over the read bandwidth. */
@@ -80,6 +103,14 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         sb.append(String.format(Locale.ROOT, "decode weight stream: %.1f MB/token x %.2f tokens/s = %.2f GB/s, "
                 + "%s %.2f GB/s, ratio %.3f (%d repetitions)%n", weightBytesPerToken / 1e6,
                 decodeTokS.mean(), weightGbps, baselineName, readGbps, weightReadRatio(), repetitions));
+        if (warmup != null) {
+            sb.append(String.format(Locale.ROOT, "warm-up: %d repetition(s) (%s)", warmup.repetitions(), warmup.rule()));
+            if (timedJitMillis >= 0) {
+                sb.append(String.format(Locale.ROOT, "; JIT compiling during the timed ones: %d ms (%.1f%% of %.1f s)",
+                        timedJitMillis, 100 * timedJitShare(), timedSeconds));
+            }
+            sb.append(String.format("%n"));
+        }
         return sb.toString();
     }
 
@@ -90,8 +121,8 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         o.put("repetitions", repetitions);
         o.put("weights_dtype", weightsDtype);
         o.put("threads", threads);
-        o.putObject("prefill_tok_s").put("mean", prefillTokS.mean()).put("stddev", prefillTokS.stddev());
-        o.putObject("decode_tok_s").put("mean", decodeTokS.mean()).put("stddev", decodeTokS.stddev());
+        putStat(o.putObject("prefill_tok_s"), prefillTokS);
+        putStat(o.putObject("decode_tok_s"), decodeTokS);
         o.put("weight_bytes_per_token", weightBytesPerToken);
         o.put("weight_gb_s", weightGbps);
         o.put("read_gb_s", readGbps);
@@ -101,6 +132,19 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         o.put("cpu_model", cpuModel);
         o.put("native_build", nativeBuild);
         o.put("host_memory", hostMemory);
+        if (warmup != null) {
+            o.put("warmup_repetitions", warmup.repetitions());
+            o.put("warmup_rule", warmup.rule());
+        }
+        if (timedJitMillis >= 0 && Double.isFinite(timedJitShare())) {
+            o.put("timed_jit_compile_ms", timedJitMillis);
+            o.put("timed_jit_share", timedJitShare());
+        }
         return o;
+    }
+
+    private static void putStat(ObjectNode o, Stat s) {
+        o.put("mean", s.mean()).put("stddev", s.stddev());
+        s.samples().forEach(o.putArray("samples")::add);
     }
 }
