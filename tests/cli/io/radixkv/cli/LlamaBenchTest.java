@@ -118,33 +118,33 @@ class LlamaBenchTest {
 
     @Test
     void warmupCountIsExact(@TempDir Path dir) throws Exception {
-        Path json = dir.resolve("llama.json");
+        JsonNode three = tinyRunWithWarmup("3", dir.resolve("three.json"));
+        assertEquals(3, three.get("warmup_repetitions").asInt());
+        assertEquals("fixed", three.get("warmup_rule").asText());
+        assertEquals(0, tinyRunWithWarmup("0", dir.resolve("none.json")).get("warmup_repetitions").asInt());
+    }
+
+    /** The llama_bench JSON of one short tiny-preset repetition after {@code --warmup warmup}. */
+    private static JsonNode tinyRunWithWarmup(String warmup, Path json) throws Exception {
         CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--prompt-len", "8", "--gen-len", "2",
-                "--repetitions", "1", "--warmup", "3", "--backend", "cpu", "--json", json.toString()).assertOk();
-        JsonNode l = CliSupport.JSON.readTree(Files.readString(json)).get("llama_bench");
-        assertEquals(3, l.get("warmup_repetitions").asInt());
-        assertEquals("fixed", l.get("warmup_rule").asText());
-        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--prompt-len", "8", "--gen-len", "2",
-                "--repetitions", "1", "--warmup", "0", "--backend", "cpu", "--json", json.toString()).assertOk();
-        assertEquals(0, CliSupport.JSON.readTree(Files.readString(json)).get("llama_bench").get("warmup_repetitions")
-                .asInt());
+                "--repetitions", "1", "--warmup", warmup, "--backend", "cpu", "--json", json.toString()).assertOk();
+        return CliSupport.JSON.readTree(Files.readString(json)).get("llama_bench");
     }
 
     @Test
     void optionsThatDoNotApplyAreUsageErrors() {
-        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--prefix-cache", "on")
-                .assertUsageError("prefix cache off");
-        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--gen-len", "1")
-                .assertUsageError("--gen-len");
-        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--max-tokens", "4")
-                .assertUsageError("--max-tokens does not apply");
-        CliRun.of("bench", "--workload", "prefix_caching", "--model", "tiny", "--prompt-len", "4")
-                .assertUsageError("llama_bench only");
-        CliRun.of("bench", "--workload", "prefix_caching", "--model", "tiny", "--warmup", "2")
-                .assertUsageError("llama_bench only");
-        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--warmup", "-1")
-                .assertUsageError("invalid value for --warmup: '-1' (expected auto or a count >= 0)");
-        CliRun.of("bench", "--workload", "llama_bench", "--model", "tiny", "--warmup", "some")
-                .assertUsageError("--warmup: 'some'");
+        String[][] cases = {
+                // workload, option, value, expected in the message
+                {"llama_bench", "--prefix-cache", "on", "prefix cache off"},
+                {"llama_bench", "--gen-len", "1", "--gen-len"},
+                {"llama_bench", "--max-tokens", "4", "--max-tokens does not apply"},
+                {"prefix_caching", "--prompt-len", "4", "llama_bench only"},
+                {"prefix_caching", "--warmup", "2", "llama_bench only"},
+                {"llama_bench", "--warmup", "-1", "invalid value for --warmup: '-1' (expected auto or a count >= 0)"},
+                {"llama_bench", "--warmup", "some", "--warmup: 'some'"},
+        };
+        for (String[] c : cases) {
+            CliRun.of("bench", "--workload", c[0], "--model", "tiny", c[1], c[2]).assertUsageError(c[3]);
+        }
     }
 }
