@@ -80,8 +80,9 @@ final class BenchRunner {
             long timedJit = jit0 < 0 ? -1 : jit.jitMillis() - jit0;
             EngineStats st = engine.snapshot();
             RunMetrics m = RunMetrics.of(label, records, st.peakPagesAllocated(), st.numPages(), st.preemptions());
-            log.printf(Locale.ROOT, "bench: prefix cache %s done in %.1f s (%d failed)%n", label, m.durationSeconds(),
-                    m.failed());
+            log.printf(Locale.ROOT, "bench: prefix cache %s done in %.1f s (%d failed%s)%n", label, m.durationSeconds(),
+                    m.failed(), timedJit < 0 ? "" : String.format(Locale.ROOT, "; JIT compiling for %.1f s of it",
+                            timedJit / 1e3));
             log.flush();
             return new Outcome(w, m, records, engine.modelConfig(), warm, timedJit);
         }
