@@ -25,6 +25,11 @@ import org.junit.jupiter.api.Test;
 class ServeCommandTest {
 
     @Test
+    void warmupTakesOnOrOff() {
+        CliRun.of("serve", "--model", "tiny", "--warmup", "sometimes").assertUsageError("invalid value for --warmup: 'sometimes'");
+    }
+
+    @Test
     void serveAnswersAndExitsOnSigterm() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=io.radixkv,ai.djl.tokenizers",
@@ -39,13 +44,18 @@ class ServeCommandTest {
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
             URI base = null;
             Pattern listening = Pattern.compile("listening on (http://\\S+)");
+            StringBuilder before = new StringBuilder();
             for (String line; base == null && (line = out.readLine()) != null; ) {
+                before.append(line).append('\n');
                 Matcher m = listening.matcher(line);
                 if (m.find()) {
                     base = URI.create(m.group(1));
                 }
             }
             assertTrue(base != null, "serve printed its address");
+            // the warm-up runs before the port opens (--warmup on by default)
+            assertTrue(before.toString().contains("radixkv serve: warm-up: 2 requests, 64 prompt tokens, 16 generated in "),
+                    before.toString());
 
             HttpURLConnection health = (HttpURLConnection) base.resolve("/health").toURL().openConnection();
             assertEquals(200, health.getResponseCode());

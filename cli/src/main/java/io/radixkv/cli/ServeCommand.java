@@ -2,6 +2,7 @@ package io.radixkv.cli;
 
 import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
+import io.radixkv.engine.EngineWarmup;
 import io.radixkv.kvtier.KvTierExtension;
 import io.radixkv.server.OpenAiServer;
 import io.radixkv.server.ServerConfig;
@@ -11,6 +12,7 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -94,6 +96,11 @@ final class ServeCommand implements Callable<Integer> {
             description = "Block-hash seed (vLLM's PYTHONHASHSEED) shared by replicas and routers (default: ${DEFAULT-VALUE}).")
     String kvHashSeed;
 
+    @Option(names = "--warmup", paramLabel = "on|off", defaultValue = "on",
+            description = "Before listening, run two short requests through prefill and decode (outside the prefix "
+                    + "cache), so the first client's request does not wait for JIT compilation (default ${DEFAULT-VALUE}).")
+    String warmup;
+
     @Option(names = "--shutdown-grace", paramLabel = "SECONDS", defaultValue = "30",
             description = "On SIGTERM, how long running requests may finish before they are aborted (default ${DEFAULT-VALUE}).")
     int shutdownGrace;
@@ -117,6 +124,7 @@ final class ServeCommand implements Callable<Integer> {
             CliSupport.requirePositive(spec, "--pages", pages);
         }
         boolean cache = CliSupport.requireOneOf(spec, "--prefix-cache", prefixCache, "on", "off").equals("on");
+        boolean warm = CliSupport.requireOneOf(spec, "--warmup", warmup, "on", "off").equals("on");
         Path dir = Path.of(v.model());
         boolean isDir = Files.isDirectory(dir);
         String name = servedModelName != null ? servedModelName
@@ -147,6 +155,12 @@ final class ServeCommand implements Callable<Integer> {
         OpenAiServer server;
         try {
             engine = Engine.start(ec, kv);
+            if (warm) {
+                EngineWarmup.Result w = engine.warmUp();
+                out.printf(Locale.ROOT, "radixkv serve: warm-up: %d requests, %d prompt tokens, %d generated in %.1f s%n",
+                        w.requests(), w.promptTokens(), w.generatedTokens(), w.nanos() / 1e9);
+                out.flush();
+            }
             server = OpenAiServer.start(engine, tokenizer, sc);
         } catch (RuntimeException e) {
             if (engine != null) {

@@ -135,8 +135,9 @@ public final class Engine implements AutoCloseable {
         return start(config, backendFactory, sharedWeights, forwardWrapper, null);
     }
 
-    private static Engine start(EngineConfig config, Supplier<KernelBackend> backendFactory, ModelWeights sharedWeights,
-                                UnaryOperator<ModelRunner.Forward> forwardWrapper, KvExtension extension) {
+    /** The full form (tests: shared weights with a {@link KvExtension}); every other {@code start} calls it. */
+    static Engine start(EngineConfig config, Supplier<KernelBackend> backendFactory, ModelWeights sharedWeights,
+                        UnaryOperator<ModelRunner.Forward> forwardWrapper, KvExtension extension) {
         Objects.requireNonNull(config, "config");
         boolean own = sharedWeights == null;
         ModelWeights weights = own ? ModelLoading.load(config) : sharedWeights;
@@ -218,6 +219,11 @@ public final class Engine implements AutoCloseable {
      *     says which); a request is either refused this way or always completes
      */
     public RequestHandle submit(GenerateRequest request, IntConsumer onToken) {
+        return submit(request, onToken, true);
+    }
+
+    /** {@link #submit(GenerateRequest, IntConsumer)}; {@code usesPrefixCache} false bypasses the cache (warm-up). */
+    RequestHandle submit(GenerateRequest request, IntConsumer onToken, boolean usesPrefixCache) {
         Objects.requireNonNull(request, "request");
         String refusal = loop.refusal();
         if (refusal != null) {
@@ -238,7 +244,8 @@ public final class Engine implements AutoCloseable {
         }
         RequestHandle handle = new RequestHandle(request.id(), loop::wake);
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
-                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new RequestState(handle, p, onToken), System.nanoTime());
+                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new RequestState(handle, p, onToken), System.nanoTime(),
+                usesPrefixCache);
         handle.bind(s);
         String why = scheduler.whyNeverFits(s); // reads only immutable limits: safe off the engine thread
         if (why != null) {
@@ -278,7 +285,7 @@ public final class Engine implements AutoCloseable {
         return out;
     }
 
-    private static RequestResult join(CompletableFuture<RequestResult> f) {
+    static RequestResult join(CompletableFuture<RequestResult> f) {
         try {
             return f.get();
         } catch (InterruptedException e) {
@@ -287,6 +294,21 @@ public final class Engine implements AutoCloseable {
         } catch (ExecutionException e) {
             throw new IllegalStateException("request failed: " + e.getCause(), e.getCause());
         }
+    }
+
+    /**
+     * Runs a few short requests through prefill and decode so that the first client's request
+     * does not pay for JIT compilation and the kernels' first calls (as SGLang's and llama.cpp's
+     * servers warm up before serving). The requests bypass the prefix cache, so the cache, KV
+     * events and a KV tier see nothing of them; the engine's counters ({@link #snapshot}) include
+     * them. Call it before serving; it blocks until they end.
+     *
+     * @throws IllegalStateException when a warm-up request fails (the message names why): the
+     *     engine cannot serve
+     */
+    public EngineWarmup.Result warmUp() {
+        int pool = (int) Math.min(Integer.MAX_VALUE, (long) numPages() * config.pageSize());
+        return EngineWarmup.run(this, Math.min(scheduler.config().maxSeqLen(), pool));
     }
 
     /** The latest counters (published by the engine thread after every step). */

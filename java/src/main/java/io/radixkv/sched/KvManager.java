@@ -66,6 +66,11 @@ public final class KvManager {
         return allocator.allocatedPages() - store.evictablePages();
     }
 
+    /** True when {@code s} reuses and inserts cached pages: the store is on and the sequence does not bypass it. */
+    public boolean caches(Sequence s) {
+        return store.enabled() && s.usesPrefixCache();
+    }
+
     public int pagesFor(long tokens) {
         return (int) Math.min((tokens + pageSize - 1) / pageSize, Integer.MAX_VALUE);
     }
@@ -74,13 +79,13 @@ public final class KvManager {
     private void ensureKey(Sequence s) {
         if (s.attemptTokens == null || s.attemptTokens.length != s.totalTokens()) {
             s.attemptTokens = s.allTokens();
-            s.cacheKey = store.enabled() ? store.key(s.namespace(), s.attemptTokens) : null;
+            s.cacheKey = caches(s) ? store.key(s.namespace(), s.attemptTokens) : null;
         }
     }
 
     /** Tokens of a waiting sequence the cache would supply now (read-only). */
     public int peekReusable(Sequence s) {
-        if (!store.enabled()) {
+        if (!caches(s)) {
             return 0;
         }
         ensureKey(s);
@@ -110,7 +115,7 @@ public final class KvManager {
         ensureKey(s);
         int total = s.attemptTokens.length;
         // match and lock atomically: the reclaimer must not evict the pages we are about to map
-        PrefixStore.Match m = store.enabled() ? store.matchAndLock(s.cacheKey, total) : null;
+        PrefixStore.Match m = caches(s) ? store.matchAndLock(s.cacheKey, total) : null;
         NodeRef node = m == null ? null : m.node();
         int reuse = m == null ? 0 : m.reusableTokens();
         int slot = -1;
@@ -153,7 +158,7 @@ public final class KvManager {
      * pages are freed and the cache's mapped instead. Returns the tokens gained.
      */
     public int catchUp(Sequence s) {
-        if (!store.enabled() || s.status() != Sequence.Status.PREFILL) {
+        if (!caches(s) || s.status() != Sequence.Status.PREFILL) {
             return 0;
         }
         int target = s.prefillTarget;
@@ -212,7 +217,7 @@ public final class KvManager {
         computedTokens += end - s.kvLen;
         boolean newFullPage = end / pageSize > s.kvLen / pageSize;
         s.kvLen = end;
-        if (store.enabled() && newFullPage) {
+        if (caches(s) && newFullPage) {
             insertFullPages(s, end);
         }
     }
@@ -224,7 +229,7 @@ public final class KvManager {
      * {@link #release}.
      */
     public void cacheFinished(Sequence s) {
-        if (!store.enabled() || s.slot < 0 || s.kvLen / pageSize <= 0) {
+        if (!caches(s) || s.slot < 0 || s.kvLen / pageSize <= 0) {
             return;
         }
         int[] all = s.allTokens();

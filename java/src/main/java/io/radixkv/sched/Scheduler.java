@@ -329,12 +329,13 @@ public final class Scheduler {
      * prefix that {@code s} has not got yet: {@code s} waits and adopts them later.
      */
     private boolean deferToLeader(Sequence s) {
-        if (!kv.store().enabled()) {
+        if (!kv.caches(s)) {
             return false;
         }
         int ps = kv.pageSize();
         for (Sequence a : running) {
-            if (a == s || a.status() != Sequence.Status.PREFILL || !a.namespace().equals(s.namespace())) {
+            if (a == s || a.status() != Sequence.Status.PREFILL || !a.namespace().equals(s.namespace())
+                    || !kv.caches(a)) {
                 continue;
             }
             boolean ahead = a.kvLen > s.kvLen || (a.kvLen == s.kvLen && a.order() < s.order());

@@ -37,6 +37,7 @@ public final class Sequence {
     private final int maxTokens;
     private final int[] stopTokens;
     private final Object attachment;
+    private final boolean usesPrefixCache;
 
     private int[] output = new int[16];
     private int outputLen;
@@ -80,7 +81,17 @@ public final class Sequence {
      */
     public Sequence(long order, String id, Namespace namespace, int[] prompt, int maxTokens, int[] stopTokens,
                     Object attachment, long submitNanos) {
+        this(order, id, namespace, prompt, maxTokens, stopTokens, attachment, submitNanos, true);
+    }
+
+    /**
+     * @param usesPrefixCache false: the sequence neither reuses nor inserts cached pages (the
+     *     engine's start-up warm-up, which must leave the cache and its events untouched)
+     */
+    public Sequence(long order, String id, Namespace namespace, int[] prompt, int maxTokens, int[] stopTokens,
+                    Object attachment, long submitNanos, boolean usesPrefixCache) {
         this.order = order;
+        this.usesPrefixCache = usesPrefixCache;
         this.id = Objects.requireNonNull(id, "id");
         this.namespace = Objects.requireNonNull(namespace, "namespace");
         Objects.requireNonNull(prompt, "prompt");
@@ -108,6 +119,11 @@ public final class Sequence {
 
     public Namespace namespace() {
         return namespace;
+    }
+
+    /** False when this sequence bypasses the prefix cache (see the constructor). */
+    public boolean usesPrefixCache() {
+        return usesPrefixCache;
     }
 
     public Object attachment() {
