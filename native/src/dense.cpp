@@ -4,6 +4,7 @@
 // GEMM strategy (y[m,n] = x[m,k] . w[n,k]^T):
 //   m <= 16       (decode) dense_gemv.cpp for every weight dtype: one weight stream per thread
 //                 (bf16 from m = 8 on with AVX512-BF16: x rounded to bf16, vdpbf16ps).
+//   m <= 32       on Zen 1 (rkv_isa.h: gemv_up_to_32_rows) the same kernel in two blocks.
 //   f32 weights   oneDNN dnnl_sgemm (row-major, B transposed); built-in kernel without oneDNN.
 //   bf16 weights  on a CPU with native bf16 dot products (AVX512-BF16 or AMX): oneDNN matmul
 //                 with bf16 activations and weights, f32 output; the activations are rounded
@@ -264,6 +265,14 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
     rkv::dense::gemv_small(x, w, w_dtype, y, m, n, k, acc);
     return RKV_OK;
   }
+  const auto decode_kernel_blocks = [&] {
+    return rkv::dense::for_gemv_blocks(m, [&](int64_t i0, int64_t rows) {
+      rkv::dense::gemv_small(x + i0 * k, w, w_dtype, y + i0 * n, rows, n, k, acc);
+      return RKV_OK;
+    });
+  };
+  // Zen 1: two blocks of the small-m kernel beat the GEMMs up to 32 rows (rkv_isa.h)
+  if (m <= 2 * rkv::dense::kGemvMaxRows && rkv::gemv_up_to_32_rows()) return decode_kernel_blocks();
   if (w_dtype == RKV_DTYPE_F32) {
 #if defined(RKV_HAVE_DNNL)
     if (rkv::onednn_gemms()) return gemm_f32(x, static_cast<const float*>(w), y, m, n, k, acc);
@@ -275,12 +284,6 @@ RKV_API int rkv_linear(const float* x, const void* w, int32_t w_dtype, float* y,
   if (rkv::onednn_gemms() && (w_dtype == RKV_DTYPE_F16 || !native_bf16_dot()))
     return gemm_widened(x, w, w_dtype, y, m, n, k, acc);
 #endif
-  const auto decode_kernel_blocks = [&] {
-    return rkv::dense::for_gemv_blocks(m, [&](int64_t i0, int64_t rows) {
-      rkv::dense::gemv_small(x + i0 * k, w, w_dtype, y + i0 * n, rows, n, k, acc);
-      return RKV_OK;
-    });
-  };
   if (w_dtype == RKV_DTYPE_F16) return decode_kernel_blocks();
   const auto* wb = static_cast<const uint16_t*>(w);
 #if defined(RKV_HAVE_DNNL)

@@ -73,6 +73,7 @@ RKV_API const char* rkv_build_info(void) {
 #endif
   info += rkv::far_prefetch_l2() ? "; far_prefetch=l2" : "; far_prefetch=off";
   info += rkv::gemv_x_chunk_l2() ? "; gemv_x=l2" : "; gemv_x=l1";
+  info += rkv::gemv_up_to_32_rows() ? "; gemv_rows=32" : "; gemv_rows=16";
   info += std::string("; amx=") + rkv::dense::amx_mode_name(rkv::dense::amx_mode());
   return info.c_str();
 }

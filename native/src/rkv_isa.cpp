@@ -92,6 +92,11 @@ bool gemv_x_chunk_l2() {
   return on;
 }
 
+bool gemv_up_to_32_rows() {
+  static const bool on = env_choice("RADIXKV_GEMV_32", RKV_CPU_IS("znver1"));
+  return on;
+}
+
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
     case kIsaAvx512: return "avx512";

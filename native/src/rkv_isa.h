@@ -38,6 +38,13 @@ bool far_prefetch_l2();
 // weight stream: 48 KiB 0.71-0.76 of read against 0.89 at 24). RADIXKV_GEMV_X_L2=0 or 1 in the
 // environment overrides the choice (read once).
 bool gemv_x_chunk_l2();
+// Whether row-major GEMMs of 17 to 32 rows run the small-m kernels in two blocks (for_gemv_blocks)
+// rather than the GEMMs: on AMD Zen 1 / Zen+ (znver1), whose 128-bit FP units bound both, where
+// those blocks (the weights streamed twice) beat oneDNN's sgemm and the widened-panel GEMM at
+// 20-32 rows (`rkv_ab gemv` 8192 x 3072, f32 / bf16 / f16: 1.04-1.35x on 1 and 2 threads) and are
+// level or slower from 48; not elsewhere (measured on Zen 1 only). RADIXKV_GEMV_32=0 or 1 in the
+// environment overrides the choice (read once).
+bool gemv_up_to_32_rows();
 // Software prefetches of the lines [at, at + bytes) of a stream: each near bytes ahead into L1
 // (prefetcht0), then, where far != 0 (a distance chosen by far_prefetch_l2), each far bytes
 // ahead into L2 (prefetcht1). Prefetches never fault: past the end of a buffer is harmless.

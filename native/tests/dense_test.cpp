@@ -439,9 +439,11 @@ int main(int, char** argv) {
       return 77;
     }
   }
+  // 17-32 rows: two blocks of the small-m kernel where rkv_isa.h's gemv_up_to_32_rows (this program
+  // runs again with the other choice), the GEMMs elsewhere
   const int64_t shapes[][3] = {{1, 1, 1},    {1, 33, 17},  {3, 5, 129},    {7, 64, 64},    {9, 31, 100},
-                               {16, 96, 80}, {33, 70, 65}, {64, 128, 512}, {200, 48, 33},
-                               {100, 300, 257}, {300, 200, 130}};  // uneven column shares; past 256 rows
+                               {16, 96, 80}, {24, 70, 65}, {32, 37, 3000}, {33, 70, 65}, {64, 128, 512},
+                               {200, 48, 33}, {100, 300, 257}, {300, 200, 130}};  // uneven column shares; past 256 rows
   const int32_t wdts[] = {RKV_DTYPE_F32, RKV_DTYPE_BF16, RKV_DTYPE_F16};
   for (auto& s : shapes) {
     for (int32_t wdt : wdts) {
@@ -497,12 +499,15 @@ int main(int, char** argv) {
   // lower ISAs have no AMX path).
   if (std::getenv("RADIXKV_AMX")) return 0;
   int failed = rerun_lower_isas(argv[0]);
-  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_GEMV_X_L2") && !std::getenv("RADIXKV_FAR_PREFETCH") &&
-      !std::getenv("RADIXKV_ONEDNN")) {
-    // the other rule for the small-m kernels' x chunks than this CPU's (in the plain run only:
-    // ctest's variants of this program change other choices)
+  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_GEMV_X_L2") && !std::getenv("RADIXKV_GEMV_32") &&
+      !std::getenv("RADIXKV_FAR_PREFETCH") && !std::getenv("RADIXKV_ONEDNN")) {
+    // the other rules for the small-m kernels' x chunks and row range than this CPU's (in the
+    // plain run only: ctest's variants of this program change other choices)
     const bool l2 = std::strstr(rkv_build_info(), "gemv_x=l2") != nullptr;
-    if (!rerun_with(argv[0], l2 ? "RADIXKV_GEMV_X_L2=0" : "RADIXKV_GEMV_X_L2=1")) failed = 1;
+    const bool rows32 = std::strstr(rkv_build_info(), "gemv_rows=32") != nullptr;
+    if (!rerun_with(argv[0], std::string(l2 ? "RADIXKV_GEMV_X_L2=0" : "RADIXKV_GEMV_X_L2=1") +
+                                 (rows32 ? " RADIXKV_GEMV_32=0" : " RADIXKV_GEMV_32=1")))
+      failed = 1;
   }
   return failed;
 }
