@@ -274,9 +274,14 @@ public final class Engine implements AutoCloseable {
 
     /** Submits all requests at once (in order) and waits for all; results in request order. */
     public List<RequestResult> runConcurrently(List<GenerateRequest> requests) {
+        return runConcurrently(requests, true);
+    }
+
+    /** {@link #runConcurrently(List)}; {@code usesPrefixCache} false bypasses the cache (warm-up). */
+    List<RequestResult> runConcurrently(List<GenerateRequest> requests, boolean usesPrefixCache) {
         List<RequestHandle> handles = new ArrayList<>(requests.size());
         for (GenerateRequest r : requests) {
-            handles.add(submit(r));
+            handles.add(submit(r, null, usesPrefixCache));
         }
         List<RequestResult> out = new ArrayList<>(handles.size());
         for (RequestHandle h : handles) {
@@ -285,7 +290,7 @@ public final class Engine implements AutoCloseable {
         return out;
     }
 
-    static RequestResult join(CompletableFuture<RequestResult> f) {
+    private static RequestResult join(CompletableFuture<RequestResult> f) {
         try {
             return f.get();
         } catch (InterruptedException e) {

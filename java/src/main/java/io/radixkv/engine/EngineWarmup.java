@@ -38,18 +38,17 @@ public final class EngineWarmup {
         int vocab = engine.modelConfig().vocab();
         SplittableRandom rnd = new SplittableRandom(0x5eed);
         long t0 = System.nanoTime();
-        List<RequestHandle> handles = new ArrayList<>(REQUESTS);
+        List<GenerateRequest> requests = new ArrayList<>(REQUESTS);
         for (int i = 0; i < REQUESTS; i++) {
             int[] prompt = new int[promptLen];
             for (int k = 0; k < promptLen; k++) {
                 prompt[k] = vocab > 1 ? rnd.nextInt(1, vocab) : 0;
             }
-            handles.add(engine.submit(new GenerateRequest("radixkv-warmup-" + i, prompt, Namespace.DEFAULT,
-                    SamplingParams.greedy(newTokens)), null, false));
+            requests.add(new GenerateRequest("radixkv-warmup-" + i, prompt, Namespace.DEFAULT,
+                    SamplingParams.greedy(newTokens)));
         }
         int generated = 0;
-        for (RequestHandle h : handles) {
-            RequestResult r = Engine.join(h.result());
+        for (RequestResult r : engine.runConcurrently(requests, false)) {
             if (!r.ok()) {
                 throw new IllegalStateException("warm-up request " + r.id() + " ended " + r.reason()
                         + (r.error() == null ? "" : ": " + r.error()));
