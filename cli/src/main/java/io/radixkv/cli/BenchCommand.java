@@ -119,7 +119,7 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--warmup", paramLabel = "auto|N",
             description = "llama_bench: warm-up repetitions before the timed ones: auto (default) repeats one until "
-                    + "two in a row each spend under 1% of their time in JIT compilation (at most 30, or 120 s); "
+                    + "two in a row each spend under 1%% of their time in JIT compilation (at most 30, or 120 s); "
                     + "N runs exactly N (1 warms up as llama-bench does, 0 not at all).")
     String warmup;
 

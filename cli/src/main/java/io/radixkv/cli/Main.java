@@ -3,6 +3,7 @@ package io.radixkv.cli;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IExecutionExceptionHandler;
@@ -48,8 +49,11 @@ public final class Main implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        throw new ParameterException(spec.commandLine(),
-                "missing subcommand (one of info, kernels, simulate, bench, generate)");
+        // the list comes from the registered commands, so a new one is never left out
+        String names = spec.subcommands().keySet().stream()
+                .filter(name -> !name.equals("help"))
+                .collect(Collectors.joining(", "));
+        throw new ParameterException(spec.commandLine(), "missing subcommand (one of " + names + ")");
     }
 
     public static void main(String[] args) {
