@@ -103,7 +103,7 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
     const int nj = n - j0 < g ? n - j0 : g;
     const bool last = j0 + g >= n;
     const GroupRef next = last ? after : GroupRef{t + j0 + g, t + std::min(j0 + 2 * g, n), true};
-    LineCursor lc = group_cursor(s, next, (int64_t)nh * nj * pv_calls(R, hd), pr);
+    LineCursor lc = group_cursor(s, next, (int64_t)nh * nj * pv_calls(R, hd, DT == kBf16Pairs && I::W == 8), pr);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
       for (int i = 0; i < nj; i++) rows[i] = cur.v[j0 + i] + hoff;
@@ -232,9 +232,9 @@ static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, i
   }
 }
 
-// Decode in a permuted element order reads K and V a chunk at a time (kBf16Pairs: 32 elements,
-// kE4M3Lut: 64), so every load must start at a chunk boundary: head_dim % chunk == 0, on AVX-512,
-// and no 3-vector value tiles (pv_block takes 8-row tiles, 3 vectors wide, only for 8 <= R < 16;
+// Decode in a permuted element order reads K and V a chunk at a time (kBf16Pairs: 32 elements on
+// AVX-512, 16 on AVX2; kE4M3Lut: 64), so every load must start at a chunk boundary. On AVX-512:
+// head_dim % chunk == 0 and no 3-vector value tiles (pv_block takes 8-row tiles, 3 vectors wide, only for 8 <= R < 16;
 // its other row tiles take 4-, 2- and, past an odd chunk count, 1-vector tiles, so with head_dim
 // % 64 == 0 only 4-vector ones).
 static_assert(I::W != 16 || (pv_cbmax<8>() == 3 && pv_cbmax<6>() == 4 && pv_cbmax<4>() == 4 && pv_cbmax<3>() == 4 &&
@@ -243,7 +243,12 @@ static_assert(I::W != 16 || (pv_cbmax<8>() == 3 && pv_cbmax<6>() == 4 && pv_cbma
 static inline bool chunked_order_fits(int R, int hd, int chunk) {
   return I::W == 16 && hd % chunk == 0 && !(R >= 8 && R < 16);
 }
-static inline bool bf16_pairs_fit(int R, int hd) { return chunked_order_fits(R, hd, 32); }
+// bf16 pairs: on AVX-512 32-element chunks; on AVX2 16-element ones, where pv_rows takes value
+// tiles of 4 or 2 vectors for every row tile, on the CPUs where pairs pay (avx2_bf16_pairs).
+static inline bool bf16_pairs_fit(int R, int hd) {
+  if constexpr (I::W == 8) return hd % 16 == 0 && avx2_bf16_pairs();
+  return chunked_order_fits(R, hd, 32);
+}
 // Whether e4m3 decode can widen rows by table lookup (kE4M3Lut, AVX512-VBMI): every K and V
 // lookup at a 64-element boundary, i.e. head_dim % 64 == 0 and only 4-vector value tiles.
 static inline bool e4m3_lut_fit(int R, int hd) { return chunked_order_fits(R, hd, 64); }
@@ -266,10 +271,14 @@ static void attend_reordered(const SeqView& s, int nh, const float* Q, int R, in
   from(O, n);
 }
 
-// bf16 decode in pair order. Isa: a dependent name, so only an I with to_pairs (AVX-512)
+// bf16 decode in pair order. Isa: a dependent name, so only an I with to_pairs (AVX-512, AVX2)
 // instantiates it. Zen 5, 1 thread, batch 4, 8 KV heads of 128, GQA 4, alternating JMH runs: in
 // cache 27.0-28.3 -> 28.6-28.7 GB/s; 32768 tokens from memory, pages in order, 38.9-43.5 ->
 // 39.1-46.3 calls/s (a mean of +4%; the memory noise is larger than the gain); 2 threads level.
+// AVX2 on Zen 1 (rkv_ab decode, libraries alternating, medians, of K/V GB/s): 8 KV heads of 128,
+// GQA 4, 4 x 32768 tokens from memory 1 / 2 threads 4.21 -> 4.49 / 8.29 -> 8.95, in L2 4.56 ->
+// 4.96; GQA 3 (Llama 3.2 3B) 4 x 4096 5.10 -> 5.88; 4 of 64, GQA 3 (the small model) 4 x 512
+// 4.66 -> 5.42.
 template <typename Isa = I>
 static void attend_bf16_pairs(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
                               RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
@@ -289,7 +298,7 @@ static void attend_e4m3_lut(const SeqView& s, int nh, const float* Q, int R, int
 template <int DT>
 static void attend_grouped(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1, RowLimits lim,
                            float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
-  if constexpr (DT == RKV_DTYPE_BF16 && I::W == 16) {
+  if constexpr (DT == RKV_DTYPE_BF16 && (I::W == 16 || I::W == 8)) {
     if (sc.q_pairs != nullptr && bf16_pairs_fit(R, s.head_dim))
       return attend_bf16_pairs<>(s, nh, Q, R, t0, t1, lim, soft_cap, O, m, l, sc);
   }

@@ -154,7 +154,7 @@ struct I {
       return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + d);
     } else if constexpr (DT == RKV_DTYPE_F16) {
       return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * d)));
-    } else if constexpr (DT == RKV_DTYPE_BF16) {
+    } else if constexpr (DT == RKV_DTYPE_BF16 || DT == kBf16Pairs) {
       __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * d)));
       return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
     } else if constexpr (DT == RKV_DTYPE_FP8_E5M2) {
@@ -196,9 +196,34 @@ struct I {
       __m256i h = DT == RKV_DTYPE_FP8_E5M2 ? _mm256_slli_epi16(w, 8) : e4m3_as_f16<DT>(w);
       a = _mm256_cvtph_ps(_mm256_castsi256_si128(h));
       b = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
+    } else if constexpr (DT == kBf16Pairs) {
+      // a = elements d, d + 2, ..., d + 14; b = d + 1, ..., d + 15 (d % 16 == 0)
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * d));
+      a = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+      b = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
     } else {
       a = load_cvt<DT>(row, d);
       b = load_cvt<DT>(row, d + W);
+    }
+  }
+  // n floats (n % 16 == 0) from natural to kBf16Pairs order (each 16-element chunk: its even
+  // elements, then its odd ones), src to dst, or back in place.
+  static void to_pairs(const float* src, float* dst, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+      const __m256 a = _mm256_loadu_ps(src + i), b = _mm256_loadu_ps(src + i + 8);
+      // per 128-bit lane a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs reordered
+      const __m256 even = _mm256_shuffle_ps(a, b, 0x88), odd = _mm256_shuffle_ps(a, b, 0xDD);
+      _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xD8)));
+      _mm256_storeu_ps(dst + i + 8, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(odd), 0xD8)));
+    }
+  }
+  static void from_pairs(float* p, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+      const __m256 even = _mm256_loadu_ps(p + i), odd = _mm256_loadu_ps(p + i + 8);
+      // per 128-bit lane: elements 0-3 | 8-11, then 4-7 | 12-15
+      const __m256 lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);
+      _mm256_storeu_ps(p + i, _mm256_permute2f128_ps(lo, hi, 0x20));
+      _mm256_storeu_ps(p + i + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
     }
   }
   static bool has_e4m3_nan(const uint8_t* p, int64_t bytes) {

@@ -118,11 +118,58 @@ RKV_ATTN_INLINE void rows_x3(const float* Q, int hd, const uint8_t* const* krow,
   for (; t < n_pad; t += 2) score_tile<DT, GB>(Q, hd, krow + t, S + t, ldS);
 }
 
+// AVX2 scores on K rows in kBf16Pairs order (Q permuted to match): GB rows x TB tokens, each
+// token's 16-element chunk widened once (one load, a shift and a mask: its even and odd
+// elements) and each q vector loaded once per chunk. 4 x 2 and 3 x 3 keep the accumulators, the
+// K vectors and q in 16 registers (4 x 3 would need 19).
+template <int GB, int TB>
+RKV_ATTN_INLINE void score_tile_pairs(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
+  static_assert(I::W == 8 && GB * TB <= 16, "AVX2 tiles of at most 16 scores");
+  typename I::V acc[16];
+  for (int j = 0; j < 16; j++) acc[j] = I::zero();
+  const uint8_t* kp[TB];
+  for (int t = 0; t < TB; t++) kp[t] = krow[t];
+  for (int d = 0; d < hd; d += 2 * I::W) {  // hd % 16 == 0 (bf16_pairs_fit)
+    typename I::V k[TB][2];
+    for (int t = 0; t < TB; t++) I::template load_cvt2<kBf16Pairs>(kp[t], d, k[t][0], k[t][1]);
+    for (int g = 0; g < GB; g++)
+      for (int h = 0; h < 2; h++) {
+        typename I::V qv = I::load(q + (int64_t)g * hd + d + h * I::W);
+        // held in a register: GCC 12 otherwise folds the load into each of the TB FMAs (4 x 2:
+        // 16 q loads per 16 FMAs, more than Zen 1's load ports carry beside the K loads)
+        __asm__("" : "+x"(qv));
+        for (int t = 0; t < TB; t++) acc[g * TB + t] = I::fma(qv, k[t][h], acc[g * TB + t]);
+      }
+  }
+  alignas(64) float sums[16];
+  I::store(sums, I::reduce_w(acc));
+  if constexpr (GB * TB > 8) I::store(sums + 8, I::reduce_w(acc + 8));
+  for (int g = 0; g < GB; g++)
+    for (int t = 0; t < TB; t++) S[(int64_t)g * ldS + t] = sums[g * TB + t];
+}
+
+// GB (3 or 4) rows over n_pad tokens (even) in pairs order: 4 x 2 tiles; 3 x 3 tiles, then
+// 3 x 2 for a remainder of 2 or 4.
+template <int GB>
+RKV_ATTN_INLINE void rows_pairs(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS) {
+  int t = 0;
+  if constexpr (GB == 3)
+    for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) score_tile_pairs<3, 3>(Q, hd, krow + t, S + t, ldS);
+  for (; t < n_pad; t += 2) score_tile_pairs<GB, 2>(Q, hd, krow + t, S + t, ldS);
+}
+
 // Scores of n_pad tokens (a multiple of score_group(R); rows past the real tokens are valid
 // memory, their scores masked later).
 template <int DT>
 static void scores_padded(const float* Q, int R, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS) {
   int r = 0;
+  if constexpr (I::W == 8 && DT == kBf16Pairs) {
+    for (; r + 4 <= R; r += 4) rows_pairs<4>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+    if (r + 3 == R) {
+      rows_pairs<3>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+      return;
+    }
+  }
   if constexpr (I::W == 8 && (DT == RKV_DTYPE_F32 || DT == RKV_DTYPE_BF16 || DT == RKV_DTYPE_F16)) {
     for (; r + 4 <= R; r += 4) rows_x3<DT, 4>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
     if (r + 3 == R) {
@@ -364,7 +411,9 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
     // every row sees every token of [u0, u1) (decode, and prefill away from the diagonal)
     int t = u0;
     // two tokens per step when both tokens' V vectors fit beside the accumulators
-    constexpr bool kTwo = RB * CB + 2 * CB + 2 <= I::kRegs;
+    // (not AVX2 pairs: with two tokens' V and the mask beside their 4 x 2 tiles, GCC shuffled
+    // accumulators between registers, and Zen 1 decoded 0.96x as fast in L2, 0.89x from memory)
+    constexpr bool kTwo = RB * CB + 2 * CB + 2 <= I::kRegs && !(DT == kBf16Pairs && I::W == 8);
     if constexpr (kTwo) for (; t + 2 <= u1; t += 2) {
       p.step(2);
       typename I::V v0[CB], v1[CB];
@@ -422,11 +471,13 @@ static constexpr int pv_cbmax() {
 }
 
 // Number of pv_tile calls pv_rows<RB> makes for `chunks` head_dim chunks.
+// (even_tiles: AVX2 kBf16Pairs, whose tiles are 4 or 2 vectors wide, as pv_rows takes them)
 template <int RB>
-static inline int pv_row_calls(int chunks) {
+static inline int pv_row_calls(int chunks, bool even_tiles) {
   constexpr int CBMAX = pv_cbmax<RB>();
   int calls = 0, c = 0;
   if (CBMAX >= 4) for (; c + 4 <= chunks; c += 4) calls++;
+  if (even_tiles) return calls + (chunks - c + 1) / 2;
   if (CBMAX == 3) for (; c + 3 <= chunks && chunks - c != 4; c += 3) calls++;
   if (CBMAX >= 2) for (; c + 2 <= chunks; c += 2) calls++;
   return calls + (chunks - c);
@@ -443,6 +494,13 @@ static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, 
     if constexpr (CBMAX >= 4) {
       for (; c < chunks; c += 4) pv_tile<DT, RB, 4, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
     }
+  } else if constexpr (DT == kBf16Pairs && I::W == 8) {
+    // AVX2 pairs: every tile starts on a 16-element chunk, so tiles 4 or 2 vectors wide (head_dim
+    // % 16 == 0: bf16_pairs_fit); 4 rows take 2 (their budget is 3)
+    if constexpr (CBMAX >= 4) {
+      for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
+    }
+    for (; c < chunks; c += 2) pv_tile<DT, RB, 2, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
   } else {
     if constexpr (CBMAX >= 4) {
       for (; c + 4 <= chunks; c += 4) pv_tile<DT, RB, 4, Diag>(P, ldP, vrow, n, O, hd, scale, vis, c * I::W, pf);
@@ -461,15 +519,16 @@ static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, 
 }
 
 // pv_tile calls one pv_block makes (each steps once per token): spreads prefetches evenly.
-static inline int pv_calls(int R, int hd) {
+// even_tiles: the block's DT is kBf16Pairs on AVX2 (pv_rows).
+static inline int pv_calls(int R, int hd, bool even_tiles = false) {
   const int chunks = hd / I::W;
   int calls = 0, r = 0;
-  if (I::W == 16 && R >= 16) for (; r + 6 <= R; r += 6) calls += pv_row_calls<6>(chunks);
-  if (I::kAcc >= 16) for (; r + 8 <= R; r += 8) calls += pv_row_calls<8>(chunks);
-  if (I::kAcc >= 8) for (; r + 4 <= R; r += 4) calls += pv_row_calls<4>(chunks);
-  if (I::kAcc >= 8 && r + 3 == R) return calls + pv_row_calls<3>(chunks);
-  if (I::kAcc >= 2) for (; r + 2 <= R; r += 2) calls += pv_row_calls<2>(chunks);
-  for (; r < R; r++) calls += pv_row_calls<1>(chunks);
+  if (I::W == 16 && R >= 16) for (; r + 6 <= R; r += 6) calls += pv_row_calls<6>(chunks, even_tiles);
+  if (I::kAcc >= 16) for (; r + 8 <= R; r += 8) calls += pv_row_calls<8>(chunks, even_tiles);
+  if (I::kAcc >= 8) for (; r + 4 <= R; r += 4) calls += pv_row_calls<4>(chunks, even_tiles);
+  if (I::kAcc >= 8 && r + 3 == R) return calls + pv_row_calls<3>(chunks, even_tiles);
+  if (I::kAcc >= 2) for (; r + 2 <= R; r += 2) calls += pv_row_calls<2>(chunks, even_tiles);
+  for (; r < R; r++) calls += pv_row_calls<1>(chunks, even_tiles);
   return calls;
 }
 

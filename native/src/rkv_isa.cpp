@@ -97,6 +97,11 @@ bool gemv_up_to_32_rows() {
   return on;
 }
 
+bool avx2_bf16_pairs() {
+  static const bool on = env_choice("RADIXKV_AVX2_BF16_PAIRS", RKV_CPU_IS("znver1"));
+  return on;
+}
+
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
     case kIsaAvx512: return "avx512";

@@ -45,6 +45,13 @@ bool gemv_x_chunk_l2();
 // level or slower from 48; not elsewhere (measured on Zen 1 only). RADIXKV_GEMV_32=0 or 1 in the
 // environment overrides the choice (read once).
 bool gemv_up_to_32_rows();
+// Whether AVX2 bf16 decode attention reads K and V rows as element pairs (kBf16Pairs: one 32-byte
+// load, a shift and a mask per 16 elements, Q and O permuted to match) rather than a widening
+// load and a shift per 8: on AMD Zen 1 / Zen+ (znver1), where those widening ops share the two
+// 128-bit FP pipes with the multiply-adds and hold the loop to about two thirds of the FMA rate;
+// not elsewhere (measured on Zen 1 only; AVX-512 takes pairs wherever they fit).
+// RADIXKV_AVX2_BF16_PAIRS=0 or 1 in the environment overrides the choice (read once).
+bool avx2_bf16_pairs();
 // Software prefetches of the lines [at, at + bytes) of a stream: each near bytes ahead into L1
 // (prefetcht0), then, where far != 0 (a distance chosen by far_prefetch_l2), each far bytes
 // ahead into L2 (prefetcht1). Prefetches never fault: past the end of a buffer is harmless.

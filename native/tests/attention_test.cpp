@@ -410,6 +410,10 @@ int main(int, char** argv) {
       {RKV_DTYPE_BF16, 16, 32, 2, 128, {70, 33}, {}, 0.f, false},
       {RKV_DTYPE_BF16, 16, 64, 8, 128, {45, 130}, {}, 0.f, false},
       {RKV_DTYPE_BF16, 16, 32, 2, 80, {70, 33}, {}, 0.f, false},
+      // on AVX2 (where avx2_bf16_pairs holds) pairs take 16-element chunks and value tiles of 4 or
+      // 2 vectors for every row tile: head_dim 80 and 96 above, GQA 6 (4- and 2-row tiles) with
+      // head_dim 48 (4 rows: three 2-vector tiles; 2 rows: a 4- and a 2-vector tile)
+      {RKV_DTYPE_BF16, 16, 12, 2, 48, {70, 33}, {}, 0.f, false},
       // e4m3 decode widens rows by table lookup on AVX512-VBMI (kE4M3Lut) where head_dim % 64 == 0
       // and no value tile is 3 vectors wide: GQA 4 with head_dim 128, GQA 2 with 192 and GQA 16
       // take lookups (GQA 3 above too); head_dim 96 and GQA 8 must not
@@ -463,7 +467,16 @@ int main(int, char** argv) {
       g_failures++;
     }
   }
-  std::printf("%d failures (%s)\n", g_failures, isa);
+  std::printf("%d failures (%s, %s)\n", g_failures, isa,
+              std::strstr(rkv_build_info(), "avx2_bf16_pairs=on") ? "AVX2 bf16 pairs" : "no AVX2 bf16 pairs");
   if (g_failures != 0) return 1;
-  return rerun_lower_isas(argv[0], true);
+  int failed = rerun_lower_isas(argv[0], true);
+  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_AVX2_BF16_PAIRS")) {
+    // AVX2 bf16 decode with the other choice of element pairs than this CPU's (avx2_bf16_pairs)
+    const bool pairs = std::strstr(rkv_build_info(), "avx2_bf16_pairs=on") != nullptr;
+    if (!rerun_with(argv[0], pairs ? "RADIXKV_ISA=avx2 RADIXKV_AVX2_BF16_PAIRS=0"
+                                   : "RADIXKV_ISA=avx2 RADIXKV_AVX2_BF16_PAIRS=1"))
+      failed = 1;
+  }
+  return failed;
 }
