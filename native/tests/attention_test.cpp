@@ -467,16 +467,14 @@ int main(int, char** argv) {
       g_failures++;
     }
   }
+  const char* pairs_on = "avx2_bf16_pairs=on";
   std::printf("%d failures (%s, %s)\n", g_failures, isa,
-              std::strstr(rkv_build_info(), "avx2_bf16_pairs=on") ? "AVX2 bf16 pairs" : "no AVX2 bf16 pairs");
+              std::strstr(rkv_build_info(), pairs_on) ? "AVX2 bf16 pairs" : "no AVX2 bf16 pairs");
   if (g_failures != 0) return 1;
   int failed = rerun_lower_isas(argv[0], true);
-  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_AVX2_BF16_PAIRS")) {
-    // AVX2 bf16 decode with the other choice of element pairs than this CPU's (avx2_bf16_pairs)
-    const bool pairs = std::strstr(rkv_build_info(), "avx2_bf16_pairs=on") != nullptr;
-    if (!rerun_with(argv[0], pairs ? "RADIXKV_ISA=avx2 RADIXKV_AVX2_BF16_PAIRS=0"
-                                   : "RADIXKV_ISA=avx2 RADIXKV_AVX2_BF16_PAIRS=1"))
-      failed = 1;
-  }
+  // AVX2 bf16 decode with the other choice of element pairs than this CPU's (avx2_bf16_pairs)
+  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_AVX2_BF16_PAIRS") &&
+      !rerun_with(argv[0], "RADIXKV_ISA=avx2 " + other_choice(rkv_build_info(), pairs_on, "RADIXKV_AVX2_BF16_PAIRS")))
+    failed = 1;
   return failed;
 }

@@ -503,10 +503,8 @@ int main(int, char** argv) {
       !std::getenv("RADIXKV_FAR_PREFETCH") && !std::getenv("RADIXKV_ONEDNN")) {
     // the other rules for the small-m kernels' x chunks and row range than this CPU's (in the
     // plain run only: ctest's variants of this program change other choices)
-    const bool l2 = std::strstr(rkv_build_info(), "gemv_x=l2") != nullptr;
-    const bool rows32 = std::strstr(rkv_build_info(), "gemv_rows=32") != nullptr;
-    if (!rerun_with(argv[0], std::string(l2 ? "RADIXKV_GEMV_X_L2=0" : "RADIXKV_GEMV_X_L2=1") +
-                                 (rows32 ? " RADIXKV_GEMV_32=0" : " RADIXKV_GEMV_32=1")))
+    if (!rerun_with(argv[0], other_choice(rkv_build_info(), "gemv_x=l2", "RADIXKV_GEMV_X_L2") + " " +
+                                 other_choice(rkv_build_info(), "gemv_rows=32", "RADIXKV_GEMV_32")))
       failed = 1;
   }
   return failed;

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,12 @@
 inline const char* requested_isa() {
   const char* e = std::getenv("RADIXKV_ISA");
   return e ? e : "best";
+}
+
+// The environment assignment that picks the other choice of a 0 / 1 rule than this process's:
+// `name`=0 where the library's build info holds `on_token` (the rule is on here), else `name`=1.
+inline std::string other_choice(const char* build_info, const char* on_token, const char* name) {
+  return std::string(name) + (std::strstr(build_info, on_token) != nullptr ? "=0" : "=1");
 }
 
 // Runs `self` again with one more environment assignment (`NAME=value`); true when it passed.
