@@ -23,14 +23,16 @@ static inline void token_ranges(const SeqView& s, int64_t ta, int64_t tb, Prefet
 }
 
 // Tokens per group of the grouped decode loop (see grouped_block): about kGroupBytes of K
-// (or V) rows, 4 to 16 tokens (a power of two: groups tile kBlock), and a multiple of the score
-// tiles' token count. Smaller groups read memory closer to front to back; larger ones load and
-// store the value accumulators O less often. 16 KiB measured best on a 2-core Zen 5 (8 KV heads of 128: f32 4 tokens, bf16 8; 8 KiB
-// and 32 KiB lost 5-10% before the value tiles took over the prefetching).
+// (or V) rows, 4 (8 where decode_groups_of_8 holds) to 16 tokens (a power of two: groups tile
+// kBlock), and a multiple of the score tiles' token count. Smaller groups read memory closer to
+// front to back; larger ones load and store the value accumulators O less often. 16 KiB measured
+// best on a 2-core Zen 5 (8 KV heads of 128: f32 4 tokens, bf16 8; 8 KiB and 32 KiB lost 5-10%
+// before the value tiles took over the prefetching). On Zen 1 at least 8 tokens: 8 KV heads of
+// 128, f32, 1 thread, 4 x 32768 tokens, 6.0-6.5 -> 7.4-7.7 GB/s (rkv_isa.h).
 constexpr int64_t kGroupBytes = 16384;
 static inline int token_group(const SeqView& s, int R) {
   const int64_t region = (int64_t)s.num_kv_heads * s.row_bytes;
-  int g = 4;
+  int g = decode_groups_of_8() ? 8 : 4;
   while (g < 16 && (int64_t)(2 * g) * region <= kGroupBytes) g *= 2;
   return std::max(g, score_group(R));
 }

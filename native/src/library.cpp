@@ -75,6 +75,7 @@ RKV_API const char* rkv_build_info(void) {
   info += rkv::gemv_x_chunk_l2() ? "; gemv_x=l2" : "; gemv_x=l1";
   info += rkv::gemv_up_to_32_rows() ? "; gemv_rows=32" : "; gemv_rows=16";
   info += rkv::avx2_bf16_pairs() ? "; avx2_bf16_pairs=on" : "; avx2_bf16_pairs=off";
+  info += rkv::decode_groups_of_8() ? "; decode_group=8" : "; decode_group=4";
   info += std::string("; amx=") + rkv::dense::amx_mode_name(rkv::dense::amx_mode());
   return info.c_str();
 }

@@ -102,6 +102,11 @@ bool avx2_bf16_pairs() {
   return on;
 }
 
+bool decode_groups_of_8() {
+  static const bool on = env_choice("RADIXKV_DECODE_GROUP_8", RKV_CPU_IS("znver1"));
+  return on;
+}
+
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
     case kIsaAvx512: return "avx512";

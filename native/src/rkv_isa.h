@@ -52,6 +52,13 @@ bool gemv_up_to_32_rows();
 // not elsewhere (measured on Zen 1 only; AVX-512 takes pairs wherever they fit).
 // RADIXKV_AVX2_BF16_PAIRS=0 or 1 in the environment overrides the choice (read once).
 bool avx2_bf16_pairs();
+// Whether the grouped decode loop (attention_cpu_decode.h: token_group) reads K and V in groups
+// of at least 8 tokens rather than 4: on AMD Zen 1 / Zen+ (znver1), where a value tile's setup
+// (its O accumulators loaded and stored, its rows' visible ranges) over only 4 tokens of f32 rows
+// (8 KV heads of 128: 4 KiB a token) held the loop to about a third of the FMA rate; not elsewhere
+// (the 16 KiB groups were tuned on Zen 5). Results are the same either way (each row sums its
+// tokens in order). RADIXKV_DECODE_GROUP_8=0 or 1 in the environment overrides the choice (read once).
+bool decode_groups_of_8();
 // Software prefetches of the lines [at, at + bytes) of a stream: each near bytes ahead into L1
 // (prefetcht0), then, where far != 0 (a distance chosen by far_prefetch_l2), each far bytes
 // ahead into L2 (prefetcht1). Prefetches never fault: past the end of a buffer is harmless.

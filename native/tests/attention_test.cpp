@@ -468,13 +468,16 @@ int main(int, char** argv) {
     }
   }
   const char* pairs_on = "avx2_bf16_pairs=on";
-  std::printf("%d failures (%s, %s)\n", g_failures, isa,
-              std::strstr(rkv_build_info(), pairs_on) ? "AVX2 bf16 pairs" : "no AVX2 bf16 pairs");
+  std::printf("%d failures (%s, %s, decode groups of %s tokens)\n", g_failures, isa,
+              std::strstr(rkv_build_info(), pairs_on) ? "AVX2 bf16 pairs" : "no AVX2 bf16 pairs",
+              std::strstr(rkv_build_info(), "decode_group=8") ? "8+" : "4+");
   if (g_failures != 0) return 1;
   int failed = rerun_lower_isas(argv[0], true);
-  // AVX2 bf16 decode with the other choice of element pairs than this CPU's (avx2_bf16_pairs)
-  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_AVX2_BF16_PAIRS") &&
-      !rerun_with(argv[0], "RADIXKV_ISA=avx2 " + other_choice(rkv_build_info(), pairs_on, "RADIXKV_AVX2_BF16_PAIRS")))
+  // AVX2 decode with the other choices than this CPU's of bf16 element pairs (avx2_bf16_pairs)
+  // and of the decode groups' least token count (decode_groups_of_8: the f32 8 x 128 cases)
+  if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_AVX2_BF16_PAIRS") && !std::getenv("RADIXKV_DECODE_GROUP_8") &&
+      !rerun_with(argv[0], "RADIXKV_ISA=avx2 " + other_choice(rkv_build_info(), pairs_on, "RADIXKV_AVX2_BF16_PAIRS") +
+                               " " + other_choice(rkv_build_info(), "decode_group=8", "RADIXKV_DECODE_GROUP_8")))
     failed = 1;
   return failed;
 }
