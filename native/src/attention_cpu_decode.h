@@ -119,11 +119,11 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
 template <int DT>
 static void attend_grouped_t(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
                              RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
-  // AVX2 bf16 pairs (where avx2_bf16_pairs holds) with 4 or more rows: 16-token groups. Their
-  // 4-row value tiles are 2 vectors wide (8 multiply-adds a token), so a tile's setup weighs
-  // twice what it does in the 4 x 4 tiles of fewer rows. Zen 1, 1 thread, 8 KV heads of 128,
-  // GQA 4: 8 -> 16 tokens 1.08-1.11x; GQA 6 1.10x; GQA 3 level and GQA 2 0.96-0.98x, so not there.
-  const int g = DT == kBf16Pairs && I::W == 8 && R >= 4 ? 16 : token_group(s, R);
+  // AVX2 bf16 pairs (where avx2_bf16_pairs holds) with more than 4 rows: 16-token groups. Their
+  // 4-row value tiles are 2 vectors wide (8 multiply-adds a token), so a tile's setup weighs more
+  // than in the 3 x 4 tiles of GQA 3. Zen 1, 8 KV heads of 128, 8 -> 16 tokens: GQA 5 1.04-1.05x,
+  // GQA 6 1.02-1.05x, GQA 8 1.07-1.08x (1 and 2 threads); GQA 4 level, GQA 2 and 3 level or slower.
+  const int g = DT == kBf16Pairs && I::W == 8 && R > 4 ? 16 : token_group(s, R);
   Rows cur;
   int64_t t = t0;
   int n = (int)(t1 - t < kBlock ? t1 - t : kBlock);
