@@ -145,6 +145,11 @@ using HeadwisePrefetcher = PrefetcherT<3>;
 // in cache and 2x slower from memory (f32, 1 thread 6.0 -> 12.1 GB/s, about 0.83 of that core's
 // read; 2 threads 11.7 -> 22.7); on Zen 5 the two hints are level (f32 / bf16 / f16, 1 and 2
 // threads, pages in order or not).
+// A cursor that issues nothing (score tiles outside the grouped decode loop).
+struct NoCursor {
+  inline void step(int) {}
+};
+static NoCursor no_cursor;
 struct LineCursor {
   uintptr_t cur = 0, end = 0;
   int per = 0;

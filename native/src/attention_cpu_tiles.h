@@ -111,11 +111,26 @@ RKV_ATTN_INLINE void score_tile_x3(const float* q, int hd, const uint8_t* const*
 
 // GB (3 or 4) rows over n_pad tokens (even): GB x 3 tiles, then 2-token tiles for a remainder
 // of 2 or 4.
-template <int DT, int GB>
-RKV_ATTN_INLINE void rows_x3(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS) {
+// PF steps once per tile (LineCursor, or NoCursor).
+template <int DT, int GB, typename PF>
+RKV_ATTN_INLINE void rows_x3(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS, PF& pf) {
   int t = 0;
-  for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) score_tile_x3<DT, GB>(Q, hd, krow + t, S + t, ldS);
-  for (; t < n_pad; t += 2) score_tile<DT, GB>(Q, hd, krow + t, S + t, ldS);
+  for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) {
+    score_tile_x3<DT, GB>(Q, hd, krow + t, S + t, ldS);
+    pf.step(1);
+  }
+  for (; t < n_pad; t += 2) {
+    score_tile<DT, GB>(Q, hd, krow + t, S + t, ldS);
+    pf.step(1);
+  }
+}
+
+// The tiles rows_x3 (x3) or rows_pairs (!x3) take for GB rows over n_pad tokens.
+static inline int rows_tiles(int GB, bool x3, int n_pad) {
+  int tiles = 0, t = 0;
+  if (x3 || GB == 3)
+    for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) tiles++;
+  return tiles + (n_pad - t + 1) / 2;
 }
 
 // AVX2 scores on K rows in kBf16Pairs order (Q permuted to match): GB rows x TB tokens, each
@@ -150,30 +165,53 @@ RKV_ATTN_INLINE void score_tile_pairs(const float* q, int hd, const uint8_t* con
 
 // GB (3 or 4) rows over n_pad tokens (even) in pairs order: 4 x 2 tiles; 3 x 3 tiles, then
 // 3 x 2 for a remainder of 2 or 4.
-template <int GB>
-RKV_ATTN_INLINE void rows_pairs(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS) {
+template <int GB, typename PF>
+RKV_ATTN_INLINE void rows_pairs(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS, PF& pf) {
   int t = 0;
   if constexpr (GB == 3)
-    for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) score_tile_pairs<3, 3>(Q, hd, krow + t, S + t, ldS);
-  for (; t < n_pad; t += 2) score_tile_pairs<GB, 2>(Q, hd, krow + t, S + t, ldS);
+    for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) {
+      score_tile_pairs<3, 3>(Q, hd, krow + t, S + t, ldS);
+      pf.step(1);
+    }
+  for (; t < n_pad; t += 2) {
+    score_tile_pairs<GB, 2>(Q, hd, krow + t, S + t, ldS);
+    pf.step(1);
+  }
 }
 
-// Scores of n_pad tokens (a multiple of score_group(R); rows past the real tokens are valid
-// memory, their scores masked later).
+// AVX2's score tiles of 3 and 4 rows (rows_x3, rows_pairs) that step a cursor: f32, bf16, f16
+// and bf16 pairs.
 template <int DT>
-static void scores_padded(const float* Q, int R, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS) {
+static constexpr bool kScoreTilesStep =
+    I::W == 8 && (DT == kBf16Pairs || DT == RKV_DTYPE_F32 || DT == RKV_DTYPE_BF16 || DT == RKV_DTYPE_F16);
+
+// The score tiles of R rows over n_pad tokens that step scores_padded's cursor (the 4- and 3-row
+// groups of kScoreTilesStep; none elsewhere). Mirrors scores_padded's row tiling.
+template <int DT>
+static inline int score_cursor_steps(int R, int n_pad) {
+  if constexpr (!kScoreTilesStep<DT>) {
+    return 0;
+  } else {
+    const bool x3 = DT != kBf16Pairs;
+    return R / 4 * rows_tiles(4, x3, n_pad) + (R % 4 == 3 ? rows_tiles(3, x3, n_pad) : 0);
+  }
+}
+
+template <int DT, typename PF>
+RKV_ATTN_INLINE void scores_padded_rows(const float* Q, int R, int hd, const uint8_t* const* krow, int n_pad, float* S,
+                                        int ldS, PF& pf) {
   int r = 0;
   if constexpr (I::W == 8 && DT == kBf16Pairs) {
-    for (; r + 4 <= R; r += 4) rows_pairs<4>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+    for (; r + 4 <= R; r += 4) rows_pairs<4>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS, pf);
     if (r + 3 == R) {
-      rows_pairs<3>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+      rows_pairs<3>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS, pf);
       return;
     }
   }
   if constexpr (I::W == 8 && (DT == RKV_DTYPE_F32 || DT == RKV_DTYPE_BF16 || DT == RKV_DTYPE_F16)) {
-    for (; r + 4 <= R; r += 4) rows_x3<DT, 4>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+    for (; r + 4 <= R; r += 4) rows_x3<DT, 4>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS, pf);
     if (r + 3 == R) {
-      rows_x3<DT, 3>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+      rows_x3<DT, 3>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS, pf);
       return;
     }
   }
@@ -191,6 +229,16 @@ static void scores_padded(const float* Q, int R, int hd, const uint8_t* const* k
     for (; r + 2 <= R; r += 2) score_rows<DT, 2>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
   }
   for (; r < R; r++) score_rows<DT, 1>(Q + (int64_t)r * hd, hd, krow, n_pad, S + (int64_t)r * ldS, ldS);
+}
+
+// Scores of n_pad tokens (a multiple of score_group(R); rows past the real tokens are valid
+// memory, their scores masked later). pf steps once per tile of score_cursor_steps.
+template <int DT, typename PF = NoCursor>
+static void scores_padded(const float* Q, int R, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS,
+                          PF& pf = no_cursor) {
+  PF p = pf;  // a local copy keeps the cursor in registers through the tiles
+  scores_padded_rows<DT>(Q, R, hd, krow, n_pad, S, ldS, p);
+  pf = p;
 }
 
 // The token count scores_padded's tiles for R rows step by (the largest tile width it uses):
