@@ -91,8 +91,8 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
     // AVX2's 3- and 4-row score tiles take a share each (score_cursor_steps); elsewhere one share
     // per head (stepping inside the score tiles measured 5-10% slower on Zen 5). On Zen 1 a
     // head's share in one burst (64 lines for 8-token groups of f32 rows of 8 KV heads of 128)
-    // fills the miss buffers: per tile, 8 KV heads of 128, GQA 4, 1 thread, f32 1.11-1.13x,
-    // bf16 1.05-1.07x; GQA 3 and the small model level to 1.04x.
+    // fills the miss buffers. Per tile, 8 KV heads of 128, 1 and 2 threads: GQA 4 f32 1.11-1.15x,
+    // bf16 0.98-1.11x; GQA 3 bf16 1.07-1.08x; the small model (4 of 64, GQA 3) 1.04-1.08x.
     const int per_head = score_cursor_steps<DT>(R, g);
     LineCursor lc = group_cursor(s, next, (int64_t)nh * std::max(per_head, 1), pr);
     for (int h = 0; h < nh; h++) {
