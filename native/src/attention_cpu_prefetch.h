@@ -146,8 +146,8 @@ static NoCursor no_cursor;
 
 // The grouped decode loop's prefetcher (grouped_block): one contiguous range, `per` lines
 // (prefetcht0) per step: per head in the score pass (per tile of AVX2's 3- and 4-row score tiles),
-// per token inside the value tiles. Its state
-// stays in registers through a tile's token loop (a Prefetcher copied into each tile spilled).
+// per token inside the value tiles. Its state stays in registers through a tile's token loop (a
+// Prefetcher copied into each tile spilled).
 // T0, not NTA: on a 16-core Intel Xeon (AVX512-FP16, AMX) prefetchnta ran this loop 3.5x slower
 // in cache and 2x slower from memory (f32, 1 thread 6.0 -> 12.1 GB/s, about 0.83 of that core's
 // read; 2 threads 11.7 -> 22.7); on Zen 5 the two hints are level (f32 / bf16 / f16, 1 and 2
