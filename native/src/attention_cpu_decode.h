@@ -85,6 +85,7 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
   const int hd = s.head_dim;
   const uint8_t* rows[kBlock];
   PrefetchRanges pr;
+  const int per_head = score_cursor_steps<DT>(R, g);  // see the score pass below
   for (int j0 = 0; j0 < n; j0 += g) {
     const GroupRef next = j0 + g < n ? GroupRef{t + j0 + g, t + std::min(j0 + 2 * g, n), false}
                                      : GroupRef{t, t + std::min(g, n), true};
@@ -93,7 +94,6 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
     // head's share in one burst (64 lines for 8-token groups of f32 rows of 8 KV heads of 128)
     // fills the miss buffers. Per tile, 8 KV heads of 128, 1 and 2 threads: GQA 4 f32 1.11-1.15x,
     // bf16 0.98-1.11x; GQA 3 bf16 1.07-1.08x; the small model (4 of 64, GQA 3) 1.04-1.08x.
-    const int per_head = score_cursor_steps<DT>(R, g);
     LineCursor lc = group_cursor(s, next, (int64_t)nh * std::max(per_head, 1), pr);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;

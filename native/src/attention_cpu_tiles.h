@@ -111,11 +111,20 @@ RKV_ATTN_INLINE void score_tile_x3(const float* q, int hd, const uint8_t* const*
 
 // GB (3 or 4) rows over n_pad tokens (even): GB x 3 tiles, then 2-token tiles for a remainder
 // of 2 or 4.
+// The tokens of n_pad (even) that 3-token tiles cover before the 2-token ones: 3 at a time
+// while at least 3 remain, but a remainder of 4 is two 2-token tiles.
+static inline int three_token_span(int n_pad) {
+  int t = 0;
+  while (t + 3 <= n_pad && n_pad - t != 4) t += 3;
+  return t;
+}
+
 // PF steps once per tile (LineCursor, or NoCursor).
 template <int DT, int GB, typename PF>
 RKV_ATTN_INLINE void rows_x3(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS, PF& pf) {
+  const int t3 = three_token_span(n_pad);
   int t = 0;
-  for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) {
+  for (; t < t3; t += 3) {
     score_tile_x3<DT, GB>(Q, hd, krow + t, S + t, ldS);
     pf.step(1);
   }
@@ -127,10 +136,8 @@ RKV_ATTN_INLINE void rows_x3(const float* Q, int hd, const uint8_t* const* krow,
 
 // The tiles rows_x3 (x3) or rows_pairs (!x3) take for GB rows over n_pad tokens.
 static inline int rows_tiles(int GB, bool x3, int n_pad) {
-  int tiles = 0, t = 0;
-  if (x3 || GB == 3)
-    for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) tiles++;
-  return tiles + (n_pad - t + 1) / 2;
+  const int t3 = x3 || GB == 3 ? three_token_span(n_pad) : 0;
+  return t3 / 3 + (n_pad - t3 + 1) / 2;
 }
 
 // AVX2 scores on K rows in kBf16Pairs order (Q permuted to match): GB rows x TB tokens, each
@@ -169,7 +176,7 @@ template <int GB, typename PF>
 RKV_ATTN_INLINE void rows_pairs(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS, PF& pf) {
   int t = 0;
   if constexpr (GB == 3)
-    for (; t + 3 <= n_pad && n_pad - t != 4; t += 3) {
+    for (const int t3 = three_token_span(n_pad); t < t3; t += 3) {
       score_tile_pairs<3, 3>(Q, hd, krow + t, S + t, ldS);
       pf.step(1);
     }
