@@ -109,8 +109,6 @@ RKV_ATTN_INLINE void score_tile_x3(const float* q, int hd, const uint8_t* const*
     for (int t = 0; t < 3; t++) S[(int64_t)g * ldS + t] = sums[g * 3 + t];
 }
 
-// GB (3 or 4) rows over n_pad tokens (even): GB x 3 tiles, then 2-token tiles for a remainder
-// of 2 or 4.
 // The tokens of n_pad (even) that 3-token tiles cover before the 2-token ones: 3 at a time
 // while at least 3 remain, but a remainder of 4 is two 2-token tiles.
 static inline int three_token_span(int n_pad) {
@@ -119,7 +117,8 @@ static inline int three_token_span(int n_pad) {
   return t;
 }
 
-// PF steps once per tile (LineCursor, or NoCursor).
+// GB (3 or 4) rows over n_pad tokens (even): GB x 3 tiles, then 2-token tiles for a remainder
+// of 2 or 4. PF steps once per tile (LineCursor, or NoCursor).
 template <int DT, int GB, typename PF>
 RKV_ATTN_INLINE void rows_x3(const float* Q, int hd, const uint8_t* const* krow, int n_pad, float* S, int ldS, PF& pf) {
   const int t3 = three_token_span(n_pad);
