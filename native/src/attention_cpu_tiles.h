@@ -400,7 +400,8 @@ struct Vis {
   const int* lo;
   const int* hi;
   int toff;
-  // Uniform tiles (pv_block): the call's tokens [u0, u1), which every row sees
+  // Uniform tiles (pv_block): the call's tokens [u0, u1) (clipped to [0, n) by the tile), which
+  // every row sees
   int u0 = 0, u1 = 0;
 };
 
@@ -633,22 +634,23 @@ static inline void pv_block_rows(const float* P, int R, int ldP, const uint8_t* 
 // of this call's first token in the softmax block. scale null: O is not rescaled. Where every row
 // sees the same tokens (decode: one position per GQA group, and a sequence starts at its window, so
 // every token of every block; prefill: the blocks before a query tile's diagonal), the range is
-// clipped once here and the tiles take it as it is (Uniform); the tiles run the same multiply-adds
+// read once here and the tiles take it as it is (Uniform); the tiles run the same multiply-adds
 // either way. The per-row range tests in every tile (GCC builds them from xmm min / max, spilling
 // through the stack) had cost the value pass up to a third of its time: Zen 1, 8 KV heads of 128,
 // GQA 4, one build with the uniform path switched off / on, rkv_ab medians, K/V GB/s: f32 in L2
 // 8.29 -> 9.49, 4 x 32768 tokens 8.61 -> 9.27 (2 threads 16.3 -> 17.3); bf16 in L2 4.08 -> 4.42,
-// 4 x 32768 tokens 4.72 -> 5.17 (2 threads 9.19 -> 10.2); f16 4.00 -> 4.47; GQA 3 bf16 6.11 ->
-// 6.32; the small model (4 of 64, GQA 3) level. Prefill (rkv_ab prefill, of the FMA peak, 1 thread): bf16 q 512 0.663 ->
-// 0.685 (2 threads 0.659 -> 0.665), q 2048 0.687 -> 0.709; f32 0.604 -> 0.618; GQA 3 0.659 ->
-// 0.671.
+// 4 x 32768 tokens 4.72 -> 5.17 (2 threads 9.19 -> 10.2); f16 4.00 -> 4.47; GQA 3 bf16 6.11 -> 6.32;
+// the small model (4 of 64, GQA 3) level. Prefill (rkv_ab prefill, of the FMA peak, 1 thread): bf16
+// q 512 0.663 -> 0.685 (2 threads 0.659 -> 0.665), q 2048 0.687 -> 0.709; f32 0.604 -> 0.618; GQA 3
+// 0.659 -> 0.671.
 template <int DT, bool Diag = false, typename PF>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
                      const float* scale, const int* vis, int toff, PF& pf) {
   bool same = true;
   for (int r = 1; r < R; r++) same = same && vis[r] == vis[0] && vis[R + r] == vis[R];
   if (same) {
-    const int u0 = std::max(vis[0] - toff, 0), u1 = std::max(std::min(vis[R] - toff, n), u0);
+    // call-local; each tile clips them to [0, n)
+    const int u0 = vis[0] - toff, u1 = vis[R] - toff;
     return pv_block_rows<DT, false, true>(P, R, ldP, vrow, n, O, hd, scale, vis, toff, u0, u1, pf);
   }
   pv_block_rows<DT, Diag, false>(P, R, ldP, vrow, n, O, hd, scale, vis, toff, 0, 0, pf);
