@@ -7,7 +7,7 @@
 // ratio comes from the same seconds. Prints the median and range over the rounds.
 //
 //   rkv_ab gemv    [dtype=bf16|f32|f16] [m=8] [n=8192] [k=3072] [layout=packed|rows] COMMON LIB...
-//   rkv_ab decode  [kv=bf16|f32|f16|e4m3] [ctx=32768] [batch=4] [pages=order|shuffled] COMMON LIB...
+//   rkv_ab decode  [kv=bf16|f32|f16|e4m3|e5m2] [ctx=32768] [batch=4] [pages=order|shuffled] COMMON LIB...
 //   rkv_ab scatter [scale=1] [tokens=262144] COMMON LIB...      (bf16 -> e4m3 scatter, f32 -> e4m3 quantize)
 //   rkv_ab prefill [kv=bf16] [q=512] COMMON LIB...              (of rkv_bench_fma_peak)
 //   LIB: a path with a '/' in it (./libradixkv.so); an argument with '=' and no '/' is an option.
@@ -157,11 +157,14 @@ int32_t dtype_of(const std::string& s) {
   if (s == "f16") return RKV_DTYPE_F16;
   if (s == "bf16") return RKV_DTYPE_BF16;
   if (s == "e4m3") return RKV_DTYPE_FP8_E4M3;
-  std::fprintf(stderr, "rkv_ab: unknown dtype %s (f32, f16, bf16, e4m3)\n", s.c_str());
+  if (s == "e5m2") return RKV_DTYPE_FP8_E5M2;
+  std::fprintf(stderr, "rkv_ab: unknown dtype %s (f32, f16, bf16, e4m3, e5m2)\n", s.c_str());
   std::exit(2);
 }
 
-int64_t dtype_bytes(int32_t dt) { return dt == RKV_DTYPE_F32 ? 4 : dt == RKV_DTYPE_FP8_E4M3 ? 1 : 2; }
+int64_t dtype_bytes(int32_t dt) {
+  return dt == RKV_DTYPE_F32 ? 4 : dt == RKV_DTYPE_FP8_E4M3 || dt == RKV_DTYPE_FP8_E5M2 ? 1 : 2;
+}
 
 // Random values of roughly unit magnitude in a dtype (normal numbers, both signs).
 void fill_random(uint8_t* p, int64_t n, int32_t dt, std::mt19937_64& g) {
@@ -185,6 +188,9 @@ void fill_random(uint8_t* p, int64_t n, int32_t dt, std::mt19937_64& g) {
         std::memcpy(p + 2 * i, &u, 2);
         break;
       }
+      case RKV_DTYPE_FP8_E5M2:  // exponent field 8-15 (2^-7 .. 2^0)
+        p[i] = static_cast<uint8_t>((sign << 7) | ((8 + e) << 2) | (mant & 3));
+        break;
       default:  // e4m3: exponent field 1-8, never the NaN code
         p[i] = static_cast<uint8_t>((sign << 7) | ((1 + e) << 3) | (mant & 7));
     }
@@ -265,7 +271,7 @@ int gemv(Options& o, std::vector<Lib>& libs) {
   const size_t base = static_cast<size_t>(o.num("base", 1024)) << 20;
   const size_t rotate = static_cast<size_t>(o.num("rotate", 1200)) << 20;
   o.finish();
-  if (dt == RKV_DTYPE_FP8_E4M3) {
+  if (dt == RKV_DTYPE_FP8_E4M3 || dt == RKV_DTYPE_FP8_E5M2) {
     std::fprintf(stderr, "rkv_ab: gemv weights are f32, f16 or bf16\n");
     return 2;
   }
