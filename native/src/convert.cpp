@@ -390,6 +390,47 @@ RKV_AVX2_INLINE void a2_store_fp8x32(uint8_t* p, __m256 v0, __m256 v1, __m256 v2
   _mm256_storeu_si256((__m256i*)p, b);
 }
 
+// bf16 -> fp8 at scale 1 in 16-bit lanes, 16 values a vector (the f32 route above takes 8 and
+// widens them first): |x| clamped to the largest finite value (vpminuw; NaN lanes are flagged
+// before the clamp), the normal range rounded to nearest even on the bf16 bits with the exponent
+// rebias folded into the add (as a2_fp8_magnitude_codes), the subnormal range through the FP
+// adder as there, on the two halves placed in f32 lanes by interleaving with zero (exact: a bf16
+// is the top half of an f32) and packed back in order. Returns the magnitude codes in 16-bit
+// lanes and the NaN lanes in `nan`.
+template <int DD>
+RKV_AVX2_INLINE __m256i a2_bf16_fp8_magnitudes(__m256i x, __m256i& nan) {
+  constexpr int MB = Fp8Format<DD>::kMantissaBits, BIAS = Fp8Format<DD>::kBias;
+  constexpr int drop = 7 - MB;
+  constexpr short kMax = (short)(Fp8Format<DD>::kMaxBits >> 16), kMinNormal = (short)(Fp8Format<DD>::kMinNormalBits >> 16);
+  constexpr short round_rebias = (short)(((1 << (drop - 1)) - 1) - ((127 - BIAS) << 7));
+  constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
+  __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0x7FFF));
+  nan = _mm256_cmpgt_epi16(a, _mm256_set1_epi16(0x7F80));
+  __m256i c = _mm256_min_epu16(a, _mm256_set1_epi16(kMax));
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi16(c, drop), _mm256_set1_epi16(1));
+  __m256i rn = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(c, lsb), _mm256_set1_epi16(round_rebias)), drop);
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256 vmagic = _mm256_castsi256_ps(s1(magic));
+  __m256i lo = _mm256_sub_epi32(_mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, c)), vmagic)), s1(magic));
+  __m256i hi = _mm256_sub_epi32(_mm256_castps_si256(_mm256_add_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, c)), vmagic)), s1(magic));
+  __m256i rs = _mm256_packus_epi32(lo, hi);  // undoes the interleave; normal lanes saturate (replaced next)
+  return _mm256_blendv_epi8(rs, rn, _mm256_cmpgt_epi16(c, _mm256_set1_epi16((short)(kMinNormal - 1))));
+}
+
+// 32 bf16 values -> 32 fp8 codes (scale 1): signs and NaN lanes packed to bytes with the same
+// signed-saturating packs, NaN -> 0x7F as the f32 route gives.
+template <int DD>
+RKV_AVX2_INLINE void a2_bf16_to_fp8x32(const uint16_t* s, uint8_t* p) {
+  __m256i x0 = _mm256_loadu_si256((const __m256i*)s), x1 = _mm256_loadu_si256((const __m256i*)(s + 16));
+  __m256i n0, n1;
+  __m256i m0 = a2_bf16_fp8_magnitudes<DD>(x0, n0), m1 = a2_bf16_fp8_magnitudes<DD>(x1, n1);
+  __m256i b = _mm256_or_si256(_mm256_packus_epi16(m0, m1),
+                              _mm256_and_si256(_mm256_packs_epi16(x0, x1), _mm256_set1_epi8((char)0x80)));
+  b = _mm256_blendv_epi8(b, _mm256_set1_epi8(0x7F), _mm256_packs_epi16(n0, n1));
+  // qwords: x0[0..7] x1[0..7] | x0[8..15] x1[8..15]
+  _mm256_storeu_si256((__m256i*)p, _mm256_permute4x64_epi64(b, 0xD8));
+}
+
 template <int DD>
 RKV_AVX2_INLINE void a2_store8(void* dst, int64_t i, __m256 v) {
   if constexpr (DD == RKV_DTYPE_F32) _mm256_storeu_ps((float*)dst + i, v);
@@ -406,6 +447,11 @@ RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
   if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
     constexpr int ss = dtype_size(SD);
     const int64_t far = g_fp8_far_prefetch;  // read once: the row's stores may alias it
+    if constexpr (SD == RKV_DTYPE_BF16 && MODE == kScaleNone)
+      for (; i + 32 <= n; i += 32) {
+        prefetch_stream(static_cast<const char*>(src) + i * ss, 32 * ss, kFp8PrefetchBytes, far);
+        a2_bf16_to_fp8x32<DD>((const uint16_t*)src + i, (uint8_t*)dst + i);
+      }
     for (; i + 32 <= n; i += 32) {
       prefetch_stream(static_cast<const char*>(src) + i * ss, 32 * ss, kFp8PrefetchBytes, far);
       __m256 x[4];
