@@ -467,6 +467,10 @@ int main(int, char** argv) {
       // chunks of 4-row tiles, each prefetching the next one's chunk (f32: kNR-row tiles over
       // all of k); a scalar tail and an odd row
       if (m <= 2) test_linear(m, 37, 20001, wdt, m == 2);
+      // k % 16 == 0: m = 1 bf16 reads element pairs where rkv_isa.h's avx2_bf16_pairs holds (this
+      // program runs again with the other choice): a 16-element tail, whole rows, long rows
+      if (m == 1)
+        for (int64_t k : {16, 48, 768, 20000}) test_linear(m, 37, k, wdt, k == 48);
     }
   }
   test_rmsnorm(0.f);
@@ -500,11 +504,15 @@ int main(int, char** argv) {
   if (std::getenv("RADIXKV_AMX")) return 0;
   int failed = rerun_lower_isas(argv[0]);
   if (!std::getenv("RADIXKV_ISA") && !std::getenv("RADIXKV_GEMV_X_L2") && !std::getenv("RADIXKV_GEMV_32") &&
-      !std::getenv("RADIXKV_FAR_PREFETCH") && !std::getenv("RADIXKV_ONEDNN")) {
+      !std::getenv("RADIXKV_AVX2_BF16_PAIRS") && !std::getenv("RADIXKV_FAR_PREFETCH") && !std::getenv("RADIXKV_ONEDNN")) {
     // the other rules for the small-m kernels' x chunks and row range than this CPU's (in the
     // plain run only: ctest's variants of this program change other choices)
     if (!rerun_with(argv[0], other_choice(rkv_build_info(), "gemv_x=l2", "RADIXKV_GEMV_X_L2") + " " +
                                  other_choice(rkv_build_info(), "gemv_rows=32", "RADIXKV_GEMV_32")))
+      failed = 1;
+    // AVX2's m = 1 bf16 kernel with the other choice of element pairs than this CPU's
+    if (!rerun_with(argv[0], "RADIXKV_ISA=avx2 " + other_choice(rkv_build_info(), "avx2_bf16_pairs=on",
+                                                                 "RADIXKV_AVX2_BF16_PAIRS")))
       failed = 1;
   }
   return failed;
