@@ -148,11 +148,11 @@ struct I {
 };
 #include "dense_gemv_impl.h"
 
-// m = 1 with bf16 weights read as element pairs (where avx2_bf16_pairs holds; k % 16 == 0): one
+// m <= 2 with bf16 weights read as element pairs (where avx2_bf16_pairs holds; k % 16 == 0): one
 // 32-byte load of 16 weights, a shift for the even elements and a mask for the odd ones, against
 // x permuted to match (permute_pairs), instead of a zero-extending load and a shift per 8. On
-// Zen 1's 128-bit units the widening had bound this kernel: 12.2-12.4 GB/s of weights with them
-// in cache, against 14-15 GB/s of read.
+// Zen 1's 128-bit units the widening had bound this kernel: at m = 1, 12.2-12.4 GB/s of weights
+// with them in cache, against 14-15 GB/s of read.
 static void permute_pairs(const float* x, int64_t k, float* xp) {
   for (int64_t b = 0; b < k; b += 16)
     for (int i = 0; i < 8; i++) {
@@ -161,49 +161,72 @@ static void permute_pairs(const float* x, int64_t k, float* xp) {
     }
 }
 
-// NR weight rows (stride k) against the permuted x, each prefetched pf elements ahead.
-template <int NR>
-static inline void pair_rows(const float* xp, int64_t k, const uint16_t* w, int64_t pf, float* y, bool acc) {
+// MR rows of permuted x (row stride k) against NR weight rows (stride k), each weight row
+// prefetched pf elements ahead; y row stride n.
+template <int MR, int NR>
+static inline void pair_rows(const float* xp, int64_t k, const uint16_t* w, int64_t pf, float* y, int64_t n,
+                             bool acc) {
+  constexpr int U = 4;  // accumulators per (row, weight row): one per 8 elements of a 32-element step
   const __m256i odd = _mm256_set1_epi32((int)0xFFFF0000u);
-  __m256 a[NR][4];
-  for (int c = 0; c < NR; c++)
-    for (int u = 0; u < 4; u++) a[c][u] = _mm256_setzero_ps();
+  __m256 a[MR][NR][U];
+  for (int r = 0; r < MR; r++)
+    for (int c = 0; c < NR; c++)
+      for (int u = 0; u < U; u++) a[r][c][u] = _mm256_setzero_ps();
   int64_t kk = 0;
   for (; kk + 32 <= k; kk += 32) {
     for (int c = 0; c < NR; c++) __builtin_prefetch(w + c * k + kk + pf, 0, kWeightPrefetchLocality);
-    const __m256 x0 = _mm256_load_ps(xp + kk), x1 = _mm256_load_ps(xp + kk + 8);
-    const __m256 x2 = _mm256_load_ps(xp + kk + 16), x3 = _mm256_load_ps(xp + kk + 24);
     for (int c = 0; c < NR; c++) {
       const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + c * k + kk));
       const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + c * k + kk + 16));
-      a[c][0] = _mm256_fmadd_ps(x0, _mm256_castsi256_ps(_mm256_slli_epi32(v0, 16)), a[c][0]);
-      a[c][1] = _mm256_fmadd_ps(x1, _mm256_castsi256_ps(_mm256_and_si256(v0, odd)), a[c][1]);
-      a[c][2] = _mm256_fmadd_ps(x2, _mm256_castsi256_ps(_mm256_slli_epi32(v1, 16)), a[c][2]);
-      a[c][3] = _mm256_fmadd_ps(x3, _mm256_castsi256_ps(_mm256_and_si256(v1, odd)), a[c][3]);
+      const __m256 w0 = _mm256_castsi256_ps(_mm256_slli_epi32(v0, 16)), w1 = _mm256_castsi256_ps(_mm256_and_si256(v0, odd));
+      const __m256 w2 = _mm256_castsi256_ps(_mm256_slli_epi32(v1, 16)), w3 = _mm256_castsi256_ps(_mm256_and_si256(v1, odd));
+      for (int r = 0; r < MR; r++) {
+        const float* xr = xp + r * k + kk;
+        a[r][c][0] = _mm256_fmadd_ps(_mm256_load_ps(xr), w0, a[r][c][0]);
+        a[r][c][1] = _mm256_fmadd_ps(_mm256_load_ps(xr + 8), w1, a[r][c][1]);
+        a[r][c][2] = _mm256_fmadd_ps(_mm256_load_ps(xr + 16), w2, a[r][c][2]);
+        a[r][c][3] = _mm256_fmadd_ps(_mm256_load_ps(xr + 24), w3, a[r][c][3]);
+      }
     }
   }
   if (kk < k) {  // 16 left (k % 16 == 0)
-    const __m256 x0 = _mm256_load_ps(xp + kk), x1 = _mm256_load_ps(xp + kk + 8);
     for (int c = 0; c < NR; c++) {
       const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + c * k + kk));
-      a[c][0] = _mm256_fmadd_ps(x0, _mm256_castsi256_ps(_mm256_slli_epi32(v0, 16)), a[c][0]);
-      a[c][1] = _mm256_fmadd_ps(x1, _mm256_castsi256_ps(_mm256_and_si256(v0, odd)), a[c][1]);
+      const __m256 w0 = _mm256_castsi256_ps(_mm256_slli_epi32(v0, 16)), w1 = _mm256_castsi256_ps(_mm256_and_si256(v0, odd));
+      for (int r = 0; r < MR; r++) {
+        const float* xr = xp + r * k + kk;
+        a[r][c][0] = _mm256_fmadd_ps(_mm256_load_ps(xr), w0, a[r][c][0]);
+        a[r][c][1] = _mm256_fmadd_ps(_mm256_load_ps(xr + 8), w1, a[r][c][1]);
+      }
     }
   }
-  for (int c = 0; c < NR; c++) {
-    const float s = I::hsum(_mm256_add_ps(_mm256_add_ps(a[c][0], a[c][1]), _mm256_add_ps(a[c][2], a[c][3])));
-    y[c] = acc ? y[c] + s : s;
-  }
+  for (int r = 0; r < MR; r++)
+    for (int c = 0; c < NR; c++) {
+      __m256 t = a[r][c][0];
+      for (int u = 1; u < U; u++) t = _mm256_add_ps(t, a[r][c][u]);
+      const float s = I::hsum(t);
+      y[r * n + c] = acc ? y[r * n + c] + s : s;
+    }
 }
 
-// Output columns [j0, j1): as gemv_range's m = 1 paths, one row at a time, or two (x loaded once
-// per pair) where x outgrows three quarters of L1.
-static void gemv_bf16_pairs_range(const float* xp, const uint16_t* w, float* y, int64_t k, int64_t j0, int64_t j1,
-                                  bool acc) {
+// Whether the pairs path takes m rows of x of k elements: as gemv_range's whole-row paths, m = 1,
+// or m = 2 with x in three quarters of L1.
+static bool takes_pairs(int64_t m, int64_t k) {
+  return k % 16 == 0 && (m == 1 || (m == 2 && 2 * k * (int64_t)sizeof(float) <= l1_bytes() * 3 / 4));
+}
+
+// Output columns [j0, j1), one weight row at a time, or two (x loaded once per pair) where one
+// row of x outgrows three quarters of L1.
+static void gemv_bf16_pairs_range(const float* xp, const uint16_t* w, float* y, int64_t m, int64_t n, int64_t k,
+                                  int64_t j0, int64_t j1, bool acc) {
   int64_t j = j0;
+  if (m == 2) {
+    for (; j < j1; j++) pair_rows<2, 1>(xp, k, w + j * k, kPrefetchElems<RKV_DTYPE_BF16>, y + j, n, acc);
+    return;
+  }
   if (k * (int64_t)sizeof(float) > l1_bytes() * 3 / 4)
-    for (; j + 2 <= j1; j += 2) pair_rows<2>(xp, k, w + j * k, kLongRowPrefetchElems, y + j, acc);
-  for (; j < j1; j++) pair_rows<1>(xp, k, w + j * k, kPrefetchElems<RKV_DTYPE_BF16>, y + j, acc);
+    for (; j + 2 <= j1; j += 2) pair_rows<1, 2>(xp, k, w + j * k, kLongRowPrefetchElems, y + j, n, acc);
+  for (; j < j1; j++) pair_rows<1, 1>(xp, k, w + j * k, kPrefetchElems<RKV_DTYPE_BF16>, y + j, n, acc);
 }
 }  // namespace avx2
 #pragma GCC pop_options
@@ -416,19 +439,22 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
       return;
     }
   }
-  if (isa == kIsaAvx2 && w_dtype == RKV_DTYPE_BF16 && m == 1 && k % 16 == 0 && avx2_bf16_pairs()) {
+  if (isa == kIsaAvx2 && w_dtype == RKV_DTYPE_BF16 && avx2::takes_pairs(m, k) && avx2_bf16_pairs()) {
+    // x permuted once, by the calling thread (each thread permuting its own copy measured no better)
     thread_local std::vector<float> xb;
     bool have = true;
     try {
-      if (xb.size() < static_cast<size_t>(k + 8)) xb.resize(static_cast<size_t>(k + 8));
+      if (xb.size() < static_cast<size_t>(m * k + 8)) xb.resize(static_cast<size_t>(m * k + 8));
     } catch (const std::bad_alloc&) {
       have = false;  // the widening path below needs no scratch
     }
     if (have) {
       float* xp = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(xb.data()) + 31) & ~uintptr_t{31});
-      avx2::permute_pairs(x, k, xp);
+      for (int64_t r = 0; r < m; r++) avx2::permute_pairs(x + r * k, k, xp + r * k);
       const auto* wb = static_cast<const uint16_t*>(w);
-      for_row_ranges(m, n, k, [&](int64_t j0, int64_t j1) { avx2::gemv_bf16_pairs_range(xp, wb, y, k, j0, j1, accumulate); });
+      for_row_ranges(m, n, k, [&](int64_t j0, int64_t j1) {
+        avx2::gemv_bf16_pairs_range(xp, wb, y, m, n, k, j0, j1, accumulate);
+      });
       return;
     }
   }

@@ -50,8 +50,8 @@ bool gemv_up_to_32_rows();
 // load and a shift per 8: on AMD Zen 1 / Zen+ (znver1), where those widening ops share the two
 // 128-bit FP pipes with the multiply-adds and hold the loop to about two thirds of the FMA rate;
 // not elsewhere (measured on Zen 1 only; AVX-512 takes pairs wherever they fit). The AVX2
-// m = 1 dense kernel reads bf16 weights the same way where this holds (k % 16 == 0, x permuted;
-// dense_gemv.cpp): one Zen 1 core streamed the small model's linears 1.09-1.15x faster.
+// dense kernel reads bf16 weights the same way for m <= 2 where this holds (k % 16 == 0, x
+// permuted; dense_gemv.cpp): one Zen 1 core streamed the small model's linears 1.09-1.15x faster.
 // RADIXKV_AVX2_BF16_PAIRS=0 or 1 in the environment overrides the choice (read once).
 bool avx2_bf16_pairs();
 // Whether the grouped decode loop (attention_cpu_decode.h: token_group) reads K and V in groups

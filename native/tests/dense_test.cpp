@@ -467,10 +467,10 @@ int main(int, char** argv) {
       // chunks of 4-row tiles, each prefetching the next one's chunk (f32: kNR-row tiles over
       // all of k); a scalar tail and an odd row
       if (m <= 2) test_linear(m, 37, 20001, wdt, m == 2);
-      // k % 16 == 0: m = 1 bf16 reads element pairs where rkv_isa.h's avx2_bf16_pairs holds (this
+      // k % 16 == 0: m <= 2 bf16 reads element pairs where rkv_isa.h's avx2_bf16_pairs holds (this
       // program runs again with the other choice): a 16-element tail, whole rows, long rows
-      if (m == 1)
-        for (int64_t k : {16, 48, 768, 20000}) test_linear(m, 37, k, wdt, k == 48);
+      if (m <= 2)
+        for (int64_t k : {16, 48, 768, 3072, 20000}) test_linear(m, 37, k, wdt, k == 48);
     }
   }
   test_rmsnorm(0.f);
