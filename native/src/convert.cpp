@@ -447,20 +447,19 @@ RKV_AVX2 void row_avx2(const void* src, void* dst, int64_t n, float scale) {
   if constexpr (DD == RKV_DTYPE_FP8_E4M3 || DD == RKV_DTYPE_FP8_E5M2) {
     constexpr int ss = dtype_size(SD);
     const int64_t far = g_fp8_far_prefetch;  // read once: the row's stores may alias it
-    if constexpr (SD == RKV_DTYPE_BF16 && MODE == kScaleNone)
-      for (; i + 32 <= n; i += 32) {
-        prefetch_stream(static_cast<const char*>(src) + i * ss, 32 * ss, kFp8PrefetchBytes, far);
-        a2_bf16_to_fp8x32<DD>((const uint16_t*)src + i, (uint8_t*)dst + i);
-      }
     for (; i + 32 <= n; i += 32) {
       prefetch_stream(static_cast<const char*>(src) + i * ss, 32 * ss, kFp8PrefetchBytes, far);
-      __m256 x[4];
-      for (int j = 0; j < 4; j++) {
-        x[j] = a2_load8<SD>(src, i + 8 * j);
-        if constexpr (MODE == kScaleMul) x[j] = _mm256_mul_ps(x[j], vs);
-        else if constexpr (MODE == kScaleDiv) x[j] = _mm256_div_ps(x[j], vs);
+      if constexpr (SD == RKV_DTYPE_BF16 && MODE == kScaleNone) {
+        a2_bf16_to_fp8x32<DD>((const uint16_t*)src + i, (uint8_t*)dst + i);
+      } else {
+        __m256 x[4];
+        for (int j = 0; j < 4; j++) {
+          x[j] = a2_load8<SD>(src, i + 8 * j);
+          if constexpr (MODE == kScaleMul) x[j] = _mm256_mul_ps(x[j], vs);
+          else if constexpr (MODE == kScaleDiv) x[j] = _mm256_div_ps(x[j], vs);
+        }
+        a2_store_fp8x32<DD>((uint8_t*)dst + i, x[0], x[1], x[2], x[3]);
       }
-      a2_store_fp8x32<DD>((uint8_t*)dst + i, x[0], x[1], x[2], x[3]);
     }
   }
   for (; i + 8 <= n; i += 8) {

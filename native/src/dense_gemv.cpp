@@ -392,6 +392,19 @@ int64_t dot_chunk(int64_t m) {
   return per_row < 128 ? 128 : per_row > kDotChunkElems ? kDotChunkElems : per_row;
 }
 
+// count elements of buf aligned to align bytes (a power of two, a multiple of sizeof(T)), buf grown
+// as needed; nullptr where it cannot grow (the widening path, which needs no scratch, runs then).
+template <typename T>
+T* aligned_scratch(std::vector<T>& buf, size_t count, size_t align) {
+  const size_t need = count + align / sizeof(T);
+  try {
+    if (buf.size() < need) buf.resize(need);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+  return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(buf.data()) + align - 1) & ~uintptr_t{align - 1});
+}
+
 // Below this many multiply-adds one thread does the whole call (fork/join costs more).
 constexpr int64_t kParallelMacs = int64_t{1} << 16;
 
@@ -421,16 +434,8 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
     // 64-byte aligned, rows padded to whole lines (malloc aligns to 16: every 64-byte load of x
     // then touched two lines)
     thread_local std::vector<uint16_t> xb;
-    const size_t need = static_cast<size_t>(m * (k + 32) + 32);
-    bool have = true;
-    try {
-      if (xb.size() < need) xb.resize(need);
-    } catch (const std::bad_alloc&) {
-      have = false;  // the widening path below needs no scratch
-    }
-    if (have) {
+    if (uint16_t* xa = aligned_scratch(xb, static_cast<size_t>(m * (k + 32)), 64)) {
       const int64_t kc = dot_chunk(m);
-      uint16_t* xa = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(xb.data()) + 63) & ~uintptr_t{63});
       avx512bf16::pack_x(x, m, k, kc, xa);
       const auto* wb = static_cast<const uint16_t*>(w);
       for_row_ranges(m, n, k, [&](int64_t j0, int64_t j1) {
@@ -442,14 +447,7 @@ void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_
   if (isa == kIsaAvx2 && w_dtype == RKV_DTYPE_BF16 && avx2::takes_pairs(m, k) && avx2_bf16_pairs()) {
     // x permuted once, by the calling thread (each thread permuting its own copy measured no better)
     thread_local std::vector<float> xb;
-    bool have = true;
-    try {
-      if (xb.size() < static_cast<size_t>(m * k + 8)) xb.resize(static_cast<size_t>(m * k + 8));
-    } catch (const std::bad_alloc&) {
-      have = false;  // the widening path below needs no scratch
-    }
-    if (have) {
-      float* xp = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(xb.data()) + 31) & ~uintptr_t{31});
+    if (float* xp = aligned_scratch(xb, static_cast<size_t>(m * k), 32)) {
       for (int64_t r = 0; r < m; r++) avx2::permute_pairs(x + r * k, k, xp + r * k);
       const auto* wb = static_cast<const uint16_t*>(w);
       for_row_ranges(m, n, k, [&](int64_t j0, int64_t j1) {
