@@ -112,22 +112,17 @@ static void test_against_reference() {
   std::printf("ok   %d draws are the reference's for a uniform number within 1e-5 (in its nucleus with top-p)\n", checked);
 }
 
-// Distinct, well-separated probabilities in a shuffled order: the nucleus order is unambiguous,
-// so each top-p draw must be exactly the reference's, except for a uniform number within 1e-6
-// of a boundary between two tokens.
-static void test_nucleus_draw_order() {
-  const int32_t vocab = 300;
-  std::vector<int32_t> perm(vocab);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::shuffle(perm.begin(), perm.end(), rng);
-  std::vector<float> l(vocab);
-  for (int32_t i = 0; i < vocab; i++) l[perm[i]] = -0.05f * static_cast<float>(i);
+// Each top-p draw of a row whose nucleus order is unambiguous (distinct probabilities, or ties
+// that the order breaks by id) must be exactly the reference's, except for a uniform number
+// within 1e-6 of a boundary between two tokens. Returns the number of draws checked.
+static int exact_nucleus_draws(const std::vector<float>& l, int draws, const char* what) {
+  const int32_t vocab = static_cast<int32_t>(l.size());
   int checked = 0;
   for (float top_p : {0.9f, 0.5f, 0.2f}) {
     const Ref r = reference(l, 1.f, top_p);
     const double mass = r.cum.back();
-    for (int k = 0; k < 1000; k++) {
-      const double u = (k + 0.5) / 1000;
+    for (int k = 0; k < draws; k++) {
+      const double u = (k + 0.5) / draws;
       const float t = 1.f;
       int32_t got = -1;
       EXPECT(rkv_sample(l.data(), 1, vocab, &t, &top_p, &u, &got) == RKV_OK, "%s", rkv_last_error());
@@ -137,10 +132,30 @@ static void test_nucleus_draw_order() {
       for (double c : r.cum) near = near || std::fabs(c - u * mass) <= 1e-6 * mass;
       if (near) continue;
       checked++;
-      EXPECT(got == r.kept[j], "top-p %g u %.4f: token %d, the reference draws %d (position %zu of %zu)", top_p, u, got,
-             r.kept[j], j, r.kept.size());
+      EXPECT(got == r.kept[j], "%s, top-p %g u %.4f: token %d, the reference draws %d (position %zu of %zu)", what,
+             top_p, u, got, r.kept[j], j, r.kept.size());
     }
   }
+  return checked;
+}
+
+// Distinct, well-separated probabilities in a shuffled order, in a small vocabulary (the
+// candidates are sorted) and in a large flat one (most of it in the nucleus: the cut and the
+// draw walk p's bits instead); and a large row of a few tied values, which the order breaks by id.
+static void test_nucleus_draw_order() {
+  int checked = 0;
+  for (int32_t vocab : {300, 40000}) {
+    std::vector<int32_t> perm(vocab);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    std::vector<float> l(vocab);
+    const float step = vocab == 300 ? 0.05f : 2e-4f;  // p from 1 down to e^-15 / e^-8
+    for (int32_t i = 0; i < vocab; i++) l[perm[i]] = -step * static_cast<float>(i);
+    checked += exact_nucleus_draws(l, vocab == 300 ? 1000 : 400, vocab == 300 ? "300 distinct" : "40000 distinct");
+  }
+  std::vector<float> ties(40000);
+  for (size_t i = 0; i < ties.size(); i++) ties[i] = i % 7 < 4 ? 0.f : -0.25f * static_cast<float>(i % 7);
+  checked += exact_nucleus_draws(ties, 400, "40000 in 4 tied values");
   std::printf("ok   %d top-p draws in nucleus order are exactly the reference's\n", checked);
 }
 
