@@ -94,13 +94,14 @@ int32_t nucleus_candidates(RowScratch& s, int32_t vocab, uint32_t min_exp) {
   return n;
 }
 
-// Up to max(this, vocab / 16) candidates (a lower bound of their count) the nucleus is sorted;
+// Up to max(this, vocab / 32) candidates (a lower bound of their count) the nucleus is sorted;
 // past it (flat rows, much of the vocabulary in the nucleus) the cut and the draw are each found
 // by a walk over p's bits (RadixWalk), which reads the row three or four times but sorts only a
 // bucket or two. Zen 5, 1 thread, T 0.8, top-p 0.9, 32000 logits ~ N(0, 0.3): sorting took
 // 1640 us a row, the walk 79 (no cut: 25); N(0, 2) 281 -> 73; 128256 ~ N(0, 0.3) 7300 -> 332.
-// Below the threshold (peaked rows: N(0, 3) or N(0, 8)) the sort was as fast or faster.
-constexpr int32_t kSortMinCandidates = 1024;
+// N(0, 2.5) 127 -> 98 (vocab / 16 as the threshold had sorted it: 129). Below the threshold
+// (peaked rows: N(0, 3) to N(0, 8)) the sort is as fast as the walk or faster.
+constexpr int32_t kSortMinCandidates = 512;
 
 // Where a walk over the tokens by p down (id up) first brings the running mass to a target:
 // the token's order key ((~bits(p) << 32) | id), its p, and the mass ahead of it.
@@ -238,7 +239,7 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
       break;
     }
   }
-  if (candidates > std::max(kSortMinCandidates, vocab / 16)) {
+  if (candidates > std::max(kSortMinCandidates, vocab / 32)) {
     RadixWalk walk(s, vocab, mass);
     const Crossing cut = walk.cross(keep, false);
     const Crossing draw = walk.cross(u * (cut.before + static_cast<double>(cut.p)), true);
