@@ -25,11 +25,16 @@ constexpr int32_t kChunk = 256;
 struct RowScratch {
   std::vector<float> p;         // probabilities, unnormalized (the maximum's is 1)
   std::vector<double> chunk;    // their sums per kChunk tokens
-  std::vector<uint64_t> order;  // nucleus candidates: (~bits(p) << 32) | id sorts by p down, id up
+  std::vector<uint64_t> order;  // nucleus candidates as order_key
   RowScratch(int32_t vocab, bool cut)  // cut: some row has a top-p below 1 (needs order)
       : p(static_cast<size_t>(vocab)), chunk(static_cast<size_t>((vocab + kChunk - 1) / kChunk)),
         order(cut ? static_cast<size_t>(vocab) : 0) {}
 };
+
+// The nucleus order as one integer: ascending keys go by p down, then id up.
+inline uint64_t order_key(uint32_t p_bits, int32_t id) { return (uint64_t{~p_bits} << 32) | static_cast<uint32_t>(id); }
+inline int32_t key_id(uint64_t key) { return static_cast<int32_t>(key & 0xFFFFFFFFu); }
+inline float key_p(uint64_t key) { return rkv::bits_f32(~static_cast<uint32_t>(key >> 32)); }
 
 // p[i] = exp_approx((l[i] - max) * inv_t), 0 for NaN; fills the chunk sums and returns their sum.
 double probabilities(const float* l, int32_t vocab, float max, float inv_t, RowScratch& s) {
@@ -88,7 +93,7 @@ int32_t nucleus_candidates(RowScratch& s, int32_t vocab, uint32_t min_exp) {
   int32_t n = 0;
   for (int32_t i = 0; i < vocab; i++) {
     const uint32_t b = rkv::f32_bits(s.p[static_cast<size_t>(i)]);
-    if (b != 0 && (b >> 23) >= min_exp) s.order[static_cast<size_t>(n++)] = (uint64_t{~b} << 32) | uint32_t(i);
+    if (b != 0 && (b >> 23) >= min_exp) s.order[static_cast<size_t>(n++)] = order_key(b, i);
   }
   std::sort(s.order.begin(), s.order.begin() + n);
   return n;
@@ -104,7 +109,7 @@ int32_t nucleus_candidates(RowScratch& s, int32_t vocab, uint32_t min_exp) {
 constexpr int32_t kSortMinCandidates = 512;
 
 // Where a walk over the tokens by p down (id up) first brings the running mass to a target:
-// the token's order key ((~bits(p) << 32) | id), its p, and the mass ahead of it.
+// the token's order_key, its p, and the mass ahead of it.
 struct Crossing {
   uint64_t key;
   double before;
@@ -130,7 +135,7 @@ class RadixWalk {
     if (q != bucket_) gather(q);
     const uint64_t* keys = s_.order.data();
     for (int32_t j = 0; j < n_; j++) {
-      const float p = rkv::bits_f32(~static_cast<uint32_t>(keys[j] >> 32));
+      const float p = key_p(keys[j]);
       if (reaches(cum + p, target, strict) || j + 1 == n_) return {keys[j], cum, p};
       cum += p;
     }
@@ -186,14 +191,14 @@ class RadixWalk {
       for (; hit; hit &= hit - 1) {
         const int32_t id = i + __builtin_ctz(hit);
         const uint32_t bits = rkv::f32_bits(p[id]);
-        keys[n] = (uint64_t{~bits} << 32) | uint32_t(id);
+        keys[n] = order_key(bits, id);
         n += bits != 0;
       }
     }
 #endif
     for (; i < vocab_; i++) {  // branch-free: a token outside the bucket is overwritten
       const uint32_t bits = rkv::f32_bits(p[i]);
-      keys[n] = (uint64_t{~bits} << 32) | uint32_t(i);
+      keys[n] = order_key(bits, i);
       n += (bits >> 15) == uq && bits != 0;
     }
     std::sort(keys, keys + n);
@@ -244,14 +249,14 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
     const Crossing cut = walk.cross(keep, false);
     const Crossing draw = walk.cross(u * (cut.before + static_cast<double>(cut.p)), true);
     // past the cut only by rounding: the cut's token is the last of the nucleus
-    return static_cast<int32_t>((draw.key > cut.key ? cut.key : draw.key) & 0xFFFFFFFFu);
+    return key_id(draw.key > cut.key ? cut.key : draw.key);
   }
   for (;;) {
     const int32_t n = nucleus_candidates(s, vocab, min_exp);
     double acc = 0;
     int32_t cut = 0;
     while (cut < n) {
-      acc += s.p[s.order[static_cast<size_t>(cut)] & 0xFFFFFFFFu];
+      acc += s.p[static_cast<size_t>(key_id(s.order[static_cast<size_t>(cut)]))];
       cut++;
       if (acc >= keep) break;
     }
@@ -262,11 +267,11 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
     const double target = u * acc;
     double run = 0;
     for (int32_t j = 0; j < cut; j++) {
-      const uint32_t id = static_cast<uint32_t>(s.order[static_cast<size_t>(j)] & 0xFFFFFFFFu);
-      run += s.p[id];
-      if (run > target) return static_cast<int32_t>(id);
+      const int32_t id = key_id(s.order[static_cast<size_t>(j)]);
+      run += s.p[static_cast<size_t>(id)];
+      if (run > target) return id;
     }
-    return static_cast<int32_t>(s.order[static_cast<size_t>(cut - 1)] & 0xFFFFFFFFu);
+    return key_id(s.order[static_cast<size_t>(cut - 1)]);
   }
 }
 
