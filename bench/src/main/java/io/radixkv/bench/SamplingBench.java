@@ -23,8 +23,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * Sampling the rows of a decode step ({@code rows} x {@code vocab} logits, operations = steps):
  * {@code native} is Sampler.sampleRows on native logits (rkv_sample, the rows in parallel on the
  * kernels' threads), {@code java} the same rows through Sampler's double-precision Java path, in
- * the same run. Logits are Gaussian with standard deviation {@code spread}: 3 is a flat-ish
- * row (a top-p 0.9 nucleus of about a third of the vocabulary), 8 a peaked one (a few dozen).
+ * the same run. Logits are Gaussian with standard deviation {@code spread}: 0.3 is a flat row
+ * (most of the vocabulary in a top-p 0.9 nucleus: the cut walks p's bits), 3 a flat-ish one (a
+ * nucleus of about a third of the vocabulary), 8 a peaked one (a few dozen). {@code topP} 1 is the
+ * same rows without a cut, the baseline of the same run.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -55,6 +57,7 @@ public class SamplingBench {
 
     @Setup
     public void setUp() {
+        MachineLine.print();
         arena = Arena.ofShared();
         logits = arena.allocate((long) rows * vocab * 4, 64);
         heapRows = new float[rows][vocab];
