@@ -18,8 +18,15 @@ class RegionScratch {
   // every thread must skip the region's worksharing constructs.
   template <typename T, typename... Args>
   bool build(std::optional<T>& slot, Args&&... args) {
+    return run([&] { slot.emplace(std::forward<Args>(args)...); });
+  }
+
+  // The same for scratch that make() finds or builds itself (it may throw std::bad_alloc), such as
+  // a thread's scratch kept between calls.
+  template <typename F>
+  bool run(F&& make) {
     try {
-      slot.emplace(std::forward<Args>(args)...);
+      make();
     } catch (const std::bad_alloc&) {
       failed_.store(true);
     }

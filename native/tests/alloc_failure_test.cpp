@@ -244,11 +244,17 @@ int main() {
     std::vector<float> t(rows, 0.8f), top_p(rows, 0.9f);
     std::vector<double> u(rows);
     for (int r = 0; r < rows; r++) u[r] = (r + 0.5) / rows;
-    std::vector<int32_t> out(rows, -1);
+    std::vector<int32_t> out(rows, -1), other(rows);
+    // Each thread keeps its scratch between calls and builds it again for another vocabulary:
+    // reset() samples with one id fewer first, so that every checked call builds it.
     check({"rkv_sample",
            [&] { return rkv_sample(logits.data(), rows, vocab, t.data(), top_p.data(), u.data(), out.data()); },
            [&] { return std::vector<float>(out.begin(), out.end()); },
-           [&] { std::fill(out.begin(), out.end(), -1); }});
+           [&] {
+             std::fill(out.begin(), out.end(), -1);
+             EXPECT(rkv_sample(logits.data(), rows, vocab - 1, t.data(), top_p.data(), u.data(), other.data()) == RKV_OK,
+                    "%s", rkv_last_error());
+           }});
   }
 
   if (g_failures) std::printf("%d failure(s)\n", g_failures);

@@ -6,14 +6,34 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <numeric>
+#include <string>
 #include <random>
 #include <vector>
 
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+// GCC 12's AVX-512 headers build many intrinsics on a self-initialized _mm512_undefined_*
+// operand, which -W(maybe-)uninitialized reports once inlined (GCC bug 105593, fixed in 13).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#include "isa_rerun.h"
 #include "radixkv.h"
+#include "rkv_dense_math.h"
+#include "rkv_exp_avx2.h"
+#include "rkv_exp_avx512.h"
 #include "rkv_test.h"
 
 static std::mt19937 rng(11);
+
+// The tokens this process drew, hashed (FNV-1a): the re-runs on the lower ISAs must draw the same.
+static uint64_t g_token_hash = 1469598103934665603ull;
+static void hash_token(int32_t t) {
+  g_token_hash = (g_token_hash ^ static_cast<uint32_t>(t)) * 1099511628211ull;
+}
 
 struct Ref {
   std::vector<double> p;      // unnormalized probabilities
@@ -99,6 +119,7 @@ static void test_against_reference() {
              rkv_last_error());
       for (int k = 0; k < rows; k++) {
         checked++;
+        hash_token(out[k]);
         EXPECT(out[k] >= 0 && out[k] < vocab && !std::isnan(l[out[k]]), "token %d", out[k]);
         EXPECT(plausible(r, u[k], out[k], 1e-5, top_p < 1.f), "vocab %d spread %g T %g top-p %g u %.6f: token %d (p %.3g)", vocab,
                spread, t, top_p, u[k], out[k], out[k] >= 0 && out[k] < vocab ? r.p[out[k]] : -1.0);
@@ -126,6 +147,7 @@ static int exact_nucleus_draws(const std::vector<float>& l, int draws, const cha
       const float t = 1.f;
       int32_t got = -1;
       EXPECT(rkv_sample(l.data(), 1, vocab, &t, &top_p, &u, &got) == RKV_OK, "%s", rkv_last_error());
+      hash_token(got);
       size_t j = 0;
       while (j + 1 < r.kept.size() && r.cum[j] <= u * mass) j++;
       bool near = false;
@@ -156,6 +178,22 @@ static void test_nucleus_draw_order() {
   std::vector<float> ties(40000);
   for (size_t i = 0; i < ties.size(); i++) ties[i] = i % 7 < 4 ? 0.f : -0.25f * static_cast<float>(i % 7);
   checked += exact_nucleus_draws(ties, 400, "40000 in 4 tied values");
+  // one maximum and a tail of 40000 distinct p near e^-12.5 (below 2^-17, past the 16 exponents
+  // that the AVX-512 first level covers) holding 13% of the mass: top-p 0.9 cuts in the tail,
+  // so the walk needs every exponent's mass
+  std::vector<float> tail(40001);
+  std::vector<int32_t> order(tail.size() - 1);
+  std::iota(order.begin(), order.end(), 1);
+  std::shuffle(order.begin(), order.end(), rng);
+  tail[0] = 0.f;
+  for (size_t i = 0; i < order.size(); i++) tail[order[i]] = -12.f - 2.5e-5f * static_cast<float>(i);
+  checked += exact_nucleus_draws(tail, 2000, "a maximum and a tail below 2^-17");
+  // 40000 distinct p in one exponent, from 1 down to 0.96 about 15 ulp apart: buckets of the top 8
+  // mantissa bits hold ~2100 tokens, so the walk goes a level further (fine buckets of ~8)
+  std::vector<float> narrow(40000);
+  std::shuffle(order.begin(), order.end(), rng);
+  for (size_t i = 0; i < narrow.size(); i++) narrow[order[i] - 1] = -std::ldexp(static_cast<float>(i), -20);
+  checked += exact_nucleus_draws(narrow, 2000, "40000 in one exponent");
   std::printf("ok   %d top-p draws in nucleus order are exactly the reference's\n", checked);
 }
 
@@ -191,6 +229,51 @@ static void test_frequencies() {
   std::printf("ok   stratified draws follow the softmax and stay in the nucleus\n");
 }
 
+// The probabilities' vector exponentials (exp_approx8, and exp_approx16 where the CPU has
+// AVX-512) give exp_approx's bits: every 997th float of [-inf, +inf] and NaN, in every lane.
+static std::vector<float> exp_inputs() {
+  std::vector<float> x;
+  for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 997) {
+    float f;
+    const uint32_t u = static_cast<uint32_t>(b);
+    std::memcpy(&f, &u, sizeof f);
+    x.push_back(f);
+  }
+  for (float f : {0.f, -0.f, INFINITY, -INFINITY, NAN, rkv::dense::kExpHi, rkv::dense::kExpLo, 89.f, -88.f}) x.push_back(f);
+  while (x.size() % 16) x.push_back(1.f);
+  return x;
+}
+
+static bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)); }
+
+#if defined(RKV_EXP_AVX512)
+RKV_EXP_AVX512_TARGET static void exp16(const float* x, float* y) {
+  _mm512_storeu_ps(y, rkv::dense::exp_approx16(_mm512_loadu_ps(x)));
+}
+#endif
+
+static void test_vector_exp() {
+  const std::vector<float> x = exp_inputs();
+  std::vector<float> y(x.size());
+  int bad = 0;
+#if defined(RKV_EXP_AVX2)
+  for (size_t i = 0; i < x.size(); i += 8) _mm256_storeu_ps(&y[i], rkv::dense::exp_approx8(_mm256_loadu_ps(&x[i])));
+  for (size_t i = 0; i < x.size(); i++) bad += !same_bits(y[i], rkv::dense::exp_approx(x[i]));
+  EXPECT(bad == 0, "exp_approx8: %d of %zu floats differ from exp_approx", bad, x.size());
+#endif
+#if defined(RKV_EXP_AVX512)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl")) {
+    bad = 0;
+    for (size_t i = 0; i < x.size(); i += 16) exp16(&x[i], &y[i]);
+    for (size_t i = 0; i < x.size(); i++) bad += !same_bits(y[i], rkv::dense::exp_approx(x[i]));
+    EXPECT(bad == 0, "exp_approx16: %d of %zu floats differ from exp_approx", bad, x.size());
+  }
+#endif
+  std::printf("ok   the vector exponentials give exp_approx's bits on %zu floats\n", x.size());
+}
+
 static void test_edges_and_refusals() {
   const float l[6] = {NAN, 1.f, 4.f, 4.f, -INFINITY, 2.f};
   float t0 = 0.f, t1 = 1.f, tp1 = 1.f, tp_small = 1e-6f;
@@ -221,11 +304,24 @@ static void test_edges_and_refusals() {
   std::printf("ok   edges (argmax cases, NaN never drawn) and refusals\n");
 }
 
-int main() {
+int main(int, char** argv) {
+  std::printf("ISA %s\n", requested_isa());
+  if (!std::getenv("RADIXKV_ISA")) test_vector_exp();  // no library dispatch in it: once is enough
   test_against_reference();
   test_nucleus_draw_order();
   test_frequencies();
   test_edges_and_refusals();
+  // The row passes' AVX-512 forms (where the CPU has them) give the portable ones' bits, so
+  // the lower ISAs' runs must draw the very same tokens (RKV_TEST_TOKEN_HASH: this run's).
+  if (const char* want = std::getenv("RKV_TEST_TOKEN_HASH")) {
+    EXPECT(std::strtoull(want, nullptr, 16) == g_token_hash, "the tokens differ from the first run's (%s against %llx)",
+           want, static_cast<unsigned long long>(g_token_hash));
+  } else {
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%llx", static_cast<unsigned long long>(g_token_hash));
+    for (const char* isa : {"avx2", "scalar"})
+      if (!rerun_with(argv[0], std::string("RKV_TEST_TOKEN_HASH=") + hash + " RADIXKV_ISA=" + isa)) g_failures++;
+  }
   if (g_failures) {
     std::fprintf(stderr, "%d failure(s)\n", g_failures);
     return 1;

@@ -26,7 +26,10 @@ import org.junit.jupiter.api.Timeout;
  * logged, not asserted: it depends on the machine). The tiny model makes the test fast; for
  * the figure that matters run it with {@code -Dradixkv.test.overheadModel=small}, and with
  * {@code -Dradixkv.test.overheadSampling=temperature} (T 0.8) or {@code top_p} (T 0.8, top-p 0.9)
- * for sampled instead of greedy tokens.
+ * for sampled instead of greedy tokens. {@code -Dradixkv.test.overheadWarmup=N} first runs 64
+ * requests of N tokens to the end, so that the engine's per-step Java code is compiled, as in a
+ * server that has run a while, before the measured batch (which starts from short contexts
+ * again); without it, code run once a step is still interpreted in the measured steps.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class EngineStepOverheadTest {
@@ -39,8 +42,10 @@ class EngineStepOverheadTest {
         String sampling = System.getProperty("radixkv.test.overheadSampling", "greedy");
         int from = 4;
         int to = Integer.getInteger("radixkv.test.overheadSteps", 24) + from;
+        int warmup = Integer.getInteger("radixkv.test.overheadWarmup", 0);
+        int pagesPerSeq = (16 + Math.max(to + 16, warmup) + 15) / 16 + 1;
         EngineConfig cfg = EngineConfig.builder().model(preset).weightsSeed(7).kvDtype(DType.BF16).pageSize(16)
-                .numPages(SEQS * 4 + 64).maxRunning(SEQS).maxBatchTokens(SEQS * 16).backend("cpu").build();
+                .numPages(SEQS * pagesPerSeq + 64).maxRunning(SEQS).maxBatchTokens(SEQS * 16).backend("cpu").build();
         ModelWeights weights = preset.equals("tiny") ? EngineTestSupport.weights()
                 : ModelWeights.random(ModelPresets.byName(preset), DType.F32, 7);
         AtomicReference<StepBreakdown> first = new AtomicReference<>();
@@ -51,6 +56,14 @@ class EngineStepOverheadTest {
             engine.set(e);
             SplittableRandom rnd = new SplittableRandom(14);
             List<RequestHandle> handles = new ArrayList<>();
+            for (int i = 0; i < (warmup > 0 ? SEQS : 0); i++) {
+                handles.add(e.submit(new GenerateRequest("w" + i, EngineTestSupport.randomTokens(rnd, 16),
+                        params(sampling, warmup, 1000 + i)), t -> { }));
+            }
+            for (RequestHandle h : handles) {
+                assertTrue(h.result().get(600, TimeUnit.SECONDS).ok());
+            }
+            handles.clear();
             for (int i = 0; i < SEQS; i++) {
                 AtomicInteger n = new AtomicInteger();
                 // the last request is the probe: the engine may start stepping while the others are

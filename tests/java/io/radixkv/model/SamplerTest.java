@@ -218,6 +218,36 @@ class SamplerTest {
         }
     }
 
+    /**
+     * The native path keeps each thread's argument buffers between calls (64 rows at first):
+     * more rows grow them, and fewer after that read only their own.
+     */
+    @Test
+    void rowsPastTheKeptBuffersAreTheRowsOneByOne() {
+        SplittableRandom rnd = new SplittableRandom(9);
+        int vocab = 500;
+        for (int rows : new int[] {3, 150, 70, 2}) {
+            float[] all = new float[rows * vocab];
+            for (int i = 0; i < all.length; i++) {
+                all[i] = (float) (rnd.nextGaussian() * 2);
+            }
+            SamplingParams[] params = new SamplingParams[rows];
+            long[] steps = new long[rows];
+            for (int r = 0; r < rows; r++) {
+                params[r] = new SamplingParams(5, 0.6f + (r % 5) * 0.1f, r % 2 == 0 ? 0.8f : 1f, rows + r, List.of());
+                steps[r] = r;
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                var seg = arena.allocateFrom(ValueLayout.JAVA_FLOAT, all);
+                int[] got = Sampler.sampleRows(seg, vocab, params, steps);
+                assertEquals(rows, got.length);
+                for (int r = 0; r < rows; r++) {
+                    assertEquals(Sampler.sample(seg, r, vocab, params[r], steps[r]), got[r], rows + " rows, row " + r);
+                }
+            }
+        }
+    }
+
     @Test
     void paramsValidation() {
         assertThrows(IllegalArgumentException.class, () -> new SamplingParams(0, 0f, 1f, 0, List.of()));
