@@ -99,16 +99,17 @@ int32_t nucleus_candidates(RowScratch& s, int32_t vocab, uint32_t min_exp) {
   return n;
 }
 
-// Up to max(this, vocab / 32) candidates (a lower bound of their count) the nucleus is sorted;
-// past it (flat rows, much of the vocabulary in the nucleus) the cut and the draw are each found
-// by a walk over p's bits (RadixWalk), which reads the row three or four times but sorts only a
-// bucket or two. Zen 5, 1 thread, T 0.8, top-p 0.9, 32000 logits ~ N(0, 0.3): sorting took
-// 1640 us a row, the walk 79 (no cut: 25); N(0, 2) 281 -> 73; 128256 ~ N(0, 0.3) 7300 -> 332.
-// N(0, 2.5) 127 -> 98 (vocab / 16 as the threshold had sorted it: 129). Below the threshold
-// (peaked rows: N(0, 3) to N(0, 8)) the sort is as fast as the walk or faster. (Those were the
-// walk's first figures; its AVX-512 passes and the scratch kept between calls came later:
-// sampling_avx512.cpp, thread_scratch.)
-constexpr int32_t kSortMinCandidates = 512;
+// Up to this many candidates (a lower bound of their count) the nucleus is sorted; past it (flat
+// rows, much of the vocabulary in the nucleus) the cut and the draw are each found by a walk over
+// p's bits (RadixWalk), which reads the row three to five times but sorts only a bucket or two.
+// The walk's first figures (Zen 5, 1 thread, T 0.8, top-p 0.9): 32000 logits ~ N(0, 0.3),
+// sorting 1640 us a row, the walk 79; 128256 ~ N(0, 0.3) 7300 -> 332. Since its AVX-512 passes
+// (sampling_avx512.cpp) and the scratch kept between calls (thread_scratch) the walk is level
+// with the sort or faster from about 40 candidates: 64 rows of 32000 ~ N(0, 3) (about 320
+// candidates) 3719-3757 -> 2691-2756 us, N(0, 3.5) (80) 3029 -> 2614, N(0, 4) (40) 2480-2673
+// against 2535-2817; 128256 ~ N(0, 2.5) (4000) 19389 -> 10621, N(0, 3.5) (260) 11861 -> 10729,
+// N(0, 4) (80) 10942 -> 10460. (The earlier max(512, vocab / 32) sorted all of those.)
+constexpr int32_t kSortMinCandidates = 64;
 
 // Mass by exponent field of every token (p >= 0), in four interleaved copies: most p of a row
 // share a few exponents, and one copy would chain every add on the last one (4 cycles each).
@@ -178,7 +179,7 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
     exp_cut = exponent_cut(mass, keep);
   }
   uint32_t min_exp = exp_cut.min_exp;
-  if (exp_cut.candidates > std::max(kSortMinCandidates, vocab / 32)) {
+  if (exp_cut.candidates > kSortMinCandidates) {
     RadixWalk walk(s, vocab, mass);
     const Crossing cut = walk.cross(keep, false);
     const Crossing draw = walk.cross(u * (cut.before + static_cast<double>(cut.p)), true);
