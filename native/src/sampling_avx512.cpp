@@ -1,9 +1,10 @@
 // The AVX-512 forms of rkv_sample's row passes (sampling_rows.h), compiled per function with
 // target attributes and chosen at run time (rkv_isa.h), so a portable x86-64-v3 build uses them
-// where the CPU has AVX-512. Each gives the bits of its portable form in sampling.cpp, so a row
-// draws the same token on every path. Zen 5, 1 thread, a row of 32000 logits: the probabilities
-// 0.49 -> 0.23 ns a token (the exp arithmetic, 16 lanes a step), the exponent masses of top-p
-// about 18 -> 10 us (one compare and one masked add per exponent, no scatter), its window of
+// where the CPU has AVX-512. Each gives the bits of its portable form (sampling.cpp,
+// sampling_walk.h), so a row draws the same token on every path. Zen 5, 1 thread, a row of 32000
+// logits: the probabilities 0.49 -> 0.23 ns a token (the exp arithmetic, 16 lanes a step), the
+// exponent masses of top-p about 18 -> 9 us (one compare and one masked add per exponent, no
+// scatter, 8 exponents a pass: 16 left GCC too few registers for their indices), its window of
 // 4096 sub-bucket masses 23 -> 13 us (the bucket indices in vectors, then integer adds).
 #include <algorithm>
 #include <cmath>
@@ -30,8 +31,6 @@ namespace rkv {
 namespace sampling {
 namespace {
 
-// One step of top_exponent_masses_avx512: each token's 24-bit mantissa into the accumulator of
-// its exponent field (127 - field = the index; 0 and fields past the window match none).
 // One step of exponent_masses_avx512: each token's 24-bit mantissa into the accumulator of its
 // exponent field (top - field = the index; 0 and fields outside the window match none).
 RKV_AVX512_INLINE void add_by_exponent(__m512i b, __m512i top, __m512i* acc, __mmask16& above) {
