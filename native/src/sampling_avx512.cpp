@@ -119,10 +119,9 @@ RKV_AVX512 int32_t gather_bucket_avx512(const float* p, int32_t vocab, uint32_t 
   return n;
 }
 
-RKV_AVX512 void window_masses_avx512(const float* p, int32_t vocab, int lo, int width, double* mass) {
+RKV_AVX512 void window_masses_avx512(const float* p, int32_t vocab, int lo, int width, uint64_t* sum, double* mass) {
   constexpr int32_t kBlock = 1024;  // tokens a phase: 8 KiB of bucket indices and mantissas
   const int32_t buckets = width * 256;
-  uint64_t sum[kWindowExponents * 256];
   std::fill(sum, sum + buckets, uint64_t{0});
   alignas(64) uint32_t index[kBlock];
   alignas(64) uint32_t mant[kBlock];

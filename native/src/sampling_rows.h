@@ -20,14 +20,19 @@ constexpr int kExponentsAPass = 8;
 constexpr int kWindowExponents = 16;
 
 // One thread's buffers for the rows it samples.
+// The top-p walk's window (64 KiB) lives here, not on the stack: the engine calls from a Java
+// thread, whose stack also holds its Java frames.
 struct RowScratch {
-  std::vector<float> p;         // probabilities, unnormalized (the maximum's is 1)
-  std::vector<double> chunk;    // their sums per kChunk tokens
-  std::vector<uint64_t> order;  // nucleus candidates as order_key
-  bool avx512;                  // the row passes' AVX-512 forms (sampling_avx512.cpp)
+  std::vector<float> p;              // probabilities, unnormalized (the maximum's is 1)
+  std::vector<double> chunk;         // their sums per kChunk tokens
+  std::vector<uint64_t> order;       // nucleus candidates as order_key
+  std::vector<double> window_mass;   // the walk's sub-bucket masses [exponent][8 mantissa bits]
+  std::vector<uint64_t> window_sum;  // the integer sums they are made from
+  bool avx512;                       // the row passes' AVX-512 forms (sampling_avx512.cpp)
   RowScratch(int32_t vocab, bool cut, bool avx512)  // cut: some row has a top-p below 1 (needs order)
       : p(static_cast<size_t>(vocab)), chunk(static_cast<size_t>((vocab + kChunk - 1) / kChunk)),
-        order(cut ? static_cast<size_t>(vocab) : 0), avx512(avx512) {}
+        order(cut ? static_cast<size_t>(vocab) : 0), window_mass(cut ? kWindowExponents * 256 : 0),
+        window_sum(cut ? kWindowExponents * 256 : 0), avx512(avx512) {}
 };
 
 
@@ -50,8 +55,8 @@ bool exponent_masses_avx512(const float* p, int32_t vocab, int top, double* mass
 int32_t gather_bucket_avx512(const float* p, int32_t vocab, uint32_t q, uint64_t* keys);
 // mass[(e - lo) * 256 + m] for the tokens of exponent field e in [lo, lo + width) and top
 // mantissa bits m, as exact sums (the doubles of RadixWalk's portable pass); width is a power of
-// two up to kWindowExponents.
-void window_masses_avx512(const float* p, int32_t vocab, int lo, int width, double* mass);
+// two up to kWindowExponents; sum is scratch of as many counters.
+void window_masses_avx512(const float* p, int32_t vocab, int lo, int width, uint64_t* sum, double* mass);
 #endif
 
 }  // namespace sampling

@@ -92,14 +92,15 @@ class RadixWalk {
       // only up to exponent field 127 (p = 1), in a power of two of exponents: less to clear and
       // to convert (a later walk above the window would build it again)
       while (width_ > 1 && lo_ + width_ / 2 >= 128) width_ /= 2;
-      return window_masses_avx512(s_.p.data(), vocab_, lo_, width_, sub_mass_);
+      return window_masses_avx512(s_.p.data(), vocab_, lo_, width_, s_.window_sum.data(), sub_mass_);
     }
 #endif
     // as window_masses_avx512 does: bucket indices and mantissas a block at a time (8 lanes),
     // then integer adds (exact: the doubles the floats' sums give); Zen 5, RADIXKV_ISA=avx2, 1
     // thread, 64 rows of 32000 ~ N(0, 0.3) at top-p 0.9: 82 -> 72-75 us a row
     constexpr int32_t kBuckets = kWindow * 256, kBlock = 1024;
-    uint64_t sum[kBuckets] = {};
+    uint64_t* sum = s_.window_sum.data();
+    std::fill(sum, sum + kBuckets, uint64_t{0});
     alignas(32) uint32_t index[kBlock];
     alignas(32) uint32_t mant[kBlock];
     const uint32_t base = static_cast<uint32_t>(lo_) << 8;
@@ -197,7 +198,7 @@ class RadixWalk {
   const double* mass_exp_;
   int lo_ = 256;  // sub_mass_[j] is for exponent lo_ + j / 256 (none yet)
   int width_ = kWindow;  // exponents in the window
-  double sub_mass_[kWindow * 256];  // [exponent - lo_][8 mantissa bits]
+  double* const sub_mass_ = s_.window_mass.data();  // [exponent - lo_][8 mantissa bits]
   int bucket_ = -1;  // the bucket s.order holds: sorted, or (n_ > kFineMin) fine bucket fine_ first
   int32_t n_ = 0;
   double fine_mass_[256];  // the next 8 mantissa bits' masses, where n_ > kFineMin

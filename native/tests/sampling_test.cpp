@@ -2,6 +2,8 @@
 // token sorted for top-p): each draw must be a token the reference could give for a uniform
 // number within 1e-5 of the one passed (exp_approx is within ~1e-7 of exp), draws must follow
 // the softmax, the nucleus must hold, and bad arguments must be refused before anything is written.
+#include <pthread.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -274,6 +276,40 @@ static void test_vector_exp() {
   std::printf("ok   the vector exponentials give exp_approx's bits on %zu floats\n", x.size());
 }
 
+// The engine samples from a Java thread, whose stack also holds the Java frames: one top-p row of
+// a flat 40000-id vocabulary (the walk, every level) runs on a thread with 64 KiB of stack.
+struct SmallStackCall {
+  const std::vector<float>* l;
+  float t, top_p;
+  double u;
+  int32_t out = -1;
+  int rc = -1;
+};
+
+static void* small_stack_sample(void* arg) {
+  auto* c = static_cast<SmallStackCall*>(arg);
+  c->rc = rkv_sample(c->l->data(), 1, static_cast<int32_t>(c->l->size()), &c->t, &c->top_p, &c->u, &c->out);
+  return nullptr;
+}
+
+static void test_small_stack() {
+  std::vector<float> l(40000);
+  for (size_t i = 0; i < l.size(); i++) l[i] = -std::ldexp(static_cast<float>((i * 7919) % l.size()), -20);
+  SmallStackCall c{&l, 0.8f, 0.9f, 0.61};
+  int32_t want = -1;
+  EXPECT(rkv_sample(l.data(), 1, static_cast<int32_t>(l.size()), &c.t, &c.top_p, &c.u, &want) == RKV_OK, "%s",
+         rkv_last_error());
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  EXPECT(pthread_attr_setstacksize(&attr, 64 * 1024) == 0, "cannot ask for a 64 KiB stack");
+  pthread_t th;
+  EXPECT(pthread_create(&th, &attr, small_stack_sample, &c) == 0, "cannot start a thread");
+  pthread_join(th, nullptr);
+  pthread_attr_destroy(&attr);
+  EXPECT(c.rc == RKV_OK && c.out == want, "64 KiB stack: rc %d, token %d against %d", c.rc, c.out, want);
+  std::printf("ok   a top-p walk on a thread with a 64 KiB stack\n");
+}
+
 static void test_edges_and_refusals() {
   const float l[6] = {NAN, 1.f, 4.f, 4.f, -INFINITY, 2.f};
   float t0 = 0.f, t1 = 1.f, tp1 = 1.f, tp_small = 1e-6f;
@@ -311,6 +347,7 @@ int main(int, char** argv) {
   test_nucleus_draw_order();
   test_frequencies();
   test_edges_and_refusals();
+  test_small_stack();
   // The row passes' AVX-512 forms (where the CPU has them) give the portable ones' bits, so
   // the lower ISAs' runs must draw the very same tokens (RKV_TEST_TOKEN_HASH: this run's).
   if (const char* want = std::getenv("RKV_TEST_TOKEN_HASH")) {
