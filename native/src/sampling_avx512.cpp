@@ -95,8 +95,7 @@ RKV_AVX512 bool exponent_masses_avx512(const float* p, int32_t vocab, int top, d
       sum[k] += static_cast<uint64_t>(_mm512_reduce_add_epi64(_mm512_add_epi64(lo, hi)));
     }
   }
-  // exponent field e holds mantissa * 2^(e - 150); a sum below 2^53 converts exactly
-  for (int k = 0; k < kExponentsAPass; k++) mass[top - k] = std::ldexp(static_cast<double>(sum[k]), top - k - 150);
+  for (int k = 0; k < kExponentsAPass; k++) mass[top - k] = static_cast<double>(sum[k]) * mantissa_unit(top - k);
   return above != 0;
 }
 
@@ -143,8 +142,8 @@ RKV_AVX512 void window_masses_avx512(const float* p, int32_t vocab, int lo, int 
     }
     for (int32_t t = 0; t < n; t++) sum[index[t]] += mant[t];
   }
-  for (int e = 0; e < width; e++) {  // sums below 2^53 convert exactly; scaling is exact
-    const __m512d scale = _mm512_set1_pd(std::ldexp(1.0, std::max(lo + e, 1) - 150));
+  for (int e = 0; e < width; e++) {
+    const __m512d scale = _mm512_set1_pd(mantissa_unit(lo + e));
     for (int32_t k = e * 256; k < (e + 1) * 256; k += 8)
       _mm512_storeu_pd(mass + k, _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_loadu_si512(sum + k)), scale));
   }

@@ -3,6 +3,8 @@
 // AVX-512 forms of four passes, which give the same bits as the portable ones.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -35,6 +37,12 @@ struct RowScratch {
         window_sum(cut ? kWindowExponents * 256 : 0), avx512(avx512) {}
 };
 
+
+// What one unit of the 24-bit integer mantissa (leading 1 included) is worth in exponent field
+// e: a float of field e is mantissa * 2^(e - 150); field 0 (subnormals, no leading 1) has the
+// unit of field 1. The walk's integer sums times this are exact (a sum below 2^53 converts
+// exactly, and a power of two scales it exactly).
+inline double mantissa_unit(int exponent_field) { return std::ldexp(1.0, std::max(exponent_field, 1) - 150); }
 
 // The nucleus order as one integer: ascending keys go by p down, then id up.
 inline uint64_t order_key(uint32_t p_bits, int32_t id) { return (uint64_t{~p_bits} << 32) | static_cast<uint32_t>(id); }

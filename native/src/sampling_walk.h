@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cmath>
 #include <cstdint>
 
 #include "rkv_dtype.h"
@@ -81,26 +80,25 @@ class RadixWalk {
     return last;
   }
 
-  // Sub-bucket masses of exponents [e, e + kWindow) (the walk goes up from the cut), branch-free:
+  // Sub-bucket masses of exponents [e, e + width_) (the walk goes up from the cut), branch-free:
   // a token outside the window adds 0 to the bucket its low bits name (one spare bucket would
   // chain the adds of every token below the window, most of a peaked row).
   void histogram(int e) {
     lo_ = std::min(e, 256 - kWindow);
+    // only up to exponent field 127 (p = 1), in a power of two of exponents: less to clear and to
+    // convert (a later walk above the window would build it again)
     width_ = kWindow;
+    while (width_ > 1 && lo_ + width_ / 2 >= 128) width_ /= 2;
 #if defined(__x86_64__)
-    if (s_.avx512) {
-      // only up to exponent field 127 (p = 1), in a power of two of exponents: less to clear and
-      // to convert (a later walk above the window would build it again)
-      while (width_ > 1 && lo_ + width_ / 2 >= 128) width_ /= 2;
-      return window_masses_avx512(s_.p.data(), vocab_, lo_, width_, s_.window_sum.data(), sub_mass_);
-    }
+    if (s_.avx512) return window_masses_avx512(s_.p.data(), vocab_, lo_, width_, s_.window_sum.data(), sub_mass_);
 #endif
     // as window_masses_avx512 does: bucket indices and mantissas a block at a time (8 lanes),
     // then integer adds (exact: the doubles the floats' sums give); Zen 5, RADIXKV_ISA=avx2, 1
     // thread, 64 rows of 32000 ~ N(0, 0.3) at top-p 0.9: 82 -> 72-75 us a row
-    constexpr int32_t kBuckets = kWindow * 256, kBlock = 1024;
+    constexpr int32_t kBlock = 1024;
+    const int32_t buckets = width_ * 256;
     uint64_t* sum = s_.window_sum.data();
-    std::fill(sum, sum + kBuckets, uint64_t{0});
+    std::fill(sum, sum + buckets, uint64_t{0});
     alignas(32) uint32_t index[kBlock];
     alignas(32) uint32_t mant[kBlock];
     const uint32_t base = static_cast<uint32_t>(lo_) << 8;
@@ -113,27 +111,25 @@ class RadixWalk {
       for (; t + 8 <= n; t += 8) {
         const __m256i b = _mm256_castps_si256(_mm256_loadu_ps(p + i0 + t));
         const __m256i q = _mm256_sub_epi32(_mm256_srli_epi32(b, 15), vbase);  // wraps below the window
-        // q < kBuckets, unsigned (AVX2 compares signed: both sides flipped by the sign bit)
-        const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32(kBuckets ^ INT32_MIN), _mm256_xor_si256(q, flip));
+        // q < buckets, unsigned (AVX2 compares signed: both sides flipped by the sign bit)
+        const __m256i in = _mm256_cmpgt_epi32(_mm256_set1_epi32(buckets ^ INT32_MIN), _mm256_xor_si256(q, flip));
         const __m256i normal = _mm256_cmpgt_epi32(b, _mm256_set1_epi32(0x7FFFFF));  // p >= 0: the sign is clear
         const __m256i m = _mm256_or_si256(_mm256_and_si256(b, _mm256_set1_epi32(0x7FFFFF)),
                                           _mm256_and_si256(normal, _mm256_set1_epi32(0x800000)));
-        _mm256_store_si256(reinterpret_cast<__m256i*>(index + t), _mm256_and_si256(q, _mm256_set1_epi32(kBuckets - 1)));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(index + t), _mm256_and_si256(q, _mm256_set1_epi32(buckets - 1)));
         _mm256_store_si256(reinterpret_cast<__m256i*>(mant + t), _mm256_and_si256(m, in));
       }
 #endif
       for (; t < n; t++) {
         const uint32_t b = rkv::f32_bits(p[i0 + t]);
         const uint32_t q = (b >> 15) - base;
-        index[t] = q & (kBuckets - 1);
-        mant[t] = q < kBuckets ? (b & 0x7FFFFFu) | (b > 0x7FFFFFu ? 0x800000u : 0u) : 0u;
+        index[t] = q & static_cast<uint32_t>(buckets - 1);
+        mant[t] = q < static_cast<uint32_t>(buckets) ? (b & 0x7FFFFFu) | (b > 0x7FFFFFu ? 0x800000u : 0u) : 0u;
       }
       for (t = 0; t < n; t++) sum[index[t]] += mant[t];
     }
-    // a sum below 2^53 converts exactly, and the power of two scales it exactly (exponent field
-    // 0: subnormals, no leading 1, the scale of field 1)
-    for (int e = 0; e < kWindow; e++) {
-      const double scale = std::ldexp(1.0, std::max(lo_ + e, 1) - 150);
+    for (int e = 0; e < width_; e++) {
+      const double scale = mantissa_unit(lo_ + e);
       for (int32_t k = e * 256; k < (e + 1) * 256; k++) sub_mass_[k] = static_cast<double>(sum[k]) * scale;
     }
   }
