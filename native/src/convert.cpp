@@ -208,6 +208,45 @@ RKV_AVX512_INLINE void store_fp8x64(uint8_t* p, __m512 v0, __m512 v1, __m512 v2,
   _mm512_storeu_si512((void*)p, b);
 }
 
+// bf16 -> fp8 at scale 1 in 16-bit lanes, 32 values a vector: AVX2's a2_bf16_fp8_magnitudes
+// (below) on 512 bits, with compare masks. Returns the magnitude codes in 16-bit lanes. Against
+// the f32 route (16 values a vector, widened first), Zen 5, rkv_ab scatter, bf16 -> e4m3 at
+// scale 1, of copy: 1 thread 0.65 -> 0.80, 2 threads 0.63 -> 0.76, in cache (1024 tokens) 1.46x.
+template <int DD>
+RKV_AVX512_INLINE __m512i bf16_fp8_magnitudes(__m512i x) {
+  constexpr int MB = Fp8Format<DD>::kMantissaBits, BIAS = Fp8Format<DD>::kBias;
+  constexpr int drop = 7 - MB;
+  constexpr short kMax = (short)(Fp8Format<DD>::kMaxBits >> 16), kMinNormal = (short)(Fp8Format<DD>::kMinNormalBits >> 16);
+  constexpr short round_rebias = (short)(((1 << (drop - 1)) - 1) - ((127 - BIAS) << 7));
+  constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
+  __m512i c = _mm512_min_epu16(_mm512_and_si512(x, _mm512_set1_epi16(0x7FFF)), _mm512_set1_epi16(kMax));
+  __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(c, drop), _mm512_set1_epi16(1));
+  __m512i rn = _mm512_srli_epi16(_mm512_add_epi16(_mm512_add_epi16(c, lsb), _mm512_set1_epi16(round_rebias)), drop);
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512 vmagic = _mm512_castsi512_ps(set1(magic));
+  __m512i lo = _mm512_sub_epi32(_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, c)), vmagic)), set1(magic));
+  __m512i hi = _mm512_sub_epi32(_mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, c)), vmagic)), set1(magic));
+  __m512i rs = _mm512_packus_epi32(lo, hi);  // undoes the interleave (per 128-bit lane); normal lanes are replaced next
+  return _mm512_mask_blend_epi16(_mm512_cmpgt_epu16_mask(c, _mm512_set1_epi16((short)(kMinNormal - 1))), rs, rn);
+}
+
+// 64 bf16 values -> 64 fp8 codes (scale 1) in one 64-byte store. The byte pack interleaves the
+// two vectors by qword per 128-bit lane; one permute puts them back in order, after which the
+// sign and NaN masks of the two vectors (one bit per element) are the bytes' masks as they are.
+// NaN -> 0x7F, as the f32 route gives.
+template <int DD>
+RKV_AVX512_INLINE void bf16_to_fp8x64(const uint16_t* s, uint8_t* p) {
+  __m512i x0 = _mm512_loadu_si512((const void*)s), x1 = _mm512_loadu_si512((const void*)(s + 32));
+  __m512i b = _mm512_packus_epi16(bf16_fp8_magnitudes<DD>(x0), bf16_fp8_magnitudes<DD>(x1));
+  b = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), b);
+  const __m512i abs_mask = _mm512_set1_epi16(0x7FFF), inf = _mm512_set1_epi16(0x7F80);
+  const __mmask64 sign = _mm512_kunpackd(_mm512_movepi16_mask(x1), _mm512_movepi16_mask(x0));
+  const __mmask64 nan = _mm512_kunpackd(_mm512_cmpgt_epi16_mask(_mm512_and_si512(x1, abs_mask), inf),
+                                        _mm512_cmpgt_epi16_mask(_mm512_and_si512(x0, abs_mask), inf));
+  b = _mm512_mask_mov_epi8(b, sign, _mm512_or_si512(b, _mm512_set1_epi8((char)0x80)));
+  _mm512_storeu_si512((void*)p, _mm512_mask_mov_epi8(b, nan, _mm512_set1_epi8(0x7F)));
+}
+
 template <int DD>
 RKV_AVX512_INLINE void store16(void* dst, int64_t i, __m512 v) {
   if constexpr (DD == RKV_DTYPE_F32) _mm512_storeu_ps((float*)dst + i, v);
@@ -225,13 +264,17 @@ RKV_AVX512 void row_avx512(const void* src, void* dst, int64_t n, float scale) {
     const int64_t far = g_fp8_far_prefetch;  // read once: the row's stores may alias it
     for (; i + 64 <= n; i += 64) {
       prefetch_stream(static_cast<const char*>(src) + i * ss, 64 * ss, kFp8PrefetchBytes, far);
-      __m512 x[4];
-      for (int j = 0; j < 4; j++) {
-        x[j] = load16<SD>(src, i + 16 * j);
-        if constexpr (MODE == kScaleMul) x[j] = _mm512_mul_ps(x[j], vs);
-        else if constexpr (MODE == kScaleDiv) x[j] = _mm512_div_ps(x[j], vs);
+      if constexpr (SD == RKV_DTYPE_BF16 && MODE == kScaleNone) {
+        bf16_to_fp8x64<DD>((const uint16_t*)src + i, (uint8_t*)dst + i);
+      } else {
+        __m512 x[4];
+        for (int j = 0; j < 4; j++) {
+          x[j] = load16<SD>(src, i + 16 * j);
+          if constexpr (MODE == kScaleMul) x[j] = _mm512_mul_ps(x[j], vs);
+          else if constexpr (MODE == kScaleDiv) x[j] = _mm512_div_ps(x[j], vs);
+        }
+        store_fp8x64<DD>((uint8_t*)dst + i, x[0], x[1], x[2], x[3]);
       }
-      store_fp8x64<DD>((uint8_t*)dst + i, x[0], x[1], x[2], x[3]);
     }
   }
   for (; i + 32 <= n; i += 32) {

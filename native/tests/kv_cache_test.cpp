@@ -66,8 +66,8 @@ void test_convert_all_pairs() {
       }
 }
 
-// Every bf16 bit pattern into e4m3 and e5m2, at scale 1 (AVX2's 16-bit-lane route, which
-// random patterns cover only in part) and at a power-of-two scale (the f32 route), against the
+// Every bf16 bit pattern into e4m3 and e5m2, at scale 1 (the AVX-512 and AVX2 16-bit-lane
+// routes, which random patterns cover only in part) and at a power-of-two scale (the f32 route), against the
 // scalar reference.
 void test_bf16_to_fp8_every_pattern() {
   std::vector<uint16_t> src(65536);
