@@ -76,6 +76,22 @@ struct Fp8Format<RKV_DTYPE_FP8_E5M2> {
   static constexpr uint32_t kMaxBits = 0x47600000u, kMinNormalBits = 0x38800000u;  // 57344, 2^-14
 };
 
+// The constants the vector encoders round with, for lanes holding the top bits of an f32 with
+// SrcMantissa mantissa bits (23: f32 lanes, 7: bf16 lanes): the bits dropped, the largest finite
+// value and the smallest normal in lane units, the normal range's round-to-nearest-even add with
+// the exponent rebias folded in, and the subnormal range's addend for the FP adder (an f32
+// 2^(24 - bias - mbits), whose ulp is the smallest subnormal).
+template <int DD, int SrcMantissa>
+struct Fp8Rounding {
+  static constexpr int kDrop = SrcMantissa - Fp8Format<DD>::kMantissaBits;
+  static constexpr uint32_t kMax = Fp8Format<DD>::kMaxBits >> (23 - SrcMantissa);
+  static constexpr uint32_t kMinNormal = Fp8Format<DD>::kMinNormalBits >> (23 - SrcMantissa);
+  static constexpr uint32_t kRoundRebias =
+      ((1u << (kDrop - 1)) - 1u) - ((uint32_t)(127 - Fp8Format<DD>::kBias) << SrcMantissa);
+  static constexpr uint32_t kSubnormalMagic =
+      (uint32_t)(23 + 1 - Fp8Format<DD>::kBias - Fp8Format<DD>::kMantissaBits + 127) << 23;
+};
+
 #if RKV_HAVE_X86
 #define RKV_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c,fma")))
 #define RKV_AVX512_INLINE RKV_AVX512 __attribute__((always_inline)) inline
@@ -163,11 +179,9 @@ RKV_AVX512_INLINE void store_bf16(uint16_t* p, __m512 v) {
 // unsigned-saturating packs turn into 0xFF. (vrangeps would drop a quiet NaN.)
 template <int DD>
 RKV_AVX512_INLINE __m512i fp8_magnitude_codes(__m512 x) {
-  constexpr int MB = Fp8Format<DD>::kMantissaBits, BIAS = Fp8Format<DD>::kBias;
-  constexpr uint32_t MAXF = Fp8Format<DD>::kMaxBits, MINN = Fp8Format<DD>::kMinNormalBits;
-  constexpr int drop = 23 - MB;
-  constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
-  constexpr uint32_t round_rebias = ((1u << (drop - 1)) - 1u) - ((uint32_t)(127 - BIAS) << 23);
+  using R = Fp8Rounding<DD, 23>;
+  constexpr uint32_t MAXF = R::kMax, MINN = R::kMinNormal, magic = R::kSubnormalMagic, round_rebias = R::kRoundRebias;
+  constexpr int drop = R::kDrop;
   __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), set1(0x7FFFFFFFu)));
   __m512i c = _mm512_castps_si512(_mm512_min_ps(_mm512_castsi512_ps(set1(MAXF)), ax));
   __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(c, drop), set1(1));
@@ -214,11 +228,10 @@ RKV_AVX512_INLINE void store_fp8x64(uint8_t* p, __m512 v0, __m512 v1, __m512 v2,
 // scale 1, of copy: 1 thread 0.65 -> 0.80, 2 threads 0.63 -> 0.76, in cache (1024 tokens) 1.46x.
 template <int DD>
 RKV_AVX512_INLINE __m512i bf16_fp8_magnitudes(__m512i x) {
-  constexpr int MB = Fp8Format<DD>::kMantissaBits, BIAS = Fp8Format<DD>::kBias;
-  constexpr int drop = 7 - MB;
-  constexpr short kMax = (short)(Fp8Format<DD>::kMaxBits >> 16), kMinNormal = (short)(Fp8Format<DD>::kMinNormalBits >> 16);
-  constexpr short round_rebias = (short)(((1 << (drop - 1)) - 1) - ((127 - BIAS) << 7));
-  constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
+  using R = Fp8Rounding<DD, 7>;
+  constexpr short kMax = (short)R::kMax, kMinNormal = (short)R::kMinNormal, round_rebias = (short)R::kRoundRebias;
+  constexpr uint32_t magic = R::kSubnormalMagic;
+  constexpr int drop = R::kDrop;
   __m512i c = _mm512_min_epu16(_mm512_and_si512(x, _mm512_set1_epi16(0x7FFF)), _mm512_set1_epi16(kMax));
   __m512i lsb = _mm512_and_si512(_mm512_srli_epi16(c, drop), _mm512_set1_epi16(1));
   __m512i rn = _mm512_srli_epi16(_mm512_add_epi16(_mm512_add_epi16(c, lsb), _mm512_set1_epi16(round_rebias)), drop);
@@ -379,11 +392,9 @@ RKV_AVX2_INLINE void a2_store_bf16(uint16_t* p, __m256 v) {
 // the unsigned-saturating packs turn into 0xFF, a byte no finite value gives; callers replace it.
 template <int DD>
 RKV_AVX2_INLINE __m256i a2_fp8_magnitude_codes(__m256i a) {
-  constexpr int MB = Fp8Format<DD>::kMantissaBits, BIAS = Fp8Format<DD>::kBias;
-  constexpr uint32_t MAXF = Fp8Format<DD>::kMaxBits, MINN = Fp8Format<DD>::kMinNormalBits;
-  constexpr int drop = 23 - MB;
-  constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
-  constexpr uint32_t round_rebias = ((1u << (drop - 1)) - 1u) - ((uint32_t)(127 - BIAS) << 23);
+  using R = Fp8Rounding<DD, 23>;
+  constexpr uint32_t MAXF = R::kMax, MINN = R::kMinNormal, magic = R::kSubnormalMagic, round_rebias = R::kRoundRebias;
+  constexpr int drop = R::kDrop;
   __m256i c = _mm256_castps_si256(_mm256_min_ps(_mm256_castsi256_ps(s1(MAXF)), _mm256_castsi256_ps(a)));
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(c, drop), s1(1));
   __m256i rn = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(c, lsb), s1(round_rebias)), drop);
@@ -442,11 +453,10 @@ RKV_AVX2_INLINE void a2_store_fp8x32(uint8_t* p, __m256 v0, __m256 v1, __m256 v2
 // lanes and the NaN lanes in `nan`.
 template <int DD>
 RKV_AVX2_INLINE __m256i a2_bf16_fp8_magnitudes(__m256i x, __m256i& nan) {
-  constexpr int MB = Fp8Format<DD>::kMantissaBits, BIAS = Fp8Format<DD>::kBias;
-  constexpr int drop = 7 - MB;
-  constexpr short kMax = (short)(Fp8Format<DD>::kMaxBits >> 16), kMinNormal = (short)(Fp8Format<DD>::kMinNormalBits >> 16);
-  constexpr short round_rebias = (short)(((1 << (drop - 1)) - 1) - ((127 - BIAS) << 7));
-  constexpr uint32_t magic = (uint32_t)(23 + 1 - BIAS - MB + 127) << 23;
+  using R = Fp8Rounding<DD, 7>;
+  constexpr short kMax = (short)R::kMax, kMinNormal = (short)R::kMinNormal, round_rebias = (short)R::kRoundRebias;
+  constexpr uint32_t magic = R::kSubnormalMagic;
+  constexpr int drop = R::kDrop;
   __m256i a = _mm256_and_si256(x, _mm256_set1_epi16(0x7FFF));
   nan = _mm256_cmpgt_epi16(a, _mm256_set1_epi16(0x7F80));
   __m256i c = _mm256_min_epu16(a, _mm256_set1_epi16(kMax));
