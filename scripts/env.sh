@@ -1,5 +1,7 @@
-# Sourced by ./radixkv, ./run-tests and .ci/run: finds a JDK >= 25 and installs the few
-# system packages a fresh machine lacks (when running as root with apt-get).
+# Sourced by ./radixkv, ./run-tests, .ci/run and scripts/gpu-*: finds a JDK >= 25 and the tools a
+# build needs. radixkv_setup is what the CLI needs to build and run; radixkv_setup_tests adds what only
+# the tests use. Missing Debian packages are installed when running as root with apt-get; otherwise
+# they are named with the command that installs them.
 
 radixkv_java_major() { # $1 = java home; prints the feature version or nothing
   "$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = \([0-9]*\).*/\1/p'
@@ -18,6 +20,26 @@ radixkv_find_jdk() {
   return 1
 }
 
+# radixkv_install WHAT PKG...: installs the Debian packages PKG as root with apt-get, or names them.
+# Returns 0 when nothing is left missing.
+radixkv_install() {
+  local what=$1
+  shift
+  [ $# -gt 0 ] || return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "radixkv: installing $* ($what)" >&2
+    if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@") >&2; then
+      return 0
+    fi
+    echo "radixkv: could not install $* ($what)" >&2
+  else
+    echo "radixkv: missing $* ($what); install with: sudo apt-get install $*" >&2
+  fi
+  return 1
+}
+
+# What the CLI needs: a JDK >= 25 to run, and Maven, CMake and g++ to build it. oneDNN is optional
+# (the model's GEMMs fall back to the built-in kernels without it).
 radixkv_setup() {
   local jdk
   if ! jdk=$(radixkv_find_jdk); then
@@ -32,20 +54,26 @@ radixkv_setup() {
   command -v g++ >/dev/null || missing+=(g++)
   # oneDNN gives the model's GEMMs near-peak FLOP/s; the build falls back without it.
   [ -f /usr/include/dnnl.h ] || [ -f /usr/include/oneapi/dnnl/dnnl.h ] || missing+=(libdnnl-dev)
-  # GenerateLogitsTest reads `generate --logits` files back with NumPy (skipped without it).
+  radixkv_install "to build radixkv" "${missing[@]}" && return 0
+  local tool
+  for tool in mvn cmake g++; do
+    command -v "$tool" >/dev/null || { echo "radixkv: $tool is required to build" >&2; return 1; }
+  done
+  return 0 # only oneDNN is missing: the build goes on without it
+}
+
+# What the tests need besides the build: NumPy (GenerateLogitsTest reads `generate --logits` files
+# back), a real Redis and an independent Python KV-event subscriber (pyzmq, msgpack, cbor2) for the
+# kvtier tests; node/npm (named when missing, not installed) to fetch the tokenizer files and the openai client.
+radixkv_setup_tests() {
+  radixkv_setup || return 1
+  local missing=()
   python3 -c 'import numpy' 2>/dev/null || missing+=(python3-numpy)
-  # kvtier tests: a real Redis and an independent Python KV-event subscriber (pyzmq, msgpack, cbor2)
   [ -x /usr/bin/redis-server ] || missing+=(redis-server)
   /usr/bin/python3 -c 'import zmq' 2>/dev/null || missing+=(python3-zmq)
   /usr/bin/python3 -c 'import msgpack' 2>/dev/null || missing+=(python3-msgpack)
   /usr/bin/python3 -c 'import cbor2' 2>/dev/null || missing+=(python3-cbor2)
-  if [ ${#missing[@]} -gt 0 ]; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-      echo "radixkv: installing ${missing[*]}" >&2
-      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}") >&2 \
-        || echo "radixkv: could not install ${missing[*]}" >&2
-    else
-      echo "radixkv: missing ${missing[*]} (install them with your package manager)" >&2
-    fi
-  fi
+  radixkv_install "for the tests" "${missing[@]}" || true # the tests that need them say so
+  command -v npm >/dev/null || echo "radixkv: npm missing (the test build fetches tokenizer files with it)" >&2
+  return 0
 }
