@@ -3,7 +3,7 @@ package io.radixkv.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.radixkv.kernels.Backends;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.kernels.KernelBackend;
 import org.junit.jupiter.api.Test;
 

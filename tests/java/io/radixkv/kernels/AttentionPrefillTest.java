@@ -1,5 +1,7 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.cpu.CpuAttentionKernels;
+import io.radixkv.kernels.reference.JavaAttentionKernels;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.stream.Stream;

@@ -2,8 +2,9 @@ package io.radixkv.model;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
+import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -71,7 +72,7 @@ final class FamilyFixtures {
     }
 
     static double bf16(double v) {
-        return JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16((float) v));
+        return Bf16.round(((float) v));
     }
 
     // ---- the families

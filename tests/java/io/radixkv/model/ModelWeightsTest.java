@@ -5,8 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
+import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -68,7 +69,7 @@ class ModelWeightsTest {
             assertEquals(f.embed().byteSize() / 2, bf.embed().byteSize());
             // bf16 weights are the f32 ones rounded.
             for (long i = 0; i < 1000; i++) {
-                assertEquals(JavaDenseKernels.floatToBf16(f.layer(1).down().getAtIndex(ValueLayout.JAVA_FLOAT, i)),
+                assertEquals(Bf16.fromFloat(f.layer(1).down().getAtIndex(ValueLayout.JAVA_FLOAT, i)),
                         bf.layer(1).down().getAtIndex(ValueLayout.JAVA_SHORT, i));
             }
             assertEquals(f.finalNorm().byteSize(), bf.finalNorm().byteSize(), "norms stay f32");
@@ -114,17 +115,17 @@ class ModelWeightsTest {
         for (long i = 0; i < n; i++) {
             float v = origF32.getAtIndex(ValueLayout.JAVA_FLOAT, i);
             float inFile = switch (fileDtype) {
-                case "BF16" -> JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(v));
+                case "BF16" -> Bf16.round((v));
                 case "F16" -> Float.float16ToFloat(Float.floatToFloat16(v));
                 default -> v;
             };
             float expected = switch (t) {
-                case BF16 -> JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(inFile));
+                case BF16 -> Bf16.round((inFile));
                 case F16 -> Float.float16ToFloat(Float.floatToFloat16(inFile));
                 default -> inFile;
             };
             float actual = switch (t) {
-                case BF16 -> JavaDenseKernels.bf16ToFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i));
+                case BF16 -> Bf16.toFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i));
                 case F16 -> Float.float16ToFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i));
                 default -> loaded.getAtIndex(ValueLayout.JAVA_FLOAT, i);
             };

@@ -4,7 +4,7 @@ import io.radixkv.kernels.AttentionKernels;
 import io.radixkv.kernels.AttentionParams;
 import io.radixkv.kernels.AttentionPlan;
 import io.radixkv.kernels.BackendMemory;
-import io.radixkv.kernels.CpuBackend;
+import io.radixkv.kernels.cpu.CpuBackend;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.KernelBackend;

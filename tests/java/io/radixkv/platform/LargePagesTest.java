@@ -1,4 +1,4 @@
-package io.radixkv.kernels;
+package io.radixkv.platform;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,5 +1,10 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
+import io.radixkv.kernels.AttentionFixture;
+import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.AttentionPlan;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.PageTableCsr;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,5 +1,9 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KvTestData;
+import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.PagedKvLayout;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

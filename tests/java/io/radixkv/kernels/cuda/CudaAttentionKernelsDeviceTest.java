@@ -1,5 +1,13 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
+import io.radixkv.kernels.AttentionFixture;
+import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.AttentionPlan;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.PageTableCsr;
+import io.radixkv.kernels.reference.JavaAttentionKernels;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

@@ -1,5 +1,10 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,5 +1,7 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.select.Backends;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**

@@ -1,5 +1,7 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
+import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.RecordingMemory;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,5 +1,12 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
+import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.select.Backends;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;

@@ -3,7 +3,7 @@ package io.radixkv.bench;
 import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.AttentionKernels;
 import io.radixkv.kernels.AttentionParams;
-import io.radixkv.kernels.Backends;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import java.lang.foreign.MemorySegment;

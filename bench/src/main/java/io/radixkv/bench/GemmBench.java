@@ -1,6 +1,6 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.CpuDenseKernels;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.model.ModelConfig;

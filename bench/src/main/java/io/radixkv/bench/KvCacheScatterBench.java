@@ -1,6 +1,6 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.Backends;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;

@@ -1,7 +1,7 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.Backends;
-import io.radixkv.kernels.CpuDenseKernels;
+import io.radixkv.kernels.select.Backends;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.KernelBackend;

@@ -2,12 +2,12 @@ package io.radixkv.cli;
 
 import io.radixkv.kernels.AttentionParams;
 import io.radixkv.kernels.BackendMemory;
-import io.radixkv.kernels.BandwidthBaselines;
+import io.radixkv.kernels.cpu.BandwidthBaselines;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;
-import io.radixkv.kernels.LargePages;
-import io.radixkv.kernels.NativeLibrary;
+import io.radixkv.platform.LargePages;
+import io.radixkv.kernels.cpu.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
 import io.radixkv.paging.BlockAllocator;

@@ -5,7 +5,7 @@ import io.radixkv.cli.report.Charts;
 import io.radixkv.cli.report.RunMetrics;
 import io.radixkv.cli.workload.Workload;
 import io.radixkv.cli.workload.Workloads;
-import io.radixkv.kernels.Backends;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import java.io.PrintWriter;

@@ -1,9 +1,9 @@
 package io.radixkv.cli;
 
-import io.radixkv.kernels.Backends;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.kernels.KernelBackend;
-import io.radixkv.kernels.LargePages;
-import io.radixkv.kernels.NativeLibrary;
+import io.radixkv.platform.LargePages;
+import io.radixkv.kernels.cpu.NativeLibrary;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Optional;

@@ -1,6 +1,6 @@
 package io.radixkv.engine;
 
-import io.radixkv.kernels.Backends;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.kernels.KernelBackend;
 
 /**

@@ -2,7 +2,7 @@ package io.radixkv.engine;
 
 import io.radixkv.sched.FinishReason;
 import io.radixkv.kernels.KernelBackend;
-import io.radixkv.kernels.LargePages;
+import io.radixkv.platform.LargePages;
 import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelWeights;
@@ -92,7 +92,7 @@ public final class Engine implements AutoCloseable {
         this.runner = new ModelRunner(forward, kv.pool().layers(), kv.sequences(), config.maxRunning(),
                 config.maxBatchTokens(), modelConfig.vocab(), backend.memory());
         this.counters = new EngineCounters(kv, scheduler);
-        this.streamer = new TokenStreamer(scheduler, runner, counters);
+        this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters);
         this.executor = new StepExecutor(scheduler, runner, counters, streamer);
         this.loop = new EngineLoop(executor);
     }

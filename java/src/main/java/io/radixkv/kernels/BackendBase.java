@@ -7,13 +7,13 @@ import java.util.Objects;
  * attention kernels; closing it frees the memory. Subclasses add only how they are built and
  * their dense kernels.
  */
-abstract sealed class BackendBase implements KernelBackend permits CpuBackend, CudaBackend, JavaReferenceBackend {
+public abstract class BackendBase implements KernelBackend {
     private final String name;
     private final BackendMemory memory;
     private final KvCacheKernels kv;
     private final AttentionKernels attention;
 
-    BackendBase(String name, BackendMemory memory, KvCacheKernels kv, AttentionKernels attention) {
+    protected BackendBase(String name, BackendMemory memory, KvCacheKernels kv, AttentionKernels attention) {
         this.name = Objects.requireNonNull(name, "name");
         this.memory = Objects.requireNonNull(memory, "memory");
         this.kv = Objects.requireNonNull(kv, "kv");

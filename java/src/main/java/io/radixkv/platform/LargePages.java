@@ -1,4 +1,4 @@
-package io.radixkv.kernels;
+package io.radixkv.platform;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -85,7 +85,9 @@ public final class LargePages {
      * @throws OutOfMemoryError if the memory cannot be mapped or allocated
      */
     public static MemorySegment allocate(Arena arena, long bytes, long alignment) {
-        Checks.requireNonNegative("bytes", bytes);
+        if (bytes < 0) {
+            throw new IllegalArgumentException("bytes must not be negative, got " + bytes);
+        }
         if (alignment <= 0 || Long.bitCount(alignment) != 1 || alignment > HUGE_PAGE) {
             throw new IllegalArgumentException("alignment must be a power of two up to " + HUGE_PAGE + ", got "
                     + alignment);

@@ -1,4 +1,4 @@
-package io.radixkv.kernels;
+package io.radixkv.platform;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;

@@ -1,6 +1,8 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.Checks;
+import io.radixkv.kernels.DType;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,6 +1,16 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.AttentionChecks;
+import io.radixkv.kernels.AttentionKernels;
+import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.AttentionPlan;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.HostAttentionPlan;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.PageTableCsr;
+import io.radixkv.kernels.PagedKvLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -16,11 +26,11 @@ import java.lang.foreign.ValueLayout;
  * reuses them, and the split-KV work is decided once per distinct sliding window (not per
  * layer). Append-prefill plans are the validated host tables ({@link HostAttentionPlan}).
  */
-final class CpuAttentionKernels implements AttentionKernels {
+public final class CpuAttentionKernels implements AttentionKernels {
     private MemorySegment nativePlan;
     private long generation;
 
-    CpuAttentionKernels() {
+    public CpuAttentionKernels() {
         NativeLibrary.loadCpu();
     }
 

@@ -1,4 +1,10 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
+
+import io.radixkv.kernels.BackendBase;
+import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.HostMemory;
+import io.radixkv.kernels.SamplingKernels;
+import java.util.Optional;
 
 /** Kernels of libradixkv (C++, vectorized, OpenMP) over host memory. */
 public final class CpuBackend extends BackendBase {
@@ -17,5 +23,11 @@ public final class CpuBackend extends BackendBase {
     @Override
     public DenseKernels dense() {
         return dense;
+    }
+
+    /** libradixkv's sampler ({@code rkv_sample}). */
+    @Override
+    public Optional<SamplingKernels> sampling() {
+        return Optional.of(CpuSampling.instance());
     }
 }

@@ -1,5 +1,8 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
+import io.radixkv.kernels.AttentionPlan;
+import io.radixkv.kernels.PageTableCsr;
+import io.radixkv.kernels.PagedKvLayout;
 import java.lang.foreign.MemorySegment;
 
 /**

@@ -1,6 +1,10 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.Checks;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseChecks;
+import io.radixkv.kernels.DenseKernels;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;

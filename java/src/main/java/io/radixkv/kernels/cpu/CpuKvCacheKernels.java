@@ -1,6 +1,12 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KvCacheChecks;
+import io.radixkv.kernels.KvCacheKernels;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.PagedKvLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -16,7 +22,7 @@ import java.util.List;
  * block, so skipping the thread-state transition is worth it (and heap segments are accepted).
  * Requires libradixkv to be loaded ({@link CpuBackend} does that).
  */
-final class CpuKvCacheKernels implements KvCacheKernels {
+public final class CpuKvCacheKernels implements KvCacheKernels {
     private static final MethodHandle RESHAPE = NativeLibrary.critical(
             radixkv_h.rkv_reshape_and_cache$address(), radixkv_h.rkv_reshape_and_cache$descriptor());
     private static final MethodHandle COPY_BLOCKS =
@@ -28,7 +34,7 @@ final class CpuKvCacheKernels implements KvCacheKernels {
     private static final MethodHandle CONVERT =
             NativeLibrary.critical(radixkv_h.rkv_convert$address(), radixkv_h.rkv_convert$descriptor());
 
-    CpuKvCacheKernels() {
+    public CpuKvCacheKernels() {
         NativeLibrary.loadCpu();
     }
 

@@ -1,6 +1,9 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.Checks;
+import io.radixkv.kernels.DenseChecks;
+import io.radixkv.kernels.SamplingKernels;
 import java.lang.foreign.Arena;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -13,7 +16,9 @@ import java.lang.invoke.MethodHandle;
  * step samples every row of its batch, each over the whole vocabulary: in Java, Math.exp alone
  * took a fifth of a 64-sequence step of the small model.
  */
-public final class CpuSampling {
+public final class CpuSampling implements SamplingKernels {
+    private static final CpuSampling INSTANCE = new CpuSampling();
+
     private static final MethodHandle SAMPLE;
 
     static {
@@ -48,6 +53,11 @@ public final class CpuSampling {
 
     private CpuSampling() {}
 
+    /** The sampler (it holds no state but per-thread buffers). */
+    public static CpuSampling instance() {
+        return INSTANCE;
+    }
+
     private static RowBuffers buffers(int rows) {
         RowBuffers b = BUFFERS.get();
         if (b == null || b.capacity < rows) {
@@ -66,8 +76,8 @@ public final class CpuSampling {
      * engine's), since an OpenMP region entered from a second thread gives the process a second
      * thread pool (docs/measurements.md, "One OpenMP pool per process"). One row enters none.
      */
-    public static int[] sampleRows(MemorySegment logits, int vocab, float[] temperature, float[] topP,
-                                   double[] uniform) {
+    @Override
+    public int[] sampleRows(MemorySegment logits, int vocab, float[] temperature, float[] topP, double[] uniform) {
         int rows = temperature.length;
         if (vocab <= 0 || topP.length != rows || uniform.length != rows) {
             throw new IllegalArgumentException("vocab must be positive and every row needs a temperature, top-p and"

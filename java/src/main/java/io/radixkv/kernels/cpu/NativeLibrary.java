@@ -1,6 +1,7 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cpu;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.NativeException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.FunctionDescriptor;

@@ -1,4 +1,4 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
 import java.util.Objects;
 import java.util.function.Supplier;

@@ -1,6 +1,15 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.AttentionChecks;
+import io.radixkv.kernels.AttentionKernels;
+import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.AttentionPlan;
+import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.PageTableCsr;
+import io.radixkv.kernels.PagedKvLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,13 +1,19 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.BackendBase;
+import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.SamplingKernels;
+import io.radixkv.kernels.cpu.CpuSampling;
+import io.radixkv.kernels.cpu.NativeLibrary;
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
 
 /**
  * Kernels of libradixkv_cuda over device memory owned by {@link CudaMemory}. Usable only
  * when libradixkv_cuda loads, the CUDA runtime library loads, at least one device exists and
  * cuBLAS (the dense kernels' GEMMs, loaded at run time from the user's CUDA installation)
- * loads; {@link #probe()} says why not otherwise, and {@link Backends#create} falls back to
+ * loads; {@link #probe()} says why not otherwise, and {@code Backends.create} falls back to
  * the CPU backend with one log line.
  */
 public final class CudaBackend extends BackendBase {
@@ -59,7 +65,7 @@ public final class CudaBackend extends BackendBase {
     }
 
     /** "" when a CUDA device can be used, else the reason it cannot. Never throws; cached. */
-    static String probe() {
+    public static String probe() {
         return PROBE.reason();
     }
 
@@ -90,5 +96,11 @@ public final class CudaBackend extends BackendBase {
     @Override
     public DenseKernels dense() {
         return dense;
+    }
+
+    /** libradixkv's sampler: the engine copies the logits to the host before sampling them. */
+    @Override
+    public Optional<SamplingKernels> sampling() {
+        return Optional.of(CpuSampling.instance());
     }
 }

@@ -1,13 +1,19 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.Checks;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseChecks;
+import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.KernelBackend;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.EnumSet;
-import java.util.Set;
 import java.lang.foreign.ValueLayout;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@link DenseKernels} of libradixkv_cuda over device segments (from {@link CudaMemory}): GEMMs

@@ -1,6 +1,8 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.NativeException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 

@@ -1,6 +1,7 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
 import io.radixkv.bindings.cuda.cudart_h;
+import io.radixkv.kernels.StepGraph;
 import java.lang.foreign.MemorySegment;
 
 /** An instantiated CUDA graph ({@code cudaGraphExec_t}) launched on the stream it was captured on. */

@@ -1,6 +1,13 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.KvCacheChecks;
+import io.radixkv.kernels.KvCacheKernels;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.PagedKvLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;

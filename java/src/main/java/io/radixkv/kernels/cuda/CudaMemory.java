@@ -1,6 +1,12 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
 import io.radixkv.bindings.cuda.cudart_h;
+import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.Checks;
+import io.radixkv.kernels.HostCopies;
+import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.StepGraph;
+import io.radixkv.kernels.cpu.NativeLibrary;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,5 +1,6 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.cuda;
 
+import io.radixkv.kernels.BackendMemory;
 import java.lang.foreign.MemorySegment;
 
 /**

@@ -1,5 +1,14 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.reference;
 
+import io.radixkv.kernels.AttentionChecks;
+import io.radixkv.kernels.AttentionKernels;
+import io.radixkv.kernels.AttentionParams;
+import io.radixkv.kernels.Bf16;
+import io.radixkv.kernels.Checks;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.PageTableCsr;
+import io.radixkv.kernels.PagedKvLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -11,7 +20,7 @@ import java.lang.foreign.ValueLayout;
  * normalized weighted sum. No online softmax, no native code; only the argument validation
  * ({@link AttentionChecks}) is shared with the native backends.
  */
-final class JavaAttentionKernels implements AttentionKernels {
+public final class JavaAttentionKernels implements AttentionKernels {
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
 
@@ -169,7 +178,7 @@ final class JavaAttentionKernels implements AttentionKernels {
 
     // ---- dtype decoding / encoding, independent of the native converters ----
 
-    static double load(MemorySegment s, DType dtype, long i) {
+    public static double load(MemorySegment s, DType dtype, long i) {
         return switch (dtype) {
             case F32 -> s.getAtIndex(FLOAT, i);
             case F16 -> Float.float16ToFloat(s.getAtIndex(SHORT, i));
@@ -179,12 +188,12 @@ final class JavaAttentionKernels implements AttentionKernels {
         };
     }
 
-    static void store(MemorySegment s, DType dtype, long i, double value) {
+    public static void store(MemorySegment s, DType dtype, long i, double value) {
         float f = (float) value;
         switch (dtype) {
             case F32 -> s.setAtIndex(FLOAT, i, f);
             case F16 -> s.setAtIndex(SHORT, i, Float.floatToFloat16(f));
-            case BF16 -> s.setAtIndex(SHORT, i, floatToBf16(f));
+            case BF16 -> s.setAtIndex(SHORT, i, Bf16.fromFloat(f));
             default -> throw new IllegalArgumentException("output dtype " + dtype + " is not supported");
         }
     }
@@ -213,13 +222,4 @@ final class JavaAttentionKernels implements AttentionKernels {
         return sign * mag;
     }
 
-    /** Round-to-nearest-even f32 to bf16 (NaN stays NaN). */
-    static short floatToBf16(float f) {
-        int bits = Float.floatToRawIntBits(f);
-        if (Float.isNaN(f)) {
-            return (short) ((bits >>> 16) | 0x40);
-        }
-        int rounded = bits + 0x7FFF + ((bits >>> 16) & 1);
-        return (short) (rounded >>> 16);
-    }
 }

@@ -1,5 +1,7 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.reference;
 
+import io.radixkv.kernels.Bf16;
+import io.radixkv.kernels.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -13,7 +15,7 @@ import java.lang.foreign.ValueLayout;
  * (infinities too) and maps every NaN to the canonical code 0x7F; f16/bf16 keep NaN as a
  * quiet NaN with the top payload bits. Same-dtype conversion copies the bits.
  */
-final class JavaConversions {
+public final class JavaConversions {
     private JavaConversions() {}
 
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED;
@@ -54,27 +56,10 @@ final class JavaConversions {
 
     // ---- bf16 ----
 
-    static float bf16ToFloat(short h) {
-        return Float.intBitsToFloat((h & 0xFFFF) << 16);
-    }
-
-    static short floatToBf16(float f) {
-        int u = Float.floatToRawIntBits(f);
-        if (Float.isNaN(f)) {
-            return (short) ((u >>> 16) | 0x40);
-        }
-        int upper = u >>> 16;
-        int lower = u & 0xFFFF;
-        if (lower > 0x8000 || (lower == 0x8000 && (upper & 1) == 1)) {
-            upper++; // may carry into the exponent, up to infinity: IEEE rounding does the same
-        }
-        return (short) upper;
-    }
-
     // ---- fp8 ----
 
     /** Exact value of an FP8 code (e4m3: no infinities, S.1111.111 is NaN). */
-    static float fp8ToFloat(int code, DType d) {
+    public static float fp8ToFloat(int code, DType d) {
         int c = code & 0xFF;
         boolean neg = (c & 0x80) != 0;
         int mbits = d == DType.FP8_E4M3 ? 3 : 2;
@@ -95,7 +80,7 @@ final class JavaConversions {
     }
 
     /** Nearest FP8 code, ties to the even code, saturating; NaN -> 0x7F. */
-    static byte floatToFp8(float f, DType d) {
+    public static byte floatToFp8(float f, DType d) {
         if (Float.isNaN(f)) {
             return 0x7F;
         }
@@ -130,20 +115,20 @@ final class JavaConversions {
 
     // ---- element access ----
 
-    static float load(MemorySegment seg, long i, DType d) {
+    public static float load(MemorySegment seg, long i, DType d) {
         return switch (d) {
             case F32 -> Float.intBitsToFloat(seg.getAtIndex(I32, i));
             case F16 -> f16ToFloat(seg.getAtIndex(I16, i));
-            case BF16 -> bf16ToFloat(seg.getAtIndex(I16, i));
+            case BF16 -> Bf16.toFloat(seg.getAtIndex(I16, i));
             case FP8_E4M3, FP8_E5M2 -> fp8ToFloat(seg.get(I8, i), d);
         };
     }
 
-    static void store(MemorySegment seg, long i, DType d, float v) {
+    public static void store(MemorySegment seg, long i, DType d, float v) {
         switch (d) {
             case F32 -> seg.setAtIndex(I32, i, Float.floatToRawIntBits(v));
             case F16 -> seg.setAtIndex(I16, i, floatToF16(v));
-            case BF16 -> seg.setAtIndex(I16, i, floatToBf16(v));
+            case BF16 -> seg.setAtIndex(I16, i, Bf16.fromFloat(v));
             case FP8_E4M3, FP8_E5M2 -> seg.set(I8, i, floatToFp8(v, d));
         }
     }
@@ -152,7 +137,7 @@ final class JavaConversions {
      * dst[j] = src[i] converted, with the FP8 scale rule of radixkv.h: divided by scale when
      * only dst is FP8, multiplied when only src is FP8; same dtype copies the bits.
      */
-    static void convertElement(MemorySegment src, DType sd, long i, MemorySegment dst, DType dd, long j, float scale) {
+    public static void convertElement(MemorySegment src, DType sd, long i, MemorySegment dst, DType dd, long j, float scale) {
         if (sd == dd) {
             long b = sd.bytes();
             MemorySegment.copy(src, i * b, dst, j * b, b);

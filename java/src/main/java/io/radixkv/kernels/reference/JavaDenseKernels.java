@@ -1,10 +1,14 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.reference;
 
+import io.radixkv.kernels.Bf16;
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseChecks;
+import io.radixkv.kernels.DenseKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Plain-Java dense kernels: the independent reference for {@link CpuDenseKernels} (double
+ * Plain-Java dense kernels: the independent reference for {@code CpuDenseKernels} (double
  * accumulation, straightforward loops, exact bf16/f16 widening). Works on native and heap segments.
  */
 public final class JavaDenseKernels implements DenseKernels {
@@ -17,24 +21,9 @@ public final class JavaDenseKernels implements DenseKernels {
         return "java";
     }
 
-    /** bf16 bits (the high half of an f32) to float: exact. */
-    public static float bf16ToFloat(short bits) {
-        return Float.intBitsToFloat((bits & 0xffff) << 16);
-    }
-
-    /** float to bf16 bits, round to nearest even; NaN stays NaN. */
-    public static short floatToBf16(float f) {
-        int u = Float.floatToRawIntBits(f);
-        if ((u & 0x7fffffff) > 0x7f800000) {
-            return (short) ((u >>> 16) | 0x40);
-        }
-        u += 0x7fff + ((u >>> 16) & 1);
-        return (short) (u >>> 16);
-    }
-
     private static float weight(MemorySegment w, DType dtype, long index) {
         return switch (dtype) {
-            case BF16 -> bf16ToFloat(w.getAtIndex(S, index));
+            case BF16 -> Bf16.toFloat(w.getAtIndex(S, index));
             case F16 -> Float.float16ToFloat(w.getAtIndex(S, index));
             default -> w.getAtIndex(F, index);
         };

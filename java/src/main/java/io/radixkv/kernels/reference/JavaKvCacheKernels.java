@@ -1,5 +1,10 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.reference;
 
+import io.radixkv.kernels.DType;
+import io.radixkv.kernels.KvCacheChecks;
+import io.radixkv.kernels.KvCacheKernels;
+import io.radixkv.kernels.KvCacheView;
+import io.radixkv.kernels.PagedKvLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -9,7 +14,7 @@ import java.util.List;
  * The independent reference for tests and the baseline in benchmarks; shares only the
  * argument validation with the native backends.
  */
-final class JavaKvCacheKernels implements KvCacheKernels {
+public final class JavaKvCacheKernels implements KvCacheKernels {
     @Override
     public void reshapeAndCache(MemorySegment k, MemorySegment v, DType srcDtype, MemorySegment slotMapping,
                                 long numTokens, KvCacheView cache) {

@@ -1,4 +1,8 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.reference;
+
+import io.radixkv.kernels.BackendBase;
+import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.HostMemory;
 
 /**
  * Plain-Java kernels: the independent reference the native kernels are tested against,

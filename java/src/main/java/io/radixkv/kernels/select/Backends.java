@@ -1,5 +1,9 @@
-package io.radixkv.kernels;
+package io.radixkv.kernels.select;
 
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.cuda.CudaBackend;
+import io.radixkv.kernels.reference.JavaReferenceBackend;
 import java.util.Locale;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
