@@ -3,7 +3,6 @@ package io.radixkv.model;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collections;
