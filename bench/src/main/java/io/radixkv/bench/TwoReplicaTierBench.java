@@ -1,26 +1,33 @@
-package io.radixkv.kvtier;
+package io.radixkv.bench;
 
 import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
 import io.radixkv.engine.GenerateRequest;
 import io.radixkv.engine.RequestResult;
+import io.radixkv.kvtier.KvTierExtension;
+import io.radixkv.kvtier.KvTierStats;
 import io.radixkv.model.SamplingParams;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.Test;
 
 /**
- * Rough measurement, not a test (surefire skips it by name; run with {@code -Dtest=TwoReplicaBench}):
- * the prefix_caching workload's shape (a shared 1024-token system prompt, 32-128 unique tokens, 32
- * output tokens, 48 requests) split round-robin across two engines, one request at a time, without
- * and with the shared Redis tier (pages written when first cached).
+ * Two replicas with and without a shared Redis KV tier: the prefix_caching workload's shape (a
+ * shared 1024-token system prompt, 32-128 unique tokens, 32 output tokens, 48 requests) split
+ * round-robin across two engines, one request at a time; with the tier, pages are written when
+ * first cached, so replica B fetches the prefix replica A computed. Prints wall time, TTFT
+ * percentiles and the tier's traffic for both runs. That B reuses A's pages through the tier is
+ * tested in RedisKvTierTest; this measures what it saves.
+ *
+ * <p>Needs a running redis-server: {@code java -cp radixkv-bench.jar io.radixkv.bench.TwoReplicaTierBench
+ * [redis://127.0.0.1:6379]}; the model is {@code -Dradixkv.bench.model} (default tiny).
  */
-class TwoReplicaBench {
+public final class TwoReplicaTierBench {
+    private TwoReplicaTierBench() {}
 
-    @Test
-    void roundRobinWithAndWithoutTheSharedTier() throws Exception {
+    public static void main(String[] args) throws Exception {
+        String redis = args.length > 0 ? args[0] : "redis://127.0.0.1:6379";
         String model = System.getProperty("radixkv.bench.model", "tiny");
         Random r = new Random(1);
         int[] system = new int[1024];
@@ -35,9 +42,9 @@ class TwoReplicaBench {
         }
         EngineConfig cfg = EngineConfig.builder().model(model).backend("cpu").kvDtype("bf16").pageSize(16)
                 .numPages(2048).build();
+        MachineLine.print();
         for (boolean shared : new boolean[] {false, true}) {
-            try (TestSupport.Redis redis = new TestSupport.Redis();
-                 KvTierExtension kvA = ext(shared, redis);
+            try (KvTierExtension kvA = ext(shared, redis);
                  KvTierExtension kvB = ext(shared, redis);
                  Engine a = Engine.start(cfg, kvA);
                  Engine b = Engine.start(cfg, kvB)) {
@@ -68,10 +75,10 @@ class TwoReplicaBench {
         }
     }
 
-    private static KvTierExtension ext(boolean shared, TestSupport.Redis redis) {
+    private static KvTierExtension ext(boolean shared, String redis) {
         KvTierExtension.Builder b = KvTierExtension.builder();
         if (shared) {
-            b.kvTier(redis.uri()).writeOnCache(true);
+            b.kvTier(redis).writeOnCache(true);
         }
         return b.build();
     }
