@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

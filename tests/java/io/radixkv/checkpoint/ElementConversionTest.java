@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;

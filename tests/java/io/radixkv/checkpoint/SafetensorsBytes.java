@@ -3,7 +3,6 @@ package io.radixkv.checkpoint;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.kernels.Bf16;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -2,7 +2,6 @@ package io.radixkv.model;
 
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.function.DoubleUnaryOperator;

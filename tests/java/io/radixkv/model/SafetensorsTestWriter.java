@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;

@@ -1,10 +1,10 @@
 package io.radixkv.bench;
 
 import io.radixkv.bindings.radixkv_h;
-import io.radixkv.kernels.cpu.BandwidthBaselines;
-import io.radixkv.kernels.cpu.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.cpu.BandwidthBaselines;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
 import io.radixkv.platform.LargePages;
 import io.radixkv.platform.LastLevelCache;
 import java.lang.foreign.Arena;

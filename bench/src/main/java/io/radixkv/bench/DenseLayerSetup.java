@@ -3,7 +3,6 @@ package io.radixkv.bench;
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import io.radixkv.platform.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
