@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,7 +18,7 @@ import java.util.SplittableRandom;
  * Tiny checkpoints of every family in transformers' layout: a {@code config.json} with the
  * fields the real Hub files carry (small sizes), random tensors under their HF names written
  * as f32 or bf16 safetensors (single file or two shards with an index), and the
- * {@link ReferenceDecoder.Spec} the issue's rules give for it, worked out here by hand (not by
+ * {@link ReferenceDecoder.Spec} the family's rules give for it, worked out here by hand (not by
  * the production parser).
  */
 final class FamilyFixtures {

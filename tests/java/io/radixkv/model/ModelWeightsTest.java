@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -240,9 +239,8 @@ class ModelWeightsTest {
     }
 
     /**
-     * Defect 8 (issue 12): the weights were allocated (and zero-filled) before any shape was
-     * checked, so a header declaring a 4 TiB embedding in a tiny file died of OutOfMemoryError
-     * instead of naming the file and tensor.
+     * Shapes are checked before anything is allocated: a header declaring a 4 TiB embedding in
+     * a tiny file is an IOException naming the file and tensor, not an OutOfMemoryError.
      */
     @Test
     void hugeDeclaredShapeFailsBeforeAllocating() throws IOException {
@@ -257,7 +255,7 @@ class ModelWeightsTest {
                 e.getMessage());
     }
 
-    /** Defect 8 (issue 12): data_offsets whose sums overflow printed a native address, not the file and tensor. */
+    /** data_offsets whose sums overflow are an IOException naming the file and tensor, never a native address. */
     @Test
     void offsetOverflowNamesFileAndTensor() throws IOException {
         try (var orig = ModelWeights.random(SMALL_VOCAB, DType.F32, 14)) {
@@ -276,10 +274,8 @@ class ModelWeightsTest {
     }
 
     /**
-     * Defect 8 (issue 12): numeric config.json fields given as text silently fall back to the
-     * defaults. The fix belongs in ModelConfig.fromHfConfig (rope_theta, rms_norm_eps,
-     * max_position_embeddings read with JsonNode.asDouble/asInt defaults), owned by the
-     * families work; enable this test with it.
+     * A numeric config.json field given as text is refused, naming the field, instead of falling
+     * back to the default.
      */
     @ParameterizedTest(name = "{0}")
     @CsvSource({"rms_norm_eps", "rope_theta", "max_position_embeddings"})

@@ -1,12 +1,12 @@
 package io.radixkv.engine;
 
-import io.radixkv.sched.FinishReason;
 import io.radixkv.kernels.KernelBackend;
-import io.radixkv.platform.LargePages;
 import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelWeights;
 import io.radixkv.model.SamplingParams;
+import io.radixkv.platform.LargePages;
+import io.radixkv.sched.FinishReason;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.SchedulerConfig;
 import io.radixkv.sched.Sequence;
@@ -26,7 +26,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * The serving engine: requests in, tokens out. One engine thread owns the scheduler, the KV
- * pages, the prefix cache and the kernels, and runs steps (seed 002's order):
+ * pages, the prefix cache and the kernels, and runs steps in this order:
  * retire finished → release (unlock cache nodes, free private pages) → capacity (free +
  * evictable pages) → admit → build the batch (decode tokens plus prefill chunks within the
  * token budget) → run → sample → stream. {@link #submit} and {@link RequestHandle#cancel} are

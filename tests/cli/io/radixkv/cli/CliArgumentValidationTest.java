@@ -13,10 +13,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 12, defect 7: bad arguments exit 2 naming the option and value, a bench whose requests
+ * Bad arguments exit 2 naming the option and value, a bench whose requests
  * all fail exits non-zero with the reasons, runaway schedules and sizes are refused up front.
  */
-class CliDefectsTest {
+class CliArgumentValidationTest {
     @TempDir
     Path dir;
 

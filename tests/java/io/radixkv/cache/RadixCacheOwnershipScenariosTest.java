@@ -14,8 +14,12 @@ import java.util.Random;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** The 18-scenario test plan of seed 000 (page size 1), against the Java cache and SimEngine. */
-class Seed000ScenariosTest {
+/**
+ * Page ownership, locks and page conservation in the prefix cache at page size 1, driven through
+ * {@link SimEngine} (the engine's protocol around the cache): splits, image tokens, lock transfer,
+ * full-prompt matches, memory pressure and namespace pruning.
+ */
+class RadixCacheOwnershipScenariosTest {
 
     static final int BOS = 1;
     static final int A = 10, B = 11, C = 12, D = 13, X = 99;
@@ -243,7 +247,7 @@ class Seed000ScenariosTest {
         int promptLen = 4;
         eng.release(eng.start(Namespace.DEFAULT, tokens));
         int freeBefore = pool.freeCount();
-        // seed 000's variant: full match, reuse prompt_len - 1, recompute the last position into a
+        // page size 1: full match, reuse prompt_len - 1, recompute the last position into a
         // private page, do not insert, keep the match lock as the sequence's one lock
         MatchResult m = cache.matchAndLock(Namespace.DEFAULT, tokens);
         assertEquals(promptLen, m.matchedKvLen());

@@ -20,8 +20,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** Seed 004's SHALL/WHEN/THEN scenarios. */
-class Seed004RequirementsTest {
+/**
+ * The prefix cache's contract: tree structure, prefix matching, insertion of decoded tokens,
+ * lock counts against eviction, LRU and recursive eviction, hit metrics, multi-turn reuse,
+ * namespaces and their locks, and concurrent matching and insertion.
+ */
+class RadixCacheContractTest {
 
     static final Namespace NS = Namespace.DEFAULT;
     final AtomicLong clock = new AtomicLong();
