@@ -10,6 +10,7 @@
  *
  * <p>Run with {@code --enable-native-access=io.radixkv}.
  */
+@SuppressWarnings("module") // the qualified export names io.radixkv.cli, built after this module
 module io.radixkv {
     requires org.apache.logging.log4j;
     requires com.fasterxml.jackson.databind;
