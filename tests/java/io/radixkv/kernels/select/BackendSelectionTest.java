@@ -58,6 +58,8 @@ class BackendSelectionTest {
         try (KernelBackend cpu = Backends.create("cpu"); KernelBackend java = Backends.create(" Java ")) {
             assertEquals("cpu", cpu.name());
             assertEquals("java", java.name());
+            assertTrue(cpu.sampling().isPresent(), "libradixkv samples for the CPU backend");
+            assertTrue(java.sampling().isEmpty(), "the Java reference samples in Java");
             assertInstanceOf(CpuKvCacheKernels.class, cpu.kv());
             assertInstanceOf(JavaKvCacheKernels.class, java.kv());
         }

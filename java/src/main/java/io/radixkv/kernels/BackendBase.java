@@ -1,10 +1,11 @@
 package io.radixkv.kernels;
 
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * What every backend is: a name, the memory its kernels operate on, and its KV-cache and
- * attention kernels; closing it frees the memory. Subclasses add only how they are built and
+ * attention kernels and its sampler if it has one; closing it frees the memory. Subclasses add only how they are built and
  * their dense kernels.
  */
 public abstract class BackendBase implements KernelBackend {
@@ -12,12 +13,16 @@ public abstract class BackendBase implements KernelBackend {
     private final BackendMemory memory;
     private final KvCacheKernels kv;
     private final AttentionKernels attention;
+    private final Optional<SamplingKernels> sampling;
 
-    protected BackendBase(String name, BackendMemory memory, KvCacheKernels kv, AttentionKernels attention) {
+    /** {@code sampling} null: the backend has no sampling kernel (callers sample in Java). */
+    protected BackendBase(String name, BackendMemory memory, KvCacheKernels kv, AttentionKernels attention,
+                          SamplingKernels sampling) {
         this.name = Objects.requireNonNull(name, "name");
         this.memory = Objects.requireNonNull(memory, "memory");
         this.kv = Objects.requireNonNull(kv, "kv");
         this.attention = Objects.requireNonNull(attention, "attention");
+        this.sampling = Optional.ofNullable(sampling);
     }
 
     @Override
@@ -33,6 +38,11 @@ public abstract class BackendBase implements KernelBackend {
     @Override
     public final AttentionKernels attention() {
         return attention;
+    }
+
+    @Override
+    public final Optional<SamplingKernels> sampling() {
+        return sampling;
     }
 
     @Override

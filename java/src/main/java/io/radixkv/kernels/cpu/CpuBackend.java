@@ -3,8 +3,6 @@ package io.radixkv.kernels.cpu;
 import io.radixkv.kernels.BackendBase;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.HostMemory;
-import io.radixkv.kernels.SamplingKernels;
-import java.util.Optional;
 
 /** Kernels of libradixkv (C++, vectorized, OpenMP) over host memory. */
 public final class CpuBackend extends BackendBase {
@@ -12,7 +10,8 @@ public final class CpuBackend extends BackendBase {
 
     public CpuBackend() {
         // arguments are evaluated in order: libradixkv is loaded before the kernel classes bind to it
-        super("cpu", loadLibraryThenMemory(), new CpuKvCacheKernels(), new CpuAttentionKernels());
+        super("cpu", loadLibraryThenMemory(), new CpuKvCacheKernels(), new CpuAttentionKernels(),
+                CpuSampling.instance());
     }
 
     private static HostMemory loadLibraryThenMemory() {
@@ -23,11 +22,5 @@ public final class CpuBackend extends BackendBase {
     @Override
     public DenseKernels dense() {
         return dense;
-    }
-
-    /** libradixkv's sampler ({@code rkv_sample}). */
-    @Override
-    public Optional<SamplingKernels> sampling() {
-        return Optional.of(CpuSampling.instance());
     }
 }

@@ -3,11 +3,9 @@ package io.radixkv.kernels.cuda;
 import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.BackendBase;
 import io.radixkv.kernels.DenseKernels;
-import io.radixkv.kernels.SamplingKernels;
 import io.radixkv.kernels.cpu.CpuSampling;
 import io.radixkv.kernels.cpu.NativeLibrary;
 import java.lang.foreign.MemorySegment;
-import java.util.Optional;
 
 /**
  * Kernels of libradixkv_cuda over device memory owned by {@link CudaMemory}. Usable only
@@ -32,7 +30,7 @@ public final class CudaBackend extends BackendBase {
 
     private CudaBackend(CudaMemory memory, CudaDeviceErrors errors) {
         super("cuda", memory, new CudaKvCacheKernels(memory.stream(), errors, CudaStaging.of(memory)),
-                CudaAttentionKernels.of(memory));
+                CudaAttentionKernels.of(memory), CpuSampling.instance()); // logits are copied to the host to sample
         this.errors = errors;
         this.dense = new CudaDenseKernels(memory, memory.stream(), errors.record());
     }
@@ -96,11 +94,5 @@ public final class CudaBackend extends BackendBase {
     @Override
     public DenseKernels dense() {
         return dense;
-    }
-
-    /** libradixkv's sampler: the engine copies the logits to the host before sampling them. */
-    @Override
-    public Optional<SamplingKernels> sampling() {
-        return Optional.of(CpuSampling.instance());
     }
 }

@@ -13,7 +13,7 @@ public final class JavaReferenceBackend extends BackendBase {
     private final JavaDenseKernels dense = new JavaDenseKernels();
 
     public JavaReferenceBackend() {
-        super("java", new HostMemory(), new JavaKvCacheKernels(), new JavaAttentionKernels());
+        super("java", new HostMemory(), new JavaKvCacheKernels(), new JavaAttentionKernels(), null);
     }
 
     @Override
