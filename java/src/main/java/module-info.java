@@ -1,6 +1,8 @@
 /**
  * radixkv core: native kernels (libradixkv, libradixkv_cuda) behind
- * {@link io.radixkv.kernels.KernelBackend}, paged KV memory, a radix-tree prefix cache, the
+ * {@link io.radixkv.kernels.KernelBackend} (chosen by {@link io.radixkv.kernels.select.Backends};
+ * the implementations in {@code io.radixkv.kernels.cpu}, {@code .cuda} and {@code .reference}
+ * are internal), paged KV memory, a radix-tree prefix cache, the
  * model runner, a continuous-batching scheduler and the engine. It logs through the log4j2
  * API only (the application chooses the back-end) and reads {@code config.json} and
  * safetensors headers with Jackson. The generated FFM bindings ({@code io.radixkv.bindings})
@@ -8,11 +10,16 @@
  *
  * <p>Run with {@code --enable-native-access=io.radixkv}.
  */
+@SuppressWarnings("module") // the qualified export names io.radixkv.cli, built after this module
 module io.radixkv {
     requires org.apache.logging.log4j;
     requires com.fasterxml.jackson.databind;
 
     exports io.radixkv.kernels;
+    exports io.radixkv.kernels.select;
+    exports io.radixkv.platform;
+    // the cli reports libradixkv's build, threads and bandwidth baselines
+    exports io.radixkv.kernels.cpu to io.radixkv.cli;
     exports io.radixkv.paging;
     exports io.radixkv.cache;
     exports io.radixkv.sched;

@@ -2,7 +2,7 @@ package io.radixkv.cli;
 
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-import io.radixkv.kernels.Backends;
+import io.radixkv.kernels.select.Backends;
 import org.junit.jupiter.api.Test;
 
 /** {@code --backend cuda} on a machine without a usable CUDA device: exit 2, one line naming the reason. */

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.radixkv.kernels.LastLevelCache;
-import io.radixkv.kernels.NativeLibrary;
+import io.radixkv.kernels.cpu.NativeLibrary;
+import io.radixkv.platform.LastLevelCache;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -78,8 +78,7 @@ class EvictionPolicyTest {
     }
 
     /**
-     * Issue 12, defect 1: [1,2,3] regains leaf status after its extension [4,5] is evicted; it was
-     * used more recently than [7,8], so MRU must free it next (SGLang recomputes keys at evict time).
+     * [1,2,3] regains leaf status after its extension [4,5] is evicted; it was used more recently than [7,8], so MRU must free it next (SGLang recomputes keys at evict time).
      */
     @Test
     void mruRekeysANodeThatRegainsLeafStatus() {

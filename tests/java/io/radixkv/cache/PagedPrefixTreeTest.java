@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** Seed 001's prefix-tree test list (block size 16) and the image page-boundary rule. */
+/** The prefix tree at block size 16: page-aligned matching and insertion, and the image page-boundary rule. */
 class PagedPrefixTreeTest {
 
     static final int P = 16;

@@ -3,7 +3,7 @@ package io.radixkv.cache;
 import java.util.Arrays;
 
 /**
- * The engine-side protocol around the cache, as the real engine runs it (seed 000 start_sequence /
+ * The engine-side protocol around the cache, as the real engine runs it (start_sequence /
  * release_sequence): matchAndLock, reuse per the full-prompt rule, private pages for the rest,
  * insertAndLock, lock transfer (new before old), duplicate pages freed, exactly one lock held.
  */

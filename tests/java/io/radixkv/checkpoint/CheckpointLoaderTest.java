@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -93,13 +93,13 @@ class CheckpointLoaderTest {
                 TensorSpec.of("x.f16", "f16_to_f32", 0, 64), TensorSpec.of("x.f16", "f16_to_bf16", 0, 64));
         try (ParameterStore s = CheckpointLoader.load(dir, params, specs)) {
             for (int i = 0; i < 64; i++) {
-                short ref = JavaDenseKernels.floatToBf16(v[i]);
+                short ref = Bf16.fromFloat(v[i]);
                 float half = Float.float16ToFloat(Float.floatToFloat16(v[i]));
                 assertEquals(ref, u16At(s.get("f32_to_bf16"), i), "f32->bf16 " + i);
                 assertEquals(ref, u16At(s.get("bf16_to_bf16"), i), "bf16 bits " + i);
-                assertEquals(JavaDenseKernels.bf16ToFloat(ref), f32At(s.get("bf16_to_f32"), i), "bf16->f32 " + i);
+                assertEquals(Bf16.toFloat(ref), f32At(s.get("bf16_to_f32"), i), "bf16->f32 " + i);
                 assertEquals(half, f32At(s.get("f16_to_f32"), i), "f16->f32 " + i);
-                assertEquals(JavaDenseKernels.floatToBf16(half), u16At(s.get("f16_to_bf16"), i), "f16->bf16 " + i);
+                assertEquals(Bf16.fromFloat(half), u16At(s.get("f16_to_bf16"), i), "f16->bf16 " + i);
             }
             assertEquals(Float.POSITIVE_INFINITY, f32At(s.get("f16_to_f32"), 3), "70000 overflows f16");
         }
@@ -118,7 +118,7 @@ class CheckpointLoaderTest {
         try (ParameterStore s = CheckpointLoader.load(dir, List.of(ParamSpec.of("big", DType.F32, n)),
                 List.of(TensorSpec.of("big", "big", 0, n)))) {
             for (int i = 0; i < n; i++) {
-                float want = JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(v[i]));
+                float want = Bf16.round((v[i]));
                 if (want != f32At(s.get("big"), i)) {
                     throw new AssertionError("element " + i + ": " + f32At(s.get("big"), i) + " != " + want);
                 }

@@ -3,8 +3,8 @@ package io.radixkv.checkpoint;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.SplittableRandom;
@@ -71,15 +71,15 @@ class ElementConversionTest {
             if (Float.isNaN(f) || Float.isInfinite(f) || Math.abs(f) > 3.38e38f) {
                 continue;
             }
-            float got = ElementConversion.bf16ToFloat(ElementConversion.floatToBf16(f));
+            float got = Bf16.round((f));
             assertEquals(nearestBf16(f), got, "bits " + Integer.toHexString(Float.floatToRawIntBits(f)));
-            assertEquals(JavaDenseKernels.floatToBf16(f), ElementConversion.floatToBf16(f));
+            assertEquals(Bf16.fromFloat(f), Bf16.fromFloat(f));
         }
-        assertEquals(Float.POSITIVE_INFINITY, ElementConversion.bf16ToFloat(ElementConversion.floatToBf16(Float.MAX_VALUE)));
-        assertEquals(Float.NEGATIVE_INFINITY, ElementConversion.bf16ToFloat(ElementConversion.floatToBf16(
+        assertEquals(Float.POSITIVE_INFINITY, Bf16.round((Float.MAX_VALUE)));
+        assertEquals(Float.NEGATIVE_INFINITY, Bf16.round((
                 Float.NEGATIVE_INFINITY)));
-        assertTrue(Float.isNaN(ElementConversion.bf16ToFloat(ElementConversion.floatToBf16(
+        assertTrue(Float.isNaN(Bf16.round((
                 Float.intBitsToFloat(0x7F800001)))), "a NaN with a low payload stays NaN");
-        assertEquals(-0f, ElementConversion.bf16ToFloat(ElementConversion.floatToBf16(-0f)));
+        assertEquals(-0f, Bf16.round((-0f)));
     }
 }

@@ -2,7 +2,7 @@ package io.radixkv.checkpoint;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.radixkv.kernels.JavaDenseKernels;
+import io.radixkv.kernels.Bf16;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -80,7 +80,7 @@ final class SafetensorsBytes {
     static byte[] bf16(float... v) {
         ByteBuffer b = ByteBuffer.allocate(2 * v.length).order(ByteOrder.LITTLE_ENDIAN);
         for (float x : v) {
-            b.putShort(JavaDenseKernels.floatToBf16(x));
+            b.putShort(Bf16.fromFloat(x));
         }
         return b.array();
     }

@@ -3,8 +3,8 @@ package io.radixkv.engine;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.select.Backends;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import java.lang.module.ModuleDescriptor;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -26,6 +28,24 @@ class CoreModuleDependenciesTest {
     @Test
     void generatedBindingsAreInternal() {
         assertFalse(CORE.getDescriptor().exports().stream().anyMatch(e -> e.source().startsWith("io.radixkv.bindings")));
+    }
+
+    /** The kernel implementations are internal: only the cli sees kernels.cpu (libradixkv's build and baselines). */
+    @Test
+    void onlyTheInterfaceLayerOfTheKernelsIsExported() {
+        Set<String> open = new TreeSet<>();
+        Map<String, Set<String>> qualified = new TreeMap<>();
+        for (ModuleDescriptor.Exports e : CORE.getDescriptor().exports()) {
+            if (e.isQualified()) {
+                qualified.put(e.source(), e.targets());
+            } else {
+                open.add(e.source());
+            }
+        }
+        assertEquals(new TreeSet<>(Set.of("io.radixkv.kernels", "io.radixkv.kernels.select", "io.radixkv.platform",
+                "io.radixkv.paging", "io.radixkv.cache", "io.radixkv.sched", "io.radixkv.engine",
+                "io.radixkv.checkpoint", "io.radixkv.model")), open);
+        assertEquals(Map.of("io.radixkv.kernels.cpu", Set.of("io.radixkv.cli")), qualified);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.radixkv.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The engine thread's inbox contract, driven with fake work (issue 12, defects 4 and 5):
+ * The engine thread's inbox contract, driven with fake work:
  * whatever stops the loop (close, an engine error, an interrupt), every task it accepted
  * runs, and every later one is refused with the reason. A request is such a task, so none
  * can be accepted and never run.
@@ -48,24 +50,26 @@ class EngineLoopTest {
         }
     }
 
-    /** Posts until refused; returns the refusal, failing if none comes within 10 s. */
-    private static IllegalStateException refusalWithin10s(EngineLoop loop) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    /**
+     * Posts while the loop ends by itself (each post runs in its final drain or is refused), waits
+     * for the thread to end, and returns the refusal of a post after it.
+     */
+    private static IllegalStateException refusalAfterTheLoopEnds(EngineLoop loop) throws InterruptedException {
         AtomicInteger ran = new AtomicInteger();
         int posted = 0;
-        while (System.nanoTime() < deadline) {
+        for (int i = 0; i < 1000; i++) {
             try {
                 loop.post(ran::incrementAndGet);
                 posted++;
             } catch (IllegalStateException refused) {
-                Thread.sleep(100);
-                assertEquals(posted, ran.get(), "every task accepted before the refusal ran");
-                return refused;
+                break;
             }
-            Thread.sleep(5);
         }
-        fail("the stopped loop still accepts tasks (" + posted + " posted, " + ran.get() + " ran)");
-        return null;
+        assertTrue(loop.awaitEnd(10_000), "the loop did not end by itself");
+        IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> loop.post(ran::incrementAndGet));
+        assertEquals(posted, ran.get(), "every task accepted before the refusal ran");
+        return refused;
     }
 
     @Test
@@ -91,23 +95,34 @@ class EngineLoopTest {
             AtomicLong ran = new AtomicLong();
             AtomicBoolean giveUp = new AtomicBoolean();
             List<Thread> posters = new ArrayList<>();
+            CountDownLatch posting = new CountDownLatch(4);
             for (int t = 0; t < 4; t++) {
                 posters.add(Thread.ofPlatform().start(() -> {
+                    boolean first = true;
                     while (!giveUp.get()) {
                         try {
                             loop.post(ran::incrementAndGet);
                             accepted.incrementAndGet();
                         } catch (IllegalStateException refused) {
                             return;
+                        } finally {
+                            if (first) {
+                                posting.countDown();
+                                first = false;
+                            }
                         }
                     }
                 }));
             }
-            Thread.sleep(2);
+            posting.await(); // every poster is in its loop: stop races them
             assertTrue(loop.stop(10_000));
-            Thread.sleep(50); // posters that were not refused keep posting into the stopped loop
+            // after stop every post is refused, so each poster ends on its next post
+            for (Thread t : posters) {
+                t.join(10_000);
+            }
             giveUp.set(true);
             for (Thread t : posters) {
+                assertFalse(t.isAlive(), "a poster was still accepted after stop");
                 t.join();
             }
             assertEquals(accepted.get(), ran.get(), "round " + round + ": tasks accepted but never run");
@@ -123,7 +138,7 @@ class EngineLoopTest {
             Thread.currentThread().interrupt();
             return null;
         });
-        IllegalStateException e = refusalWithin10s(loop);
+        IllegalStateException e = refusalAfterTheLoopEnds(loop);
         assertNotNull(e);
         assertTrue(e.getMessage().contains("interrupted"), e.getMessage());
         assertEquals(1, w.aborts.size(), w.aborts.toString());
@@ -138,7 +153,7 @@ class EngineLoopTest {
         loop.start();
         w.failStep = new AssertionError("scheduler bug");
         w.work = true;
-        IllegalStateException e = refusalWithin10s(loop);
+        IllegalStateException e = refusalAfterTheLoopEnds(loop);
         assertTrue(e.getMessage().contains("internal error") && e.getMessage().contains("scheduler bug"),
                 e.getMessage());
         assertTrue(w.aborts.get(0).contains("scheduler bug"), w.aborts.toString());

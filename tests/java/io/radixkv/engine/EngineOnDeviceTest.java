@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.radixkv.kernels.Backends;
-import io.radixkv.kernels.CudaDevice;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.cuda.CudaDevice;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.model.StubDeviceBackend;
 import io.radixkv.sched.FinishReason;
 import java.util.List;

@@ -14,8 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Seed 001 exit criterion 2: greedy decoding gives identical tokens with the prefix cache on
- * and off, over many prompts sharing prefixes, served concurrently (chunked prefill, mid-prefill
+ * Greedy decoding gives identical tokens with the prefix cache on and off, over many prompts sharing prefixes, served concurrently (chunked prefill, mid-prefill
  * sharing, batching) and one after another (every later prompt hits the cache).
  */
 @Timeout(value = 180, unit = java.util.concurrent.TimeUnit.SECONDS)

@@ -6,13 +6,23 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.kernels.AttentionKernels;
+import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.KvCacheKernels;
+import io.radixkv.kernels.SamplingKernels;
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.cpu.CpuSampling;
 import io.radixkv.model.ModelPresets;
 import io.radixkv.model.SamplingParams;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -55,6 +65,63 @@ class EngineSamplingTest {
         assertTrue(anyDiffers, "other seeds drew the same tokens for every sampled request");
         assertFalse(Arrays.equals(first.get(2).outputTokens(), EngineTestSupport
                 .reference(List.of(prompts.get(2)), TOKENS, 4, DType.F32).get(0)), "a sampled request drew the argmax");
+    }
+
+    /** Sampled rows go through the backend's sampling kernels where it has them. */
+    @Test
+    void theBackendsSamplerSamplesTheRows() {
+        AtomicInteger calls = new AtomicInteger();
+        SamplingKernels libradixkv = CpuSampling.instance();
+        SamplingKernels counting = (logits, vocab, t, p, u) -> {
+            calls.incrementAndGet();
+            return libradixkv.sampleRows(logits, vocab, t, p, u);
+        };
+        EngineConfig cfg = EngineTestSupport.tiny(4, DType.F32, true, 512).build();
+        try (Engine e = Engine.start(cfg, () -> new SamplingOverride(new CpuBackend(), counting),
+                EngineTestSupport.weights(), null)) {
+            RequestResult r = e.runToCompletion(List.of(new GenerateRequest("s", randomTokens(new SplittableRandom(3), 10),
+                    new SamplingParams(TOKENS, 1f, 1f, 7, List.of())))).get(0);
+            assertTrue(r.ok(), r.toString());
+        }
+        assertTrue(calls.get() >= TOKENS - 1, calls.get() + " calls of the backend's sampler for " + TOKENS + " tokens");
+    }
+
+    /** A backend with another sampler. */
+    private record SamplingOverride(KernelBackend inner, SamplingKernels sampler) implements KernelBackend {
+        @Override
+        public String name() {
+            return inner.name();
+        }
+
+        @Override
+        public KvCacheKernels kv() {
+            return inner.kv();
+        }
+
+        @Override
+        public AttentionKernels attention() {
+            return inner.attention();
+        }
+
+        @Override
+        public DenseKernels dense() {
+            return inner.dense();
+        }
+
+        @Override
+        public Optional<SamplingKernels> sampling() {
+            return Optional.of(sampler);
+        }
+
+        @Override
+        public BackendMemory memory() {
+            return inner.memory();
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
     }
 
     /** Requests 0, 1 greedy; 2..5 sampled (temperature 1 / 1.5, top-p 0.9 / 1) with seeds from seedBase. */

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The per-step overhead measurement (issue 14): decode steps of 64 running sequences, with
+ * The per-step overhead measurement: decode steps of 64 running sequences, with
  * the step time split into scheduling, batch tables, the model's forward and commit +
  * sampling. Checks that the split accounts for the steps (the figure itself is measured and
  * logged, not asserted: it depends on the machine). The tiny model makes the test fast; for

@@ -1,14 +1,14 @@
 package io.radixkv.engine;
 
-import io.radixkv.kernels.Backends;
-import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaReferenceBackend;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.reference.JavaReferenceBackend;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.model.ModelPresets;
 import io.radixkv.model.ModelWeights;
-import io.radixkv.model.StubDeviceBackend;
 import io.radixkv.model.SamplingParams;
+import io.radixkv.model.StubDeviceBackend;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
 import io.radixkv.model.ModelPresets;
 import io.radixkv.sched.FinishReason;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.reference.JavaAttentionKernels;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -17,15 +18,15 @@ import java.util.SplittableRandom;
  * randomly shuffled across the pool (non-contiguous), random queries, and comparisons with
  * dtype-appropriate tolerances.
  */
-final class AttentionFixture implements AutoCloseable {
-    final Arena arena = Arena.ofConfined();
-    final PagedKvLayout layout;
-    final KvCacheView cache;
-    final long[] lens;
-    final int[][] pages; // per sequence, in order
-    final SplittableRandom rnd;
+public final class AttentionFixture implements AutoCloseable {
+    public final Arena arena = Arena.ofConfined();
+    public final PagedKvLayout layout;
+    public final KvCacheView cache;
+    public final long[] lens;
+    public final int[][] pages; // per sequence, in order
+    public final SplittableRandom rnd;
 
-    AttentionFixture(DType cacheDtype, int pageSize, int numKvHeads, int headDim, long[] lens, long seed) {
+    public AttentionFixture(DType cacheDtype, int pageSize, int numKvHeads, int headDim, long[] lens, long seed) {
         this.rnd = new SplittableRandom(seed);
         this.lens = lens.clone();
         int needed = 0;
@@ -58,14 +59,14 @@ final class AttentionFixture implements AutoCloseable {
     }
 
     /** Page table of all sequences. */
-    PageTableCsr table() {
+    public PageTableCsr table() {
         int[][] sub = pages;
         long[] l = lens;
         return table(sub, l);
     }
 
     /** Page table over given page lists and lengths (sub-ranges of this fixture's sequences). */
-    PageTableCsr table(int[][] seqPages, long[] seqLens) {
+    public PageTableCsr table(int[][] seqPages, long[] seqLens) {
         int batch = seqPages.length;
         int nnz = 0;
         for (int[] p : seqPages) {
@@ -89,12 +90,12 @@ final class AttentionFixture implements AutoCloseable {
     }
 
     /** The first {@code len} tokens of sequence b as its own page list. */
-    int[] prefixPages(int b, long len) {
+    public int[] prefixPages(int b, long len) {
         int n = (int) ((len + layout.pageSize() - 1) / layout.pageSize());
         return java.util.Arrays.copyOf(pages[b], n);
     }
 
-    MemorySegment ints(int... values) {
+    public MemorySegment ints(int... values) {
         MemorySegment s = arena.allocate(Math.max(4L, 4L * values.length));
         for (int i = 0; i < values.length; i++) {
             s.setAtIndex(ValueLayout.JAVA_INT, i, values[i]);
@@ -103,7 +104,7 @@ final class AttentionFixture implements AutoCloseable {
     }
 
     /** Random tensor of n elements in dtype (values in [-1, 1]). */
-    MemorySegment randomTensor(DType dtype, long n) {
+    public MemorySegment randomTensor(DType dtype, long n) {
         MemorySegment s = arena.allocate(Math.max(4L, n * dtype.bytes()), 64);
         for (long i = 0; i < n; i++) {
             float x = (float) (rnd.nextDouble() * 2 - 1);
@@ -113,7 +114,7 @@ final class AttentionFixture implements AutoCloseable {
     }
 
     /** n elements of dtype filled with a sentinel pattern (to detect writes). */
-    MemorySegment sentinel(DType dtype, long n) {
+    public MemorySegment sentinel(DType dtype, long n) {
         MemorySegment s = arena.allocate(Math.max(4L, n * dtype.bytes()), 64);
         s.fill((byte) 0x5A);
         return s;
@@ -137,7 +138,7 @@ final class AttentionFixture implements AutoCloseable {
         return sign | (exp << manBits) | man;
     }
 
-    static float[] toFloats(MemorySegment s, DType dtype, long n) {
+    public static float[] toFloats(MemorySegment s, DType dtype, long n) {
         float[] r = new float[(int) n];
         for (int i = 0; i < n; i++) {
             r[i] = (float) JavaAttentionKernels.load(s, dtype, i);
@@ -146,7 +147,7 @@ final class AttentionFixture implements AutoCloseable {
     }
 
     /** Absolute tolerance for outputs of |value| <= ~1 stored in outDtype from a cacheDtype cache. */
-    static double tolerance(DType cacheDtype, DType outDtype) {
+    public static double tolerance(DType cacheDtype, DType outDtype) {
         double accumulate = switch (cacheDtype) {
             case F32 -> 2e-5;
             case F16, BF16 -> 4e-5;
@@ -160,7 +161,7 @@ final class AttentionFixture implements AutoCloseable {
         return accumulate + rounding;
     }
 
-    static void assertClose(String what, float[] expected, float[] actual, double tol) {
+    public static void assertClose(String what, float[] expected, float[] actual, double tol) {
         assertEquals(expected.length, actual.length, what + ": length");
         for (int i = 0; i < expected.length; i++) {
             double e = expected[i];

@@ -1,5 +1,7 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.cpu.CpuAttentionKernels;
+import io.radixkv.kernels.reference.JavaAttentionKernels;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.stream.Stream;
@@ -134,8 +136,7 @@ class AttentionPrefillTest {
     }
 
     /**
-     * Regression (issue 12, defect 2): a non-finite K/V at KV position j (an f16 cache stores Inf
-     * for |v| > 65504) must not reach queries that the causal mask hides j from, even when they
+     * A non-finite K/V at KV position j (an f16 cache stores Inf for |v| > 65504) must not reach queries that the causal mask hides j from, even when they
      * share a query tile and a KV block with queries that see j (0 * Inf = NaN).
      */
     @ParameterizedTest(name = "{0}")

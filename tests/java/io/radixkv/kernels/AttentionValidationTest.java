@@ -1,5 +1,7 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.cpu.CpuAttentionKernels;
+import io.radixkv.kernels.reference.JavaAttentionKernels;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

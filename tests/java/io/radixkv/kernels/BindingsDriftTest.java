@@ -148,4 +148,15 @@ class BindingsDriftTest {
         assertTrue(!bindingFunctions().containsKey("rkv_new_kernel"));
         assertEquals(List.of(int.class), h.get("rkv_new_kernel"));
     }
+
+    /** DType writes the RKV_DTYPE_* codes out (the interface layer loads no bindings): they must stay the header's. */
+    @Test
+    void dtypeCodesAreTheHeaders() {
+        assertEquals(radixkv_h.RKV_DTYPE_F32(), DType.F32.code());
+        assertEquals(radixkv_h.RKV_DTYPE_F16(), DType.F16.code());
+        assertEquals(radixkv_h.RKV_DTYPE_BF16(), DType.BF16.code());
+        assertEquals(radixkv_h.RKV_DTYPE_FP8_E4M3(), DType.FP8_E4M3.code());
+        assertEquals(radixkv_h.RKV_DTYPE_FP8_E5M2(), DType.FP8_E5M2.code());
+        assertEquals(5, DType.values().length, "a new DType needs its RKV_DTYPE_* code checked here");
+    }
 }

@@ -1,5 +1,7 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.reference.JavaReferenceBackend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.lang.foreign.Arena;

@@ -1,5 +1,7 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.cpu.CpuDenseKernels;
+import io.radixkv.kernels.reference.JavaDenseKernels;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -42,7 +44,7 @@ class DenseKernelsTest {
     private MemorySegment toBf16(MemorySegment f32, long n) {
         MemorySegment s = arena.allocate(2 * Math.max(n, 1), 64);
         for (long i = 0; i < n; i++) {
-            s.setAtIndex(ValueLayout.JAVA_SHORT, i, JavaDenseKernels.floatToBf16(f32.getAtIndex(F, i)));
+            s.setAtIndex(ValueLayout.JAVA_SHORT, i, Bf16.fromFloat(f32.getAtIndex(F, i)));
         }
         return s;
     }
@@ -128,7 +130,7 @@ class DenseKernelsTest {
             MemorySegment xb = arena.allocate(4 * Math.max(m * k, 1), 64);
             for (long i = 0; i < m * k; i++) {
                 float v = x.getAtIndex(F, i);
-                xb.setAtIndex(F, i, Float.intBitsToFloat(JavaDenseKernels.floatToBf16(v) << 16));
+                xb.setAtIndex(F, i, Float.intBitsToFloat(Bf16.fromFloat(v) << 16));
             }
             MemorySegment yb = copy(y0);
             ref.linear(xb, w, dtype, yb, m, n, k, accumulate);

@@ -1,5 +1,8 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.reference.JavaConversions;
+import io.radixkv.kernels.reference.JavaReferenceBackend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

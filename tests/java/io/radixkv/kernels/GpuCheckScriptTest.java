@@ -1,5 +1,6 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.select.Backends;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

@@ -1,5 +1,7 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.reference.JavaReferenceBackend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

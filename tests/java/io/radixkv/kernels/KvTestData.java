@@ -1,12 +1,13 @@
 package io.radixkv.kernels;
 
+import io.radixkv.kernels.reference.JavaConversions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Random;
 
 /** Random inputs for the KV kernel tests (values with every special case sprinkled in). */
-final class KvTestData {
+public final class KvTestData {
     private KvTestData() {}
 
     /**
@@ -14,7 +15,7 @@ final class KvTestData {
      * ranges when spread is large), with NaNs, infinities, zeros, subnormals and random bit
      * patterns mixed in.
      */
-    static MemorySegment values(Arena arena, DType d, long n, float spread, Random rnd) {
+    public static MemorySegment values(Arena arena, DType d, long n, float spread, Random rnd) {
         MemorySegment s = arena.allocate(n * d.bytes(), 64);
         for (long i = 0; i < n; i++) {
             int pick = rnd.nextInt(64);
@@ -44,7 +45,7 @@ final class KvTestData {
         }
     }
 
-    static MemorySegment randomBytes(Arena arena, long bytes, Random rnd) {
+    public static MemorySegment randomBytes(Arena arena, long bytes, Random rnd) {
         MemorySegment s = arena.allocate(bytes, 64);
         byte[] b = new byte[(int) Math.min(bytes, 1 << 20)];
         for (long off = 0; off < bytes; off += b.length) {
@@ -55,13 +56,13 @@ final class KvTestData {
         return s;
     }
 
-    static MemorySegment copyOf(Arena arena, MemorySegment s) {
+    public static MemorySegment copyOf(Arena arena, MemorySegment s) {
         MemorySegment c = arena.allocate(s.byteSize(), 64);
         c.copyFrom(s);
         return c;
     }
 
-    static MemorySegment longs(Arena arena, long... v) {
+    public static MemorySegment longs(Arena arena, long... v) {
         MemorySegment s = arena.allocate(ValueLayout.JAVA_LONG, Math.max(v.length, 1));
         for (int i = 0; i < v.length; i++) {
             s.setAtIndex(ValueLayout.JAVA_LONG, i, v[i]);
@@ -70,7 +71,7 @@ final class KvTestData {
     }
 
     /** First differing byte offset, or -1. */
-    static long mismatch(MemorySegment a, MemorySegment b) {
+    public static long mismatch(MemorySegment a, MemorySegment b) {
         return a.mismatch(b);
     }
 }

@@ -3,15 +3,16 @@ package io.radixkv.model;
 import io.radixkv.kernels.AttentionKernels;
 import io.radixkv.kernels.AttentionParams;
 import io.radixkv.kernels.BackendMemory;
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.HostMemory;
-import io.radixkv.kernels.JavaDenseKernels;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheKernels;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
@@ -60,7 +61,7 @@ final class ContiguousTestBackend implements KernelBackend {
     static float load(MemorySegment pool, DType d, long index) {
         return switch (d) {
             case F32 -> pool.getAtIndex(ValueLayout.JAVA_FLOAT, index);
-            case BF16 -> JavaDenseKernels.bf16ToFloat(pool.getAtIndex(ValueLayout.JAVA_SHORT, index));
+            case BF16 -> Bf16.toFloat(pool.getAtIndex(ValueLayout.JAVA_SHORT, index));
             case F16 -> Float.float16ToFloat(pool.getAtIndex(ValueLayout.JAVA_SHORT, index));
             default -> throw new UnsupportedOperationException("test backend: cache dtype " + d);
         };
@@ -69,7 +70,7 @@ final class ContiguousTestBackend implements KernelBackend {
     static void store(MemorySegment pool, DType d, long index, float value) {
         switch (d) {
             case F32 -> pool.setAtIndex(ValueLayout.JAVA_FLOAT, index, value);
-            case BF16 -> pool.setAtIndex(ValueLayout.JAVA_SHORT, index, JavaDenseKernels.floatToBf16(value));
+            case BF16 -> pool.setAtIndex(ValueLayout.JAVA_SHORT, index, Bf16.fromFloat(value));
             case F16 -> pool.setAtIndex(ValueLayout.JAVA_SHORT, index, Float.floatToFloat16(value));
             default -> throw new UnsupportedOperationException("test backend: cache dtype " + d);
         }

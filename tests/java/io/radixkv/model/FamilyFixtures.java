@@ -2,8 +2,8 @@ package io.radixkv.model;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,7 +18,7 @@ import java.util.SplittableRandom;
  * Tiny checkpoints of every family in transformers' layout: a {@code config.json} with the
  * fields the real Hub files carry (small sizes), random tensors under their HF names written
  * as f32 or bf16 safetensors (single file or two shards with an index), and the
- * {@link ReferenceDecoder.Spec} the issue's rules give for it, worked out here by hand (not by
+ * {@link ReferenceDecoder.Spec} the family's rules give for it, worked out here by hand (not by
  * the production parser).
  */
 final class FamilyFixtures {
@@ -71,7 +71,7 @@ final class FamilyFixtures {
     }
 
     static double bf16(double v) {
-        return JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16((float) v));
+        return Bf16.round(((float) v));
     }
 
     // ---- the families

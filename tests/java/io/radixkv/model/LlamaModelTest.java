@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.radixkv.kernels.CpuBackend;
-import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
-import io.radixkv.kernels.JavaDenseKernels;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
+import io.radixkv.kernels.reference.JavaDenseKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;

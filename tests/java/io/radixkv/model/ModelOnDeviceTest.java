@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.radixkv.kernels.Backends;
-import io.radixkv.kernels.CpuBackend;
-import io.radixkv.kernels.CudaDevice;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.NativeException;
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.cuda.CudaDevice;
+import io.radixkv.kernels.select.Backends;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -68,7 +68,7 @@ class ModelWeightsTest {
             assertEquals(f.embed().byteSize() / 2, bf.embed().byteSize());
             // bf16 weights are the f32 ones rounded.
             for (long i = 0; i < 1000; i++) {
-                assertEquals(JavaDenseKernels.floatToBf16(f.layer(1).down().getAtIndex(ValueLayout.JAVA_FLOAT, i)),
+                assertEquals(Bf16.fromFloat(f.layer(1).down().getAtIndex(ValueLayout.JAVA_FLOAT, i)),
                         bf.layer(1).down().getAtIndex(ValueLayout.JAVA_SHORT, i));
             }
             assertEquals(f.finalNorm().byteSize(), bf.finalNorm().byteSize(), "norms stay f32");
@@ -114,17 +114,17 @@ class ModelWeightsTest {
         for (long i = 0; i < n; i++) {
             float v = origF32.getAtIndex(ValueLayout.JAVA_FLOAT, i);
             float inFile = switch (fileDtype) {
-                case "BF16" -> JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(v));
+                case "BF16" -> Bf16.round((v));
                 case "F16" -> Float.float16ToFloat(Float.floatToFloat16(v));
                 default -> v;
             };
             float expected = switch (t) {
-                case BF16 -> JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(inFile));
+                case BF16 -> Bf16.round((inFile));
                 case F16 -> Float.float16ToFloat(Float.floatToFloat16(inFile));
                 default -> inFile;
             };
             float actual = switch (t) {
-                case BF16 -> JavaDenseKernels.bf16ToFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i));
+                case BF16 -> Bf16.toFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i));
                 case F16 -> Float.float16ToFloat(loaded.getAtIndex(ValueLayout.JAVA_SHORT, i));
                 default -> loaded.getAtIndex(ValueLayout.JAVA_FLOAT, i);
             };
@@ -239,9 +239,8 @@ class ModelWeightsTest {
     }
 
     /**
-     * Defect 8 (issue 12): the weights were allocated (and zero-filled) before any shape was
-     * checked, so a header declaring a 4 TiB embedding in a tiny file died of OutOfMemoryError
-     * instead of naming the file and tensor.
+     * Shapes are checked before anything is allocated: a header declaring a 4 TiB embedding in
+     * a tiny file is an IOException naming the file and tensor, not an OutOfMemoryError.
      */
     @Test
     void hugeDeclaredShapeFailsBeforeAllocating() throws IOException {
@@ -256,7 +255,7 @@ class ModelWeightsTest {
                 e.getMessage());
     }
 
-    /** Defect 8 (issue 12): data_offsets whose sums overflow printed a native address, not the file and tensor. */
+    /** data_offsets whose sums overflow are an IOException naming the file and tensor, never a native address. */
     @Test
     void offsetOverflowNamesFileAndTensor() throws IOException {
         try (var orig = ModelWeights.random(SMALL_VOCAB, DType.F32, 14)) {
@@ -275,10 +274,8 @@ class ModelWeightsTest {
     }
 
     /**
-     * Defect 8 (issue 12): numeric config.json fields given as text silently fall back to the
-     * defaults. The fix belongs in ModelConfig.fromHfConfig (rope_theta, rms_norm_eps,
-     * max_position_embeddings read with JsonNode.asDouble/asInt defaults), owned by the
-     * families work; enable this test with it.
+     * A numeric config.json field given as text is refused, naming the field, instead of falling
+     * back to the default.
      */
     @ParameterizedTest(name = "{0}")
     @CsvSource({"rms_norm_eps", "rope_theta", "max_position_embeddings"})

@@ -3,8 +3,8 @@ package io.radixkv.model;
 import java.util.Map;
 
 /**
- * The families' decoder in double precision, written from the rules of issue 10 (read from
- * transformers' modeling files) and independent of the production code: it reads the
+ * The families' decoder in double precision, written from the families' rules as
+ * transformers' modeling files state them and independent of the production code: it reads the
  * tensors by their Hugging Face names, as a checkpoint holds them (no fused q/k/v or
  * gate/up), and takes every family feature as an explicit {@link Spec}.
  */

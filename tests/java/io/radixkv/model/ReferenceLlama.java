@@ -1,7 +1,7 @@
 package io.radixkv.model;
 
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.function.DoubleUnaryOperator;
@@ -23,12 +23,12 @@ final class ReferenceLlama {
     }
 
     static double bf16Round(double v) {
-        return JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16((float) v));
+        return Bf16.round(((float) v));
     }
 
     private double wt(MemorySegment m, long i) {
         return switch (w.dtype()) {
-            case BF16 -> JavaDenseKernels.bf16ToFloat(m.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            case BF16 -> Bf16.toFloat(m.getAtIndex(ValueLayout.JAVA_SHORT, i));
             case F16 -> Float.float16ToFloat(m.getAtIndex(ValueLayout.JAVA_SHORT, i));
             default -> m.getAtIndex(ValueLayout.JAVA_FLOAT, i);
         };

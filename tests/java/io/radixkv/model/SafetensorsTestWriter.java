@@ -2,8 +2,8 @@ package io.radixkv.model;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
@@ -30,7 +30,7 @@ final class SafetensorsTestWriter {
     static float[] floats(MemorySegment seg, DType d, long offset, long n) {
         float[] out = new float[(int) n];
         for (int i = 0; i < n; i++) {
-            out[i] = d == DType.BF16 ? JavaDenseKernels.bf16ToFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, offset + i))
+            out[i] = d == DType.BF16 ? Bf16.toFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, offset + i))
                     : seg.getAtIndex(ValueLayout.JAVA_FLOAT, offset + i);
         }
         return out;
@@ -131,7 +131,7 @@ final class SafetensorsTestWriter {
                 for (float v : t.values()) {
                     switch (t.dtype()) {
                         case "F32" -> b.putFloat(v);
-                        case "BF16" -> b.putShort(JavaDenseKernels.floatToBf16(v));
+                        case "BF16" -> b.putShort(Bf16.fromFloat(v));
                         case "F16" -> b.putShort(Float.floatToFloat16(v));
                         default -> throw new IllegalArgumentException(t.dtype());
                     }

@@ -4,7 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.kernels.SamplingKernels;
+import io.radixkv.kernels.cpu.CpuSampling;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
@@ -12,6 +15,14 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 class SamplerTest {
+    private static final SamplingKernels NATIVE = CpuSampling.instance();
+
+    /** Row {@code row} alone through libradixkv's sampler. */
+    private static int nativeRow(MemorySegment logits, long row, int vocab, SamplingParams p, long step) {
+        return Sampler.sampleRows(NATIVE, logits.asSlice(row * vocab * 4L, vocab * 4L), vocab,
+                new SamplingParams[] {p}, new long[] {step})[0];
+    }
+
     @Test
     void greedyIsFirstArgmax() {
         float[] l = {0.5f, 3f, Float.NaN, 3f, -1f};
@@ -164,10 +175,10 @@ class SamplerTest {
             int[] counts = new int[l.length];
             int same = 0;
             for (int s = 0; s < n; s++) {
-                int t = Sampler.sample(seg, 0, l.length, p, s);
+                int t = nativeRow(seg, 0, l.length, p, s);
                 counts[t]++;
                 same += t == Sampler.sample(l, p, s) ? 1 : 0;
-                int u = Sampler.sample(seg2, 0, peaked.length, nucleus, s);
+                int u = nativeRow(seg2, 0, peaked.length, nucleus, s);
                 assertTrue(u == 0 || u == 1, "token " + u + " is outside the 0.8 nucleus");
                 same += u == Sampler.sample(peaked, nucleus, s) ? 1 : 0;
             }
@@ -203,12 +214,12 @@ class SamplerTest {
         }
         try (Arena arena = Arena.ofConfined()) {
             var seg = arena.allocateFrom(ValueLayout.JAVA_FLOAT, all);
-            int[] got = Sampler.sampleRows(seg, vocab, params, steps);
+            int[] got = Sampler.sampleRows(NATIVE, seg, vocab, params, steps);
             for (int r = 0; r < rows; r++) {
-                assertEquals(Sampler.sample(seg, r, vocab, params[r], steps[r]), got[r], "row " + r);
+                assertEquals(nativeRow(seg, r, vocab, params[r], steps[r]), got[r], "row " + r);
             }
             // a Java heap segment takes the Java path row by row: the same rule
-            var heap = java.lang.foreign.MemorySegment.ofArray(all);
+            var heap = MemorySegment.ofArray(all);
             int[] java = Sampler.sampleRows(heap, vocab, params, steps);
             int same = 0;
             for (int r = 0; r < rows; r++) {
@@ -239,10 +250,10 @@ class SamplerTest {
             }
             try (Arena arena = Arena.ofConfined()) {
                 var seg = arena.allocateFrom(ValueLayout.JAVA_FLOAT, all);
-                int[] got = Sampler.sampleRows(seg, vocab, params, steps);
+                int[] got = Sampler.sampleRows(NATIVE, seg, vocab, params, steps);
                 assertEquals(rows, got.length);
                 for (int r = 0; r < rows; r++) {
-                    assertEquals(Sampler.sample(seg, r, vocab, params[r], steps[r]), got[r], rows + " rows, row " + r);
+                    assertEquals(nativeRow(seg, r, vocab, params[r], steps[r]), got[r], rows + " rows, row " + r);
                 }
             }
         }

@@ -6,15 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.radixkv.kernels.CpuBackend;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.HostMemory;
-import io.radixkv.kernels.RecordingMemory;
-import io.radixkv.kernels.JavaReferenceBackend;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.RecordingMemory;
+import io.radixkv.kernels.cpu.CpuBackend;
+import io.radixkv.kernels.reference.JavaReferenceBackend;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -12,7 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-/** Seed 002's block allocator test list, adapted to the three-state (free/private/cached) model. */
+/** The block allocator under the three-state (free/private/cached) page model. */
 class BlockAllocatorTest {
 
     private static int[] alloc(BlockAllocator a, int n, int owner) {

@@ -11,7 +11,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
-/** Sequence lifecycle: seed 002's paged pool tests and seed 000's ownership scenarios. */
+/** Sequence lifecycle over the paged pool, and page ownership between sequences and the cache. */
 class KvSequencesTest {
 
     private static KvSequences seqs(int numPages, int pageSize, int maxSeqs, int maxPagesPerSeq) {
@@ -193,7 +193,7 @@ class KvSequencesTest {
         }
     }
 
-    /** Seed 002's "decode at block boundaries": prefill n tokens, decode 1. */
+    /** Decode at block boundaries: prefill n tokens, decode 1. */
     @ParameterizedTest
     @ValueSource(ints = {15, 16, 32, 1, 17})
     void decodeAtPageBoundaries(int prefill) {
@@ -253,7 +253,7 @@ class KvSequencesTest {
         }
     }
 
-    /** Seed 000 scenario: cache miss, prompt pages handed to the cache, nothing freed at release. */
+    /** Cache miss: prompt pages handed to the cache, nothing freed at release. */
     @Test
     void cacheMissOwnership() {
         try (KvSequences s = seqs(20, 1, 4, 20)) {
@@ -272,7 +272,7 @@ class KvSequencesTest {
         }
     }
 
-    /** Seed 000 scenario: partial hit: 5 shared pages, 5 private suffix pages; release frees the suffix. */
+    /** Partial hit: 5 shared pages, 5 private suffix pages; release frees the suffix. */
     @Test
     void partialHitOwnership() {
         try (KvSequences s = seqs(20, 1, 4, 20)) {
@@ -373,7 +373,7 @@ class KvSequencesTest {
         }
     }
 
-    /** Seed 000's "duplicate prefix" bug: the duplicate private page must be freed, not leaked. */
+    /** A duplicate prefix (two sequences computed the same pages): the duplicate private page must be freed, not leaked. */
     @Test
     void replaceWithCachedFreesTheDuplicate() {
         try (KvSequences s = seqs(16, 4, 4, 4)) {

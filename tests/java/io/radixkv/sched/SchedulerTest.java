@@ -228,7 +228,7 @@ class SchedulerTest {
         assertEquals(0, sched.waitingCount());
     }
 
-    /** The sequence limit is exact, not rounded up to the page table's whole pages (issue 12, defect 6). */
+    /** The sequence limit is exact, not rounded up to the page table's whole pages. */
     @Test
     void sequenceLimitIsExactNotWholePages() {
         setUp(16, true, 4, 64, 0.0, 10); // pages of 4: whole pages would allow 12 (the table alone 64)

@@ -72,7 +72,8 @@ class KvEventsTest {
                 for (byte[] h : chain) {
                     expectedFirst.add(BlockHasher.external(h));
                 }
-                Thread.sleep(300); // the last request's retirement step publishes the final counters
+                // the step that retired the last request publishes the counters at its end
+                TestSupport.await(() -> engine.snapshot().finished() == 10, "the counters of all 10 requests");
                 cachedPages = engine.snapshot().cachedPages();
                 tracked = kv.trackedPages();
                 summary = new ObjectMapper().readTree(out.readLine());

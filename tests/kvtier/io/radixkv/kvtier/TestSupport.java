@@ -6,6 +6,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import redis.clients.jedis.Jedis;
 
 /** Real processes for the tests: free loopback ports and Debian's redis-server. */
@@ -16,6 +18,20 @@ final class TestSupport {
         try (ServerSocket s = new ServerSocket(0)) {
             s.setReuseAddress(true);
             return s.getLocalPort();
+        }
+    }
+
+    /**
+     * Waits until {@code condition} holds (checked every millisecond), failing after 30 s with
+     * {@code what}: for state another thread publishes without a signal to wait on.
+     */
+    static void await(BooleanSupplier condition, String what) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
         }
     }
 

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.StringReader;
 import org.junit.jupiter.api.Test;
 
-/** Issue 12, defect 7: one JSON object per line, no duplicate keys. */
+/** A trace is strict JSON lines: one JSON object per line, no duplicate keys. */
 class TraceReaderStrictTest {
     private static IllegalArgumentException refused(String text) {
         return assertThrows(IllegalArgumentException.class, () -> TraceReader.read(new StringReader(text), "t"));

@@ -3,9 +3,9 @@ package io.radixkv.bench;
 import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.AttentionKernels;
 import io.radixkv.kernels.AttentionParams;
-import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.select.Backends;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -14,7 +14,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.openjdk.jmh.infra.Blackhole;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -29,6 +28,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * Append-prefill attention throughput: the {@code flops} secondary result is useful FLOP/s

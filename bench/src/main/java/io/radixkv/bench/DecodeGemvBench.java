@@ -1,12 +1,12 @@
 package io.radixkv.bench;
 
 import io.radixkv.bindings.radixkv_h;
-import io.radixkv.kernels.BandwidthBaselines;
-import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
-import io.radixkv.kernels.LargePages;
-import io.radixkv.kernels.LastLevelCache;
+import io.radixkv.kernels.cpu.BandwidthBaselines;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
+import io.radixkv.platform.LargePages;
+import io.radixkv.platform.LastLevelCache;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;

@@ -1,9 +1,9 @@
 package io.radixkv.bench;
 
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
-import io.radixkv.kernels.JavaDenseKernels;
-import io.radixkv.kernels.LargePages;
+import io.radixkv.platform.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -24,7 +24,7 @@ final class DenseLayerSetup {
         for (long i = 0; i < count; i++) {
             float v = (float) (r.nextDouble() - 0.5);
             switch (d) {
-                case BF16 -> s.setAtIndex(ValueLayout.JAVA_SHORT, i, JavaDenseKernels.floatToBf16(v));
+                case BF16 -> s.setAtIndex(ValueLayout.JAVA_SHORT, i, Bf16.fromFloat(v));
                 case F16 -> s.setAtIndex(ValueLayout.JAVA_SHORT, i, Float.floatToFloat16(v));
                 default -> s.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
             }

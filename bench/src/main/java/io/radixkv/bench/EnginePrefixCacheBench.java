@@ -29,7 +29,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Seed 001's {@code prefix_caching} workload through the whole engine: {@code requests}
+ * The {@code prefix_caching} workload through the whole engine: {@code requests}
  * requests sharing a {@code prefixTokens}-token system prompt, each with 32..128 unique
  * suffix tokens, {@code maxTokens} greedy output tokens, arriving every {@code arrivalMs} ms;
  * prefix cache on vs off. One invocation serves the whole workload (time = makespan); every

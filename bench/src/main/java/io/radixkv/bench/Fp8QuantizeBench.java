@@ -1,8 +1,8 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.select.Backends;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;

@@ -1,8 +1,8 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelPresets;
 import java.lang.foreign.Arena;

@@ -1,10 +1,10 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.select.Backends;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.LargePages;
-import io.radixkv.kernels.NativeLibrary;
+import io.radixkv.kernels.cpu.NativeLibrary;
+import io.radixkv.platform.LargePages;
 
 /** The machine line every kernel benchmark prints beside its figures. */
 final class MachineLine {

@@ -1,7 +1,7 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.BandwidthBaselines;
-import io.radixkv.kernels.LargePages;
+import io.radixkv.kernels.cpu.BandwidthBaselines;
+import io.radixkv.platform.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;

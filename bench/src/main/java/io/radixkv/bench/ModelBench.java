@@ -1,13 +1,13 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.Backends;
-import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.cpu.CpuDenseKernels;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.model.ForwardBatch;
 import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;

@@ -1,5 +1,6 @@
 package io.radixkv.bench;
 
+import io.radixkv.kernels.cpu.CpuSampling;
 import io.radixkv.model.Sampler;
 import io.radixkv.model.SamplingParams;
 import java.lang.foreign.Arena;
@@ -87,7 +88,7 @@ public class SamplingBench {
         int acc = 0;
         if (impl.equals("native")) {
             java.util.Arrays.fill(steps, step);
-            for (int t : Sampler.sampleRows(logits, vocab, params, steps)) {
+            for (int t : Sampler.sampleRows(CpuSampling.instance(), logits, vocab, params, steps)) {
                 acc += t;
             }
         } else {

@@ -1,6 +1,6 @@
 package io.radixkv.bench;
 
-import io.radixkv.kernels.LastLevelCache;
+import io.radixkv.platform.LastLevelCache;
 
 /**
  * Working-set sizes of the streaming benchmarks: a parameter of "auto" takes the benchmark's

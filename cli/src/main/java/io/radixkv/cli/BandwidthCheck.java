@@ -2,16 +2,16 @@ package io.radixkv.cli;
 
 import io.radixkv.kernels.AttentionParams;
 import io.radixkv.kernels.BackendMemory;
-import io.radixkv.kernels.BandwidthBaselines;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.KvCacheView;
-import io.radixkv.kernels.LargePages;
-import io.radixkv.kernels.NativeLibrary;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.cpu.BandwidthBaselines;
+import io.radixkv.kernels.cpu.NativeLibrary;
 import io.radixkv.paging.BlockAllocator;
 import io.radixkv.paging.DecodeBatchLayout;
+import io.radixkv.platform.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -110,7 +110,7 @@ final class BandwidthCheck {
      * #LINEAR_COLS}] in the layout the engine gives them (packed where the backend packs). The
      * calls take their matrices in turn from enough copies to fill the working set, so each call
      * streams its weights from memory as decode does; GB/s counts the weight bytes (x and y are a
-     * few KiB), the target of issue 14 being 0.85 of read.
+     * few KiB); a decode layer should reach 0.85 of read.
      */
     private double measureLinear(int m) {
         long n = linearRows();

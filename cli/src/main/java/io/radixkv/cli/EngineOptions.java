@@ -2,8 +2,8 @@ package io.radixkv.cli;
 
 import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
-import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.DType;
+import io.radixkv.kernels.select.Backends;
 import io.radixkv.model.ModelPresets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,17 +1,17 @@
 package io.radixkv.cli;
 
-import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
-import io.radixkv.kernels.LargePages;
-import io.radixkv.kernels.NativeLibrary;
+import io.radixkv.kernels.cpu.NativeLibrary;
+import io.radixkv.kernels.select.Backends;
+import io.radixkv.platform.LargePages;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code radixkv info}: version, backend choice and why, CPU features, CUDA, native library path. */
 @Command(name = "info", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,

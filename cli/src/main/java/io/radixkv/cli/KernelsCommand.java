@@ -2,11 +2,11 @@ package io.radixkv.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
-import io.radixkv.kernels.LargePages;
-import io.radixkv.kernels.LastLevelCache;
-import io.radixkv.kernels.NativeLibrary;
+import io.radixkv.kernels.cpu.NativeLibrary;
+import io.radixkv.kernels.select.Backends;
+import io.radixkv.platform.LargePages;
+import io.radixkv.platform.LastLevelCache;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

@@ -5,7 +5,7 @@ import java.util.HexFormat;
 /**
  * A 128-bit content hash (e.g. the first 16 bytes of an image's SHA-256). Used as the identity
  * of an image cache token and as the optional image component of a {@link Namespace}. 128 bits
- * keep accidental collisions negligible (~1e-20 at a million entries, seed 000).
+ * keep accidental collisions negligible (~1e-20 at a million entries).
  */
 public record Hash128(long hi, long lo) {
 

@@ -8,7 +8,8 @@ package io.radixkv.cache;
  *       adapters produce different KV for the same tokens.
  *   <li>{@code cacheSalt}: tenant isolation (vLLM's {@code cache_salt}); a shared cache otherwise
  *       leaks, through time-to-first-token, whether another tenant sent the same prefix.
- *   <li>{@code imageHash}: for models whose text KV depends on the image (seed 000's BOS bug),
+ *   <li>{@code imageHash}: for models whose text KV depends on the image (the same tokens after a
+ *       different image have different KV, even a BOS token),
  *       each image gets its own tree; {@code null} when not needed.
  * </ul>
  * Empty namespace trees are pruned by the cache, so high-cardinality namespaces cost nothing once

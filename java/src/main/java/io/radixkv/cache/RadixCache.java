@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * Radix-tree prefix cache of KV pages (SGLang's RadixAttention, seed 000's design, ported).
+ * Radix-tree prefix cache of KV pages (SGLang's RadixAttention, ported).
  *
  * <h2>Model</h2>
  * Each {@link Namespace} has its own tree. A node's edge label is a run of cache tokens and its
@@ -26,7 +26,7 @@ import java.util.function.LongSupplier;
  * {@link #tokenAlignedKvLength}). With page size 1 every KV position is a page and the same rule
  * applies per position.
  *
- * <h2>Ownership (seed 000 "Ownership Policy")</h2>
+ * <h2>Ownership</h2>
  * A page is free, cache-owned (by exactly one node) or private to one request. {@link #insert}
  * takes ownership of exactly {@code pages[firstNewPageIdx, firstNewPageIdx + insertedPages)}; pages
  * below {@code firstNewPageIdx} stay the caller's business: where the caller's page differs from
@@ -48,7 +48,7 @@ import java.util.function.LongSupplier;
  * <h2>Full-prompt match</h2>
  * The engine never writes into a cache-owned page. When the whole prompt is cached it reuses all
  * but the last page and recomputes that page into a private page (page size 1: reuse
- * {@code prompt_len - 1}, seed 000), which also yields the logits of the last prompt position:
+ * {@code prompt_len - 1}), which also yields the logits of the last prompt position:
  * see {@link #reusableKvLength}. Chosen over copying the last page with the page-copy kernel
  * because it needs no extra kernel launch and no special case for pages cut inside an image; it
  * costs at most one page of recompute.
@@ -463,7 +463,7 @@ public final class RadixCache {
     }
 
     /**
-     * Recursively evicts {@code node} and all its descendants (seed 004 "recursive eviction").
+     * Recursively evicts {@code node} and all its descendants.
      * Returns the pages freed; on a root, drops the namespace.
      *
      * @throws IllegalStateException while any node of the subtree is locked (nothing changes)

@@ -1,5 +1,6 @@
 package io.radixkv.checkpoint;
 
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -15,30 +16,11 @@ public final class ElementConversion {
 
     private ElementConversion() {}
 
-    /** bf16 bits (the upper half of an f32) to float: exact. */
-    public static float bf16ToFloat(short bits) {
-        return Float.intBitsToFloat((bits & 0xFFFF) << 16);
-    }
-
-    /** float to bf16 bits, round to nearest even (carrying into the exponent up to infinity); NaN stays NaN. */
-    public static short floatToBf16(float f) {
-        int u = Float.floatToRawIntBits(f);
-        if (Float.isNaN(f)) {
-            return (short) ((u >>> 16) | 0x40); // quiet, keeping the sign and top payload bits
-        }
-        int upper = u >>> 16;
-        int lower = u & 0xFFFF;
-        if (lower > 0x8000 || (lower == 0x8000 && (upper & 1) != 0)) {
-            upper++;
-        }
-        return (short) upper;
-    }
-
     /** Element {@code i} of {@code seg} (of {@code type}) as a float. */
     public static float load(MemorySegment seg, long i, DType type) {
         return switch (type) {
             case F32 -> Float.intBitsToFloat(seg.getAtIndex(I32, i));
-            case BF16 -> bf16ToFloat(seg.getAtIndex(I16, i));
+            case BF16 -> Bf16.toFloat(seg.getAtIndex(I16, i));
             case F16 -> Float.float16ToFloat(seg.getAtIndex(I16, i));
             default -> throw new IllegalArgumentException("unsupported dtype " + type);
         };
@@ -48,7 +30,7 @@ public final class ElementConversion {
     public static void store(MemorySegment seg, long i, DType type, float v) {
         switch (type) {
             case F32 -> seg.setAtIndex(I32, i, Float.floatToRawIntBits(v));
-            case BF16 -> seg.setAtIndex(I16, i, floatToBf16(v));
+            case BF16 -> seg.setAtIndex(I16, i, Bf16.fromFloat(v));
             case F16 -> seg.setAtIndex(I16, i, Float.floatToFloat16(v));
             default -> throw new IllegalArgumentException("unsupported dtype " + type);
         }
@@ -102,7 +84,7 @@ public final class ElementConversion {
                 }
                 case "f32>bf16" -> {
                     for (int i = 0; i < m; i++) {
-                        out16[i] = floatToBf16(Float.intBitsToFloat(in32[i]));
+                        out16[i] = Bf16.fromFloat(Float.intBitsToFloat(in32[i]));
                     }
                 }
                 case "f32>f16" -> {
@@ -112,12 +94,12 @@ public final class ElementConversion {
                 }
                 case "f16>bf16" -> {
                     for (int i = 0; i < m; i++) {
-                        out16[i] = floatToBf16(Float.float16ToFloat(in16[i]));
+                        out16[i] = Bf16.fromFloat(Float.float16ToFloat(in16[i]));
                     }
                 }
                 case "bf16>f16" -> {
                     for (int i = 0; i < m; i++) {
-                        out16[i] = Float.floatToFloat16(bf16ToFloat(in16[i]));
+                        out16[i] = Float.floatToFloat16(Bf16.toFloat(in16[i]));
                     }
                 }
                 default -> throw new IllegalArgumentException("no conversion from " + srcType + " to " + dstType);

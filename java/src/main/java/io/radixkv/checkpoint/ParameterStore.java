@@ -1,7 +1,7 @@
 package io.radixkv.checkpoint;
 
 import io.radixkv.kernels.BackendMemory;
-import io.radixkv.kernels.LargePages;
+import io.radixkv.platform.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

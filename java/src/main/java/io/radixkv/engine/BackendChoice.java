@@ -1,7 +1,7 @@
 package io.radixkv.engine;
 
-import io.radixkv.kernels.Backends;
 import io.radixkv.kernels.KernelBackend;
+import io.radixkv.kernels.select.Backends;
 
 /**
  * The engine's backend: "cuda" needs a device and cuBLAS (else the engine refuses to start,

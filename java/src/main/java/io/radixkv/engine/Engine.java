@@ -1,12 +1,12 @@
 package io.radixkv.engine;
 
-import io.radixkv.sched.FinishReason;
 import io.radixkv.kernels.KernelBackend;
-import io.radixkv.kernels.LargePages;
 import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelWeights;
 import io.radixkv.model.SamplingParams;
+import io.radixkv.platform.LargePages;
+import io.radixkv.sched.FinishReason;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.SchedulerConfig;
 import io.radixkv.sched.Sequence;
@@ -26,7 +26,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * The serving engine: requests in, tokens out. One engine thread owns the scheduler, the KV
- * pages, the prefix cache and the kernels, and runs steps (seed 002's order):
+ * pages, the prefix cache and the kernels, and runs steps in this order:
  * retire finished → release (unlock cache nodes, free private pages) → capacity (free +
  * evictable pages) → admit → build the batch (decode tokens plus prefill chunks within the
  * token budget) → run → sample → stream. {@link #submit} and {@link RequestHandle#cancel} are
@@ -92,7 +92,7 @@ public final class Engine implements AutoCloseable {
         this.runner = new ModelRunner(forward, kv.pool().layers(), kv.sequences(), config.maxRunning(),
                 config.maxBatchTokens(), modelConfig.vocab(), backend.memory());
         this.counters = new EngineCounters(kv, scheduler);
-        this.streamer = new TokenStreamer(scheduler, runner, counters);
+        this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters);
         this.executor = new StepExecutor(scheduler, runner, counters, streamer);
         this.loop = new EngineLoop(executor);
     }

@@ -131,6 +131,17 @@ final class EngineLoop {
         return !thread.isAlive();
     }
 
+    /**
+     * Waits for the engine thread to end without asking it to (it ends by itself after an engine
+     * error or an interrupt): a test seam.
+     *
+     * @return true when the thread has ended
+     */
+    boolean awaitEnd(long timeoutMillis) throws InterruptedException {
+        thread.join(timeoutMillis);
+        return !thread.isAlive();
+    }
+
     private void run() {
         String ended = "the engine was closed";
         List<Runnable> batch = new ArrayList<>();

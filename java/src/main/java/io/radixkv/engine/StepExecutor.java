@@ -8,7 +8,7 @@ import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
 /**
- * One engine step (seed 002's order): retire finished → admit → plan the batch → forward
+ * One engine step: retire finished → admit → plan the batch → forward
  * pass → commit → sample and stream. A forward pass that throws is retried one sequence at
  * a time so only the culprit fails. Engine thread only.
  */

@@ -1,10 +1,11 @@
 package io.radixkv.engine;
 
+import io.radixkv.kernels.SamplingKernels;
 import io.radixkv.model.Sampler;
 import io.radixkv.model.SamplingParams;
-import io.radixkv.sched.StepPlan;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.Sequence;
+import io.radixkv.sched.StepPlan;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
@@ -23,12 +24,14 @@ final class TokenStreamer {
 
     private final Scheduler scheduler;
     private final ModelRunner runner;
+    private final SamplingKernels sampling; // null: rows are sampled in Java
     private final EngineCounters counters;
     private volatile Engine.LogitsProbe probe;
 
-    TokenStreamer(Scheduler scheduler, ModelRunner runner, EngineCounters counters) {
+    TokenStreamer(Scheduler scheduler, ModelRunner runner, SamplingKernels sampling, EngineCounters counters) {
         this.scheduler = scheduler;
         this.runner = runner;
+        this.sampling = sampling;
         this.counters = counters;
     }
 
@@ -80,7 +83,7 @@ final class TokenStreamer {
             steps = Arrays.copyOf(steps, rows);
         }
         try {
-            return Sampler.sampleRows(runner.logits(), runner.vocab(), params, steps);
+            return Sampler.sampleRows(sampling, runner.logits(), runner.vocab(), params, steps);
         } catch (RuntimeException ex) {
             LOG.debug("batch sampling failed ({}); sampling row by row", ex.toString());
             return null;

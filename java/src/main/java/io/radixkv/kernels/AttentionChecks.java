@@ -8,9 +8,9 @@ import java.lang.foreign.MemorySegment;
  * head counts, the CSR page table, qo_indptr and bidirectional regions. Throws
  * IllegalArgumentException naming the bad value; the page-table segments are host memory.
  */
-final class AttentionChecks {
+public final class AttentionChecks {
     /** Largest head_dim the kernels accept (the CUDA kernels keep a row of q in registers). */
-    static final int MAX_HEAD_DIM = 256;
+    public static final int MAX_HEAD_DIM = 256;
 
     private AttentionChecks() {}
 
@@ -22,17 +22,17 @@ final class AttentionChecks {
      * @param bidirIndptr region offsets per sequence or null
      * @param bidirRegions flattened [start, end) pairs or null
      */
-    record Shape(long[] kvLens, int[] qoIndptr, int[] bidirIndptr, int[] bidirRegions, int group) {
-        int batch() {
+    public record Shape(long[] kvLens, int[] qoIndptr, int[] bidirIndptr, int[] bidirRegions, int group) {
+        public int batch() {
             return kvLens.length;
         }
 
-        int totalQ() {
+        public int totalQ() {
             return qoIndptr[qoIndptr.length - 1];
         }
     }
 
-    static Shape decode(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
+    public static Shape decode(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
                         KvCacheView cache, PageTableCsr table, AttentionParams params) {
         requireArguments(qDtype, outDtype, cache, table, params);
         Shape shape = tables(cache.layout(), table, MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL,
@@ -41,7 +41,7 @@ final class AttentionChecks {
         return shape;
     }
 
-    static Shape prefill(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
+    public static Shape prefill(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
                          MemorySegment qoIndptr, KvCacheView cache, PageTableCsr table,
                          MemorySegment bidirIndptr, MemorySegment bidirRegions, AttentionParams params) {
         requireArguments(qDtype, outDtype, cache, table, params);
@@ -58,7 +58,7 @@ final class AttentionChecks {
      * qo_indptr (NULL: a decode batch, one row per sequence) and the bidirectional regions (both
      * NULL: none). Reads every table entry once.
      */
-    static Shape tables(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr, MemorySegment bidirIndptr,
+    public static Shape tables(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr, MemorySegment bidirIndptr,
                         MemorySegment bidirRegions, int numQoHeads) {
         if (layout == null || table == null) {
             throw new IllegalArgumentException("layout and table must not be null");
@@ -141,7 +141,7 @@ final class AttentionChecks {
         return new Shape(lens, qo, bi, regions, group);
     }
 
-    static void merge(MemorySegment va, MemorySegment sa, MemorySegment vb, MemorySegment sb,
+    public static void merge(MemorySegment va, MemorySegment sa, MemorySegment vb, MemorySegment sb,
                       MemorySegment vOut, MemorySegment sOut, long numTokens, int numHeads, int headDim) {
         Checks.requireNonNegative("numTokens", numTokens);
         Checks.requirePositive("numHeads", numHeads);
@@ -156,12 +156,12 @@ final class AttentionChecks {
         Checks.requireBytes("sOut", sOut, 4 * rows);
     }
 
-    static boolean isNull(MemorySegment s) {
+    public static boolean isNull(MemorySegment s) {
         return s == null || s.equals(MemorySegment.NULL);
     }
 
     /** Non-null arguments and the q/out dtypes. */
-    static void requireArguments(DType qDtype, DType outDtype, KvCacheView cache, PageTableCsr table,
+    public static void requireArguments(DType qDtype, DType outDtype, KvCacheView cache, PageTableCsr table,
                                  AttentionParams params) {
         if (cache == null || table == null || params == null) {
             throw new IllegalArgumentException("cache, table and params must not be null");
@@ -179,7 +179,7 @@ final class AttentionChecks {
     }
 
     /** Sizes of q, out ({@code rows x numQoHeads x headDim}) and the optional lse. */
-    static void rows(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
+    public static void rows(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
                              long rows, int numQoHeads, int headDim) {
         long elems = Math.multiplyExact(Math.multiplyExact(rows, (long) numQoHeads), (long) headDim);
         Checks.requireElements("q", q, elems, qDtype);
@@ -192,7 +192,7 @@ final class AttentionChecks {
      * kernels' own: not stale ({@code generation} is the kernels' latest), the cache's layout and
      * the params' heads are the plan's, q/out dtypes and sizes fit {@code rows} query rows.
      */
-    static void plannedRun(AttentionPlan p, long generation, long latest, MemorySegment q, DType qDtype,
+    public static void plannedRun(AttentionPlan p, long generation, long latest, MemorySegment q, DType qDtype,
                            MemorySegment out, DType outDtype, MemorySegment lse, KvCacheView cache,
                            AttentionParams params, long rows) {
         if (generation != latest) {

@@ -43,7 +43,7 @@ public record AttentionParams(int numQoHeads, float smScale, float logitsSoftCap
     }
 
     /** First KV position a query at position {@code pos} sees. */
-    long windowBegin(long pos) {
+    public long windowBegin(long pos) {
         return windowLeft < 0 || pos <= windowLeft ? 0 : pos - windowLeft;
     }
 }

@@ -4,10 +4,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /** Argument validation shared by every {@link DenseKernels} implementation (runs before any work). */
-final class DenseChecks {
+public final class DenseChecks {
     private DenseChecks() {}
 
-    static void linear(MemorySegment x, MemorySegment w, DType wDtype, MemorySegment y, long m, long n, long k) {
+    public static void linear(MemorySegment x, MemorySegment w, DType wDtype, MemorySegment y, long m, long n, long k) {
         Checks.requireNonNegative("m", m);
         Checks.requireNonNegative("n", n);
         Checks.requireNonNegative("k", k);
@@ -22,7 +22,7 @@ final class DenseChecks {
         noOverlap("y", y, 4 * mn, "w", w, nk * wDtype.bytes());
     }
 
-    static void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps,
+    public static void rmsnorm(MemorySegment x, MemorySegment w, MemorySegment y, long rows, int dim, float eps,
                         float weightOffset) {
         if (!Float.isFinite(weightOffset)) {
             throw new IllegalArgumentException("weightOffset must be finite, got " + weightOffset);
@@ -48,7 +48,7 @@ final class DenseChecks {
         }
     }
 
-    static void rope(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+    public static void rope(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
                      int numKvHeads, int headDim, float theta) {
         if (!Float.isFinite(theta) || theta <= 0f) {
             throw new IllegalArgumentException("rope theta must be positive and finite, got " + theta);
@@ -63,7 +63,7 @@ final class DenseChecks {
     }
 
     /** RoPE's shape and size checks, without reading positions (they may be device memory). */
-    static void ropeShapes(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+    public static void ropeShapes(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
                            int numKvHeads, int headDim) {
         Checks.requireNonNegative("numTokens", numTokens);
         Checks.requireNonNegative("numQHeads", numQHeads);
@@ -86,7 +86,7 @@ final class DenseChecks {
         Checks.requireBytes("positions", positions, 4 * numTokens);
     }
 
-    static void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
+    public static void ropeTable(MemorySegment q, MemorySegment k, MemorySegment positions, long numTokens, int numQHeads,
                           int numKvHeads, int headDim, MemorySegment invFreq) {
         // theta 1 passes the theta check; the table replaces it.
         rope(q, k, positions, numTokens, numQHeads, numKvHeads, headDim, 1f);
@@ -99,7 +99,7 @@ final class DenseChecks {
         }
     }
 
-    static void addBias(MemorySegment y, MemorySegment bias, long rows, int n) {
+    public static void addBias(MemorySegment y, MemorySegment bias, long rows, int n) {
         Checks.requireNonNegative("rows", rows);
         Checks.requirePositive("n", n);
         long elems = Math.multiplyExact(rows, (long) n);
@@ -108,7 +108,7 @@ final class DenseChecks {
         noOverlap("y", y, 4 * elems, "bias", bias, 4L * n);
     }
 
-    static void softCap(MemorySegment x, long n, float cap) {
+    public static void softCap(MemorySegment x, long n, float cap) {
         Checks.requireNonNegative("n", n);
         if (!Float.isFinite(cap) || cap <= 0f) {
             throw new IllegalArgumentException("soft cap must be positive and finite, got " + cap);
@@ -116,7 +116,7 @@ final class DenseChecks {
         Checks.requireElements("x", x, n, DType.F32);
     }
 
-    static void scale(MemorySegment x, long n, float s) {
+    public static void scale(MemorySegment x, long n, float s) {
         Checks.requireNonNegative("n", n);
         if (!Float.isFinite(s)) {
             throw new IllegalArgumentException("scale must be finite, got " + s);
@@ -124,7 +124,7 @@ final class DenseChecks {
         Checks.requireElements("x", x, n, DType.F32);
     }
 
-    static void siluMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
+    public static void siluMul(MemorySegment gateUp, MemorySegment out, long rows, int inter) {
         Checks.requireNonNegative("rows", rows);
         Checks.requirePositive("inter", inter);
         long outElems = Math.multiplyExact(rows, (long) inter);
@@ -133,7 +133,7 @@ final class DenseChecks {
         noOverlap("out", out, 4 * outElems, "gateUp", gateUp, 8 * outElems);
     }
 
-    static void embedding(MemorySegment ids, long n, MemorySegment table, DType dtype, int vocab, int dim,
+    public static void embedding(MemorySegment ids, long n, MemorySegment table, DType dtype, int vocab, int dim,
                           MemorySegment out) {
         Checks.requireNonNegative("n", n);
         Checks.requirePositive("vocab", vocab);
@@ -151,13 +151,13 @@ final class DenseChecks {
         }
     }
 
-    static void addInplace(MemorySegment y, MemorySegment x, long n) {
+    public static void addInplace(MemorySegment y, MemorySegment x, long n) {
         Checks.requireNonNegative("n", n);
         Checks.requireElements("y", y, n, DType.F32);
         Checks.requireElements("x", x, n, DType.F32);
     }
 
-    static void argmax(MemorySegment logits, long rows, int vocab, MemorySegment out) {
+    public static void argmax(MemorySegment logits, long rows, int vocab, MemorySegment out) {
         Checks.requireNonNegative("rows", rows);
         Checks.requirePositive("vocab", vocab);
         Checks.requireElements("logits", logits, Math.multiplyExact(rows, (long) vocab), DType.F32);
@@ -165,7 +165,7 @@ final class DenseChecks {
     }
 
     /** Native segments: address ranges must be disjoint. Heap segments: distinct arrays or disjoint. */
-    static void noOverlap(String an, MemorySegment a, long abytes, String bn, MemorySegment b, long bbytes) {
+    public static void noOverlap(String an, MemorySegment a, long abytes, String bn, MemorySegment b, long bbytes) {
         if (abytes <= 0 || bbytes <= 0) {
             return;
         }
@@ -175,7 +175,7 @@ final class DenseChecks {
     }
 
     /** The native kernels take raw addresses: Java heap segments cannot be passed. */
-    static void requireNative(String name, MemorySegment s) {
+    public static void requireNative(String name, MemorySegment s) {
         if (!s.isNative()) {
             throw new IllegalArgumentException(name + " must be a native (off-heap) segment");
         }

@@ -10,8 +10,8 @@ import java.util.Set;
  * positions) before computing and throws {@link IllegalArgumentException} naming the bad
  * value; a rejected call writes nothing.
  *
- * <p>Implementations: {@link CpuDenseKernels} (libradixkv: oneDNN GEMM, vectorized OpenMP
- * loops) and {@link JavaDenseKernels} (plain Java, double accumulation: the reference).
+ * <p>Implementations: {@code CpuDenseKernels} (libradixkv: oneDNN GEMM, vectorized OpenMP
+ * loops) and {@code JavaDenseKernels} (plain Java, double accumulation: the reference).
  */
 public interface DenseKernels {
     /** Short name: "cpu", "cuda" or "java". */

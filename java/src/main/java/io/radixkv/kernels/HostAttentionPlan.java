@@ -6,11 +6,11 @@ import java.lang.foreign.MemorySegment;
  * The plan of kernels that read host tables directly: the validated tables themselves, run
  * through {@link AttentionKernels#decode} / {@link AttentionKernels#appendPrefill}.
  */
-record HostAttentionPlan(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr, int numQoHeads)
+public record HostAttentionPlan(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr, int numQoHeads)
         implements AttentionPlan {
 
     /** Validates the table (and qo_indptr, when not NULL) against {@code layout}. */
-    static HostAttentionPlan of(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr, int numQoHeads) {
+    public static HostAttentionPlan of(PagedKvLayout layout, PageTableCsr table, MemorySegment qoIndptr, int numQoHeads) {
         if (layout == null || table == null) {
             throw new IllegalArgumentException("layout and table must not be null");
         }

@@ -3,14 +3,14 @@ package io.radixkv.kernels;
 import java.lang.foreign.MemorySegment;
 
 /** Bounds-checked copies within host memory: the {@link BackendMemory#copy}/{@link BackendMemory#copyRows} of host backends. */
-final class HostCopies {
+public final class HostCopies {
     private HostCopies() {}
 
-    static void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+    public static void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
         MemorySegment.copy(src, srcOffset, dst, dstOffset, bytes); // MemorySegment checks both ranges
     }
 
-    static void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
+    public static void copyRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
                          long dstPitch, long rowBytes, long rows) {
         checkRows(src, srcOffset, srcPitch, dst, dstOffset, dstPitch, rowBytes, rows);
         for (long r = 0; r < rows; r++) {
@@ -19,7 +19,7 @@ final class HostCopies {
     }
 
     /** The checks of a 2-D copy, shared with device memory (whose segments carry their allocation size). */
-    static void checkRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
+    public static void checkRows(MemorySegment src, long srcOffset, long srcPitch, MemorySegment dst, long dstOffset,
                           long dstPitch, long rowBytes, long rows) {
         Checks.requireNonNegative("srcOffset", srcOffset);
         Checks.requireNonNegative("dstOffset", dstOffset);
@@ -45,7 +45,7 @@ final class HostCopies {
     }
 
     /** The checks of a 1-D copy for device segments (host segments check themselves). */
-    static void checkRange(String what, MemorySegment s, long offset, long bytes) {
+    public static void checkRange(String what, MemorySegment s, long offset, long bytes) {
         Checks.requireNonNegative(what + " offset", offset);
         Checks.requireNonNegative("bytes", bytes);
         if (Math.addExact(offset, bytes) > s.byteSize()) {

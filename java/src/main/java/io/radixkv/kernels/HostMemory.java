@@ -1,5 +1,6 @@
 package io.radixkv.kernels;
 
+import io.radixkv.platform.LargePages;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

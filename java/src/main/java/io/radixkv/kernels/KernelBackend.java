@@ -1,5 +1,7 @@
 package io.radixkv.kernels;
 
+import java.util.Optional;
+
 /**
  * A set of kernel implementations over one kind of memory. Implementations:
  * {@code CpuBackend} (libradixkv through FFM), {@code CudaBackend} (libradixkv_cuda; its
@@ -19,6 +21,14 @@ public interface KernelBackend extends AutoCloseable {
      * backend's memory.
      */
     DenseKernels dense();
+
+    /**
+     * Sampling over f32 logits in host memory, where this backend has a kernel for it; empty
+     * where the caller samples in Java.
+     */
+    default Optional<SamplingKernels> sampling() {
+        return Optional.empty();
+    }
 
     /** Memory this backend's kernels operate on (host arena or device allocations). */
     BackendMemory memory();

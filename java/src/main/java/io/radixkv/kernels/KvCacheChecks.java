@@ -11,11 +11,11 @@ import java.util.List;
  * value. Index arrays (slot mapping, block mapping) are read from host segments: the CUDA
  * backend copies device indices to the host first.
  */
-final class KvCacheChecks {
+public final class KvCacheChecks {
     private KvCacheChecks() {}
 
     /** Shapes, dtypes and segment sizes of a scatter (not the slot values: see {@link #slots}). */
-    static void reshapeAndCacheShapes(MemorySegment k, MemorySegment v, DType srcDtype, MemorySegment slotMapping,
+    public static void reshapeAndCacheShapes(MemorySegment k, MemorySegment v, DType srcDtype, MemorySegment slotMapping,
                                       long numTokens, KvCacheView cache) {
         Checks.requireDtype("srcDtype", srcDtype, DType.F32, DType.F16, DType.BF16);
         if (cache == null) {
@@ -32,7 +32,7 @@ final class KvCacheChecks {
      * Every slot is padding (negative) or in [0, numPages*pageSize), and no slot appears
      * twice (two tokens writing one row would race). {@code hostSlots} holds the int64 slots.
      */
-    static void slots(MemorySegment hostSlots, long numTokens, PagedKvLayout layout) {
+    public static void slots(MemorySegment hostSlots, long numTokens, PagedKvLayout layout) {
         long limit = layout.slots();
         int used = 0;
         long[] seen = new long[Math.toIntExact(numTokens)];
@@ -54,7 +54,7 @@ final class KvCacheChecks {
         }
     }
 
-    static void fp8(String what, MemorySegment src, long srcBytes, MemorySegment dst, long dstBytes, long n,
+    public static void fp8(String what, MemorySegment src, long srcBytes, MemorySegment dst, long dstBytes, long n,
                     DType fp8Dtype, float scale) {
         Checks.requireDtype("fp8Dtype", fp8Dtype, DType.FP8_E4M3, DType.FP8_E5M2);
         Checks.requireNonNegative("n", n);
@@ -63,7 +63,7 @@ final class KvCacheChecks {
         Checks.requireBytes(what + " dst", dst, Math.multiplyExact(n, dstBytes));
     }
 
-    static void convert(MemorySegment src, DType srcDtype, MemorySegment dst, DType dstDtype, long n, float scale) {
+    public static void convert(MemorySegment src, DType srcDtype, MemorySegment dst, DType dstDtype, long n, float scale) {
         Checks.requireDtype("srcDtype", srcDtype);
         Checks.requireDtype("dstDtype", dstDtype);
         Checks.requireNonNegative("n", n);
@@ -76,7 +76,7 @@ final class KvCacheChecks {
     }
 
     /** All layers share one layout; returns it. */
-    static PagedKvLayout layers(List<KvCacheView> layers) {
+    public static PagedKvLayout layers(List<KvCacheView> layers) {
         if (layers == null || layers.isEmpty()) {
             throw new IllegalArgumentException("layers must not be null or empty");
         }
@@ -99,7 +99,7 @@ final class KvCacheChecks {
      * Block mapping (host int64 pairs src, dst): ids in [0, numPages), destinations distinct
      * and never a source (the result would otherwise depend on the copy order).
      */
-    static void blockMapping(MemorySegment hostMapping, long numPairs, PagedKvLayout layout) {
+    public static void blockMapping(MemorySegment hostMapping, long numPairs, PagedKvLayout layout) {
         Checks.requireNonNegative("numPairs", numPairs);
         Checks.requireBytes("blockMapping", hostMapping, Math.multiplyExact(numPairs, 16L));
         long pages = layout.numPages();

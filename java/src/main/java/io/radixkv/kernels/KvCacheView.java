@@ -28,7 +28,7 @@ public record KvCacheView(MemorySegment kCache, MemorySegment vCache, PagedKvLay
      * An array of the layers' K (or V) pool addresses, as {@code rkv_copy_blocks} and its CUDA
      * twin take them ({@code void* const*}), allocated in {@code arena}.
      */
-    static MemorySegment poolAddresses(Arena arena, List<KvCacheView> layers, boolean keys) {
+    public static MemorySegment poolAddresses(Arena arena, List<KvCacheView> layers, boolean keys) {
         MemorySegment out = arena.allocate(ValueLayout.ADDRESS, layers.size());
         for (int i = 0; i < layers.size(); i++) {
             out.setAtIndex(ValueLayout.ADDRESS, i, keys ? layers.get(i).kCache() : layers.get(i).vCache());

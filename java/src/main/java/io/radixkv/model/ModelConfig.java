@@ -1,8 +1,8 @@
 package io.radixkv.model;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
-import io.radixkv.kernels.JavaDenseKernels;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Collections;
@@ -109,7 +109,7 @@ public record ModelConfig(int hidden, int intermediate, int layers, int heads, i
         float s = (float) Math.sqrt(hidden);
         return switch (computeDtype) {
             case F32 -> s;
-            case BF16 -> JavaDenseKernels.bf16ToFloat(JavaDenseKernels.floatToBf16(s));
+            case BF16 -> Bf16.round(s);
             case F16 -> Float.float16ToFloat(Float.floatToFloat16(s));
             default -> throw new IllegalArgumentException("compute dtype " + computeDtype + " is not f32, bf16 or f16");
         };

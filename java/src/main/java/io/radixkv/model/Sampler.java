@@ -1,7 +1,6 @@
 package io.radixkv.model;
 
-import io.radixkv.kernels.CpuSampling;
-import io.radixkv.kernels.NativeLibrary;
+import io.radixkv.kernels.SamplingKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
@@ -13,8 +12,8 @@ import java.util.Arrays;
  * reproducible from its seed regardless of batching, and re-running step i after a
  * preemption draws the same number.
  *
- * <p>Rows in native memory are sampled by libradixkv ({@link CpuSampling}, the exponentials
- * vectorized) where it loads; Java arrays, and every row where it does not load, here in double
+ * <p>Batches of rows in native memory are sampled by the backend's {@link SamplingKernels}
+ * where it has them (libradixkv's, the exponentials vectorized); everything else here in double
  * precision. The two draw by the same rule; their probabilities differ in the last bits, so a
  * uniform number within about 1e-6 of a boundary between two tokens may pick the other one.
  */
@@ -22,20 +21,6 @@ public final class Sampler {
     private static final ValueLayout.OfFloat F = ValueLayout.JAVA_FLOAT;
 
     private Sampler() {}
-
-    /** Whether libradixkv loads here (decided once). */
-    private static final class Native {
-        static final boolean AVAILABLE = load();
-
-        private static boolean load() {
-            try {
-                NativeLibrary.loadCpu();
-                return true;
-            } catch (RuntimeException | LinkageError e) {
-                return false;
-            }
-        }
-    }
 
     /**
      * @param logits f32 {@code [rows, vocab]}
@@ -53,22 +38,33 @@ public final class Sampler {
             throw new IllegalArgumentException("logits hold " + logits.byteSize() / 4 + " floats, row " + row
                     + " of vocab " + vocab + " needs " + (row + 1) * vocab);
         }
-        return sampleRows(logits.asSlice(row * vocab * 4L, vocab * 4L), vocab, new SamplingParams[] {params},
-                new long[] {step})[0];
+        float[] l = new float[vocab];
+        MemorySegment.copy(logits, F, row * vocab * 4L, l, 0, vocab);
+        return sample(l, params, step);
     }
 
     /**
      * Every row of f32 logits {@code [params.length, vocab]} at once, row r with {@code params[r]}
-     * at {@code steps[r]}: the same tokens as {@link #sample(MemorySegment, long, int,
-     * SamplingParams, long)} row by row, the rows in parallel where libradixkv samples them
-     * (from the thread that runs the kernels: see {@link CpuSampling#sampleRows}).
+     * at {@code steps[r]}, in Java: the same tokens as {@link #sample(MemorySegment, long, int,
+     * SamplingParams, long)} row by row.
      */
     public static int[] sampleRows(MemorySegment logits, int vocab, SamplingParams[] params, long[] steps) {
+        return sampleRows(null, logits, vocab, params, steps);
+    }
+
+    /**
+     * {@link #sampleRows(MemorySegment, int, SamplingParams[], long[])} through {@code kernels}
+     * when the logits are in native memory (call it from the thread that runs the backend's
+     * kernels: libradixkv's sampler runs on their threads), in Java otherwise or when
+     * {@code kernels} is null.
+     */
+    public static int[] sampleRows(SamplingKernels kernels, MemorySegment logits, int vocab, SamplingParams[] params,
+                                   long[] steps) {
         int rows = params.length;
         if (steps.length != rows) {
             throw new IllegalArgumentException(rows + " rows of parameters but " + steps.length + " steps");
         }
-        if (logits.isNative() && Native.AVAILABLE) {
+        if (kernels != null && logits.isNative()) {
             float[] t = new float[rows];
             float[] p = new float[rows];
             double[] u = new double[rows];
@@ -77,7 +73,7 @@ public final class Sampler {
                 p[r] = params[r].topP();
                 u[r] = uniform(params[r].seed(), steps[r]);
             }
-            return CpuSampling.sampleRows(logits, vocab, t, p, u);
+            return kernels.sampleRows(logits, vocab, t, p, u);
         }
         int[] out = new int[rows];
         float[] l = new float[vocab];

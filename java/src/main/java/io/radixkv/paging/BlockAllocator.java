@@ -293,7 +293,7 @@ public final class BlockAllocator {
         return owner[page];
     }
 
-    // ---- diagnostics and recovery (seed 002: leak audit, unreferenced audit, force free) ----
+    // ---- diagnostics and recovery: leak audit, unreferenced audit, force free ----
 
     /**
      * PRIVATE pages whose owner is not active, grouped by owner (both ascending). Pages

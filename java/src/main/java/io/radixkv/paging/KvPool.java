@@ -15,7 +15,7 @@ import java.util.Objects;
  * The KV storage of every layer: one K and one V pool per layer, each
  * {@code [numPages, pageSize, numKvHeads, headDim]} of the cache dtype (FlashInfer NHD),
  * allocated once at start-up from a {@link BackendMemory} (host memory for the CPU
- * backends, on transparent huge pages: {@link io.radixkv.kernels.LargePages}; device memory for
+ * backends, on transparent huge pages: {@link io.radixkv.platform.LargePages}; device memory for
  * CUDA). A page id indexes the same page in every layer's K
  * and V pool, so one id from the {@link BlockAllocator} stands for
  * {@link #bytesPerPage()} bytes.

@@ -9,7 +9,7 @@ import java.util.function.IntSupplier;
  * map the prefix cache's pages at the start, allocate private pages for the rest (eagerly
  * for a prefill, one page at a time for decode), hand pages over to the cache, release.
  *
- * <p>Ownership (seed 000): a page mapped by a sequence is either CACHED (owned by the
+ * <p>Ownership: a page mapped by a sequence is either CACHED (owned by the
  * prefix cache, possibly mapped by many sequences, never freed here) or PRIVATE to exactly
  * this sequence (allocated with the sequence's owner id). {@link #release} frees exactly the
  * pages still PRIVATE. Every mutating call validates fully before changing anything, so a

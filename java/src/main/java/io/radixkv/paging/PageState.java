@@ -1,7 +1,7 @@
 package io.radixkv.paging;
 
 /**
- * The one state every physical KV page is in (seed 000's ownership model).
+ * The one state every physical KV page is in (the ownership model).
  *
  * <ul>
  *   <li>{@link #FREE}: in the allocator's free stack, owned by nobody.</li>

@@ -7,7 +7,7 @@ import java.util.Objects;
 
 /**
  * Puts sequences' KV pages together from the prefix cache and the page pool, and keeps the
- * two consistent (seed 000's ownership rules):
+ * two consistent (the ownership rules):
  * <ul>
  *   <li>admission: match → lock the matched node → map its pages → allocate private pages
  *       for the uncached rest, all or nothing (eviction is the allocator's reclaimer);</li>
@@ -35,7 +35,7 @@ public final class KvManager {
         this.store = Objects.requireNonNull(store, "store");
         this.pageSize = seqs.pageSize();
         if (store.enabled()) {
-            // out of free pages: evict unlocked cached pages first (seed 001 #9, seed 000)
+            // out of free pages: evict unlocked cached pages before failing an allocation
             allocator.setReclaimer(store::evict);
         }
     }
@@ -93,8 +93,8 @@ public final class KvManager {
     }
 
     /**
-     * Admission cost in pages: only the uncached suffix of the tokens to prefill (the
-     * deferred optimization of seed 001 #7), not the whole prompt.
+     * Admission cost in pages: only the uncached suffix of the tokens to prefill (a
+     * prompt that is mostly cached costs little to admit), not the whole prompt.
      */
     public int admissionCostPages(Sequence s) {
         int total = s.totalTokens();
@@ -154,7 +154,7 @@ public final class KvManager {
 
     /**
      * Before a prefill chunk: adopts whatever of the rest of the prompt another sequence has
-     * inserted since (online prefix sharing, seed 003 §12.4): our not-yet-computed private
+     * inserted since (online prefix sharing): our not-yet-computed private
      * pages are freed and the cache's mapped instead. Returns the tokens gained.
      */
     public int catchUp(Sequence s) {
@@ -225,7 +225,7 @@ public final class KvManager {
     /**
      * When a request ends normally: inserts the full pages of everything whose KV it computed
      * (prompt and generated tokens), so a follow-up turn that extends the conversation reuses
-     * the answer too (seed 004: incremental insertion of decoded tokens). Call before
+     * the answer too (decoded tokens are inserted, not only prompts). Call before
      * {@link #release}.
      */
     public void cacheFinished(Sequence s) {

@@ -7,9 +7,9 @@ import java.util.Objects;
 import java.util.PriorityQueue;
 
 /**
- * Continuous batching with prefix-aware admission and chunked prefill (seeds 001, 002,
- * 003 §12). The engine calls, every step: {@link #retire} → {@link #admit} → {@link #plan}
- * → (forward pass) → {@link #complete} per entry → {@link #onToken} per sampled token.
+ * Continuous batching with prefix-aware admission and chunked prefill. The engine calls, every
+ * step: {@link #retire} → {@link #admit} → {@link #plan} → (forward pass) → {@link #complete}
+ * per entry → {@link #onToken} per sampled token.
  *
  * <ul>
  *   <li><b>Admission</b> is FCFS (submission order; a preempted request keeps its place at

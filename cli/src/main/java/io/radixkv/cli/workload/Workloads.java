@@ -10,16 +10,16 @@ import java.util.SplittableRandom;
  * {@code [1, vocab)} (0 is left out: models commonly reserve it).
  *
  * <ul>
- *   <li>{@code prefix_caching} (seed 001): 48 requests sharing one 1024-token system prompt,
+ *   <li>{@code prefix_caching}: 48 requests sharing one 1024-token system prompt,
  *       each followed by 32-128 unique suffix tokens; uniform arrivals at 8 req/s.
  *   <li>{@code generated_shared_prefix} (SGLang's gsp dataset, scaled to a small CPU machine):
  *       groups of 8 requests sharing a 512-token system prompt, 64-token questions, 32
  *       output tokens; 4 groups by default, shuffled, uniform arrivals at 8 req/s.
- *   <li>{@code multi_turn} (seed 004): 8 conversations of 4 turns; turn k+1's prompt is turn
+ *   <li>{@code multi_turn}: 8 conversations of 4 turns; turn k+1's prompt is turn
  *       k's prompt, a 32-token stand-in for the assistant's reply (a live replay substitutes
  *       the reply actually generated) and a new 32-64-token user message; it is sent 0.1 s
  *       after turn k finishes. Conversations start at 2 per second.
- *   <li>{@code paged_attention} (seed 002): 48 requests in one burst, prompts 128-384 tokens,
+ *   <li>{@code paged_attention}: 48 requests in one burst, prompts 128-384 tokens,
  *       128-256 output tokens.
  *   <li>{@code continuous_batching}: 48 requests with Poisson arrivals at 4 req/s, prompts
  *       32-512 tokens, a mix of short (16-32) and long (128-256) generations, so requests

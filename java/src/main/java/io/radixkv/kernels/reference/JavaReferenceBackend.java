@@ -1,0 +1,23 @@
+package io.radixkv.kernels.reference;
+
+import io.radixkv.kernels.BackendBase;
+import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.HostMemory;
+
+/**
+ * Plain-Java kernels: the independent reference the native kernels are tested against,
+ * and the baseline in benchmarks. Straightforward loops, double accumulation where it
+ * matters; it shares no code with the native path except argument validation.
+ */
+public final class JavaReferenceBackend extends BackendBase {
+    private final JavaDenseKernels dense = new JavaDenseKernels();
+
+    public JavaReferenceBackend() {
+        super("java", new HostMemory(), new JavaKvCacheKernels(), new JavaAttentionKernels(), null);
+    }
+
+    @Override
+    public DenseKernels dense() {
+        return dense;
+    }
+}
