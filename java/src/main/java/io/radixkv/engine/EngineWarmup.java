@@ -11,7 +11,7 @@ import java.util.SplittableRandom;
  * batched prefill and batched decode both run, of a short prompt and a few tokens each.
  * SGLang's server warms up with one request of a short prompt and 8 new tokens; llama.cpp's with
  * one decode. On 2 cores the first client's request otherwise ran beside the JIT compiler: its
- * time to first token was 0.52–0.91 s above the next requests' (docs/measurements.md).
+ * time to first token was 0.52–0.91 s above the next requests' (docs/measurements/main-job.md).
  */
 public final class EngineWarmup {
     static final int REQUESTS = 2;

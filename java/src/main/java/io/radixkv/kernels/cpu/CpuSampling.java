@@ -74,7 +74,7 @@ public final class CpuSampling implements SamplingKernels {
      * {@code rkv_sample} in radixkv.h for the exact draw. More than one row runs them in parallel
      * on the kernels' threads: like the other kernels, call it from the thread that runs them (the
      * engine's), since an OpenMP region entered from a second thread gives the process a second
-     * thread pool (docs/measurements.md, "One OpenMP pool per process"). One row enters none.
+     * thread pool (docs/measurements/dense.md, "One OpenMP pool per process"). One row enters none.
      */
     @Override
     public int[] sampleRows(MemorySegment logits, int vocab, float[] temperature, float[] topP, double[] uniform) {
