@@ -75,16 +75,11 @@ int64_t l1_bytes() {
 }
 
 // Bytes of x per k-chunk (dense_gemv_impl.h). m >= 3: half of L1, the rest for the 4-row weight
-// tiles and their prefetches. Zen 5 (48 KiB L1), bf16 and f16, 1 thread, from memory, k = 3072,
-// m = 4 / 8: 16 KiB 0.87 / 0.46 of read, 24 KiB 0.89-0.91 / 0.56, 32 KiB 0.84-0.86 / 0.57,
-// 48 KiB 0.71-0.76 / 0.46. m = 2: a third, since each 4-row tile's chunk is bigger against x and
-// the next one is in flight beside it (bf16, k = 14336: 1.05x of half).
-// Where gemv_x_chunk_l2() (Zen 1 / Zen+), m >= 3 takes a quarter of L2 if that is more: on a
-// 2-core Zen 1 (32 KiB L1, 512 KiB L2), of read, 16 KiB -> 128 KiB, 8192 x 3072, 1 / 2 threads:
-// bf16 m = 4 0.47-0.52 -> 0.53-0.56 / 0.56 -> 0.66, m = 8 0.25 -> 0.28 / 0.30 -> 0.34, m = 16
-// 0.11 -> 0.14 / 0.15 -> 0.17; f32 m = 8 0.39 -> 0.54 / 0.46 -> 0.67; f16 m = 4 1.16x (2 threads),
-// m = 16 1.16x; k = 14336: f32 m = 8 0.37 -> 0.49, bf16 m = 3 / 4 1.08x / 1.04x. Those kernels are
-// bound by the core's arithmetic there (in cache, bf16 m = 4 runs at 7 GB/s against a read of 11).
+// tiles and their prefetches. m = 2: a third, since each 4-row tile's chunk is bigger against x and
+// the next one is in flight beside it. Where gemv_x_chunk_l2() (Zen 1 / Zen+), m >= 3 takes a
+// quarter of L2 if that is more: those cores are bound by their arithmetic, and fewer chunks
+// mean fewer passes over x.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-x-chunk-size
 int64_t x_chunk_bytes(int64_t m) {
   if (m <= 2) return l1_bytes() / 3;
   // a quarter of L2 (sysconf; 0 where a VM does not report it: half of L1 then)
@@ -344,15 +339,11 @@ void pack_x(const float* x, int64_t m, int64_t k, int64_t kc, uint16_t* xb) {
 }
 
 // Output columns [j0, j1) over k-chunks of kc elements (dot_chunk), each 4-row weight tile
-// prefetching the same chunk of the next (as the widening path does for m >= 3). Zen 5, A/B
-// against the widening path, of read, 1 / 2 threads, 3072 x 8192 and 8192 x 3072: m = 8 0.49 ->
-// 0.56, 0.52 -> 0.59 / 0.73 -> 0.78, 0.74 -> 0.75; m = 12 0.33 -> 0.42, 0.30 -> 0.51 / 0.58 ->
-// 0.73, 0.57 -> 0.72; m = 16 0.23 -> 0.36, 0.23 -> 0.42 / 0.40 -> 0.61, 0.39 -> 0.63. Below 8 rows
-// it was level or slower (m = 4 / 6, 1 thread: 0.67 -> 0.62, 0.62 -> 0.55), hence kDotMinRows.
-// Tried: whole rows (no chunks; 0.38-0.45 at m = 8), 8 x 2 tiles (0.46), prefetching two or three
-// tiles ahead, t0 / t1 hints (level or worse). What bounds it: from L2 these tiles run 1.6-2.2x
-// the widening ones, but from memory the chunks make each weight row a run of 1.5 KiB per pass,
-// which the hardware prefetchers barely follow.
+// prefetching the same chunk of the next (as the widening path does for m >= 3). From 8 rows on
+// this beats the widening path; below 8 rows it does not, hence kDotMinRows. From memory the
+// chunks make each weight row a run of 1.5 KiB per pass, which the hardware prefetchers barely
+// follow: that bounds it.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-bf16-dot-products-from-8-rows
 void dot_range(const uint16_t* xb, const uint16_t* w, float* y, int64_t m, int64_t n, int64_t k, int64_t kc,
                int64_t j0, int64_t j1, bool acc) {
   for (int64_t k0 = 0; k0 < k; k0 += kc) {
@@ -378,9 +369,6 @@ RangeFn pick(CpuIsa isa) {
   (void)isa;
   return &scalar::gemv_range<DT>;
 }
-
-// bf16 weights from this many rows of x on take the AVX512-BF16 dot products (avx512bf16 above).
-constexpr int64_t kDotMinRows = 8;
 
 // Elements per k-chunk of the dot-product path: kDotChunkElems, or fewer where the m rows of
 // bf16 x would fill more than half of L1. Zen 5, 1 thread, of read, x in a quarter / a third /
@@ -421,10 +409,6 @@ void for_row_ranges(int64_t m, int64_t n, int64_t k, const F& f) {
 }
 
 }  // namespace
-
-bool gemv_uses_bf16_dot(int32_t w_dtype, int64_t m) {
-  return w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && cpu_isa() == kIsaAvx512 && cpu_avx512_bf16();
-}
 
 void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                 bool accumulate) {

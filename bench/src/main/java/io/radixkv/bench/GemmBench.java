@@ -1,5 +1,6 @@
 package io.radixkv.bench;
 
+import io.radixkv.kernels.BandwidthBaselines;
 import io.radixkv.kernels.CpuDenseKernels;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
@@ -108,6 +109,6 @@ public class GemmBench {
     @Benchmark
     public void fmaPeak(Flops f) {
         double seconds = 0.05;
-        f.gflop += CpuDenseKernels.fmaPeakGflops(seconds) * seconds;
+        f.gflop += BandwidthBaselines.fmaPeakGflops(seconds) * seconds;
     }
 }
