@@ -82,9 +82,9 @@ bool native_bf16_dot() {
 
 // Runs f(j0, j1) on each OpenMP thread's share of the n output columns (multiples of 64), each
 // calling dnnl_sgemm for its own columns: called inside a parallel region, oneDNN's sgemm runs on
-// the calling thread only. With oneDNN threading one call itself, m = 128 (a prefill chunk) scaled
-// to 1.1x on two threads (Zen 5, n = 8192, k = 2048: 183 -> 201 GFLOP/s, f16 widened 183 -> 209)
-// against an FMA peak that doubles; this way 337 / 353. Returns the first thread's error, if any.
+// the calling thread only, and scales with the threads where oneDNN's own threading of one call
+// does not. Returns the first thread's error, if any.
+// Measured: docs/measurements/kernel-constants.md#onednn-gemm-split-by-columns
 template <typename F>
 int for_column_shares(int64_t m, int64_t n, int64_t k, const F& f) {
   int status = RKV_OK;
