@@ -242,7 +242,8 @@ struct I {
   static constexpr int W = 16;
   static constexpr int kAcc = 16;
   // value tiles of 8 rows (prefill, GQA 8) take 3 vectors: 24 accumulators + 2 x 3 V + 2 P of
-  // 32 registers (prefill bf16 1 thread 1.04-1.10x on Zen 5; bit-identical: same per-element order)
+  // 32 registers (faster than 2 vectors; bit-identical: same per-element order)
+  // Measured: docs/measurements/kernel-constants.md#prefill-value-tiles-of-8-rows-gqa-8
   static constexpr int kPvAcc = 24;
   static constexpr int kRegs = 32;
   static V zero() { return _mm512_setzero_ps(); }

@@ -612,9 +612,9 @@ static inline void pv_block_rows(const float* P, int R, int ldP, const uint8_t* 
   int r = 0;
   if constexpr (I::W == 16) {
     // prefill on AVX-512: 6 rows x 4 vectors (24 accumulators, 4 V + 1 P registers), which tile a
-    // head_dim of 128 exactly; 8 x 3 left an 8 x 2 remainder and needed every register with its
-    // two-token steps (GCC shuffled accumulators through moves). Zen 5, 1 thread, bf16 q 512:
-    // 1.01-1.02x. A row's sum is the same sequence of FMAs whatever tile it is in.
+    // head_dim of 128 exactly; 8 x 3 leaves an 8 x 2 remainder and needs every register with its
+    // two-token steps. A row's sum is the same sequence of FMAs whatever tile it is in.
+    // Measured: docs/measurements/kernel-constants.md#prefill-value-tiles-of-6-x-4-avx-512
     if (R >= 16)
       for (; r + 6 <= R; r += 6)
         pv_rows<DT, 6, Diag, Uniform>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff, u0, u1}, pf);

@@ -68,7 +68,7 @@ RKV_API int rkv_append_prefill_attention(const rkv_prefill_params* p) {
     // transpose and V packing serve more rows; AVX-512 only (AVX2 gains little from it and a
     // 512 KiB L2 can lose).
     // Measured: docs/measurements/kernel-constants.md#prefill-query-tiles-of-128-rows
-    // A short prefill on many cores takes the old 64 rows where 128 would leave fewer than two
+    // A short prefill on many cores takes 64-row tiles where 128 would leave fewer than two
     // items per thread (a prompt of 32 tokens with GQA 4 and 8 KV heads: 8 items for 16 cores).
     auto tiles_of = [&](int tile) {
       int64_t tiles = 0;

@@ -50,17 +50,15 @@ struct Elem<RKV_DTYPE_F16> {
 };
 
 // How far ahead of the loads the weight stream is prefetched for m <= 2 (bytes / element size;
-// past the row end it runs into the next rows, which are next in the stream). At Zen 5's
-// ~40 GB/s per core, 1 KiB ahead was ~25 ns, far less than a miss: 8 KiB, from memory,
-// 1 thread, m = 1 / 2, new / old (A/B harness; its absolute ratios to read were inflated by
-// matrix bytes left in L3, see docs/measurements.md): bf16 1.19-1.24x / 1.34-1.49x, f16 1.20-1.22x /
-// 1.34-1.48x, f32 1.02-1.03x / 1.33x.
+// past the row end it runs into the next rows, which are next in the stream). At a core's
+// ~40 GB/s, 1 KiB ahead is ~25 ns, far less than a miss; 8 KiB ran fastest.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-prefetch-distance-for-one-or-two-rows
 constexpr int kPrefetchBytes = 8192;
 template <int DT>
 constexpr int64_t kPrefetchElems = kPrefetchBytes / (int64_t)sizeof(typename Elem<DT>::T);
 // m = 1 with rows too long for x to stay in L1 (dense_gemv_impl.h): two rows at a time, each
-// prefetched this many elements ahead (4 KiB of bf16 / f16). 1024 / 2048 / 4096, bf16, k =
-// 14336, 1 / 2 threads: 28.7 / 29.6 / 28.0 and 56.5 / 61.0 / 56.8 GB/s.
+// prefetched this many elements ahead (4 KiB of bf16 / f16), the fastest of 1024 / 2048 / 4096.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-prefetch-distance-of-long-rows
 constexpr int64_t kLongRowPrefetchElems = 2048;
 
 // L1 data cache size (sysconf; 32 KiB where a VM does not report it, the smallest current x86
@@ -116,8 +114,8 @@ struct I {
   using V = __m256;
   static constexpr int W = 8;
   // 4 x 3 accumulators + 3 weight vectors + x: all 16 registers. 12 independent FMA chains
-  // (8 just cover 2 pipes x 4 cycles of latency, and stalled whenever a load was late):
-  // from memory, 2 threads, m = 4 / 8 / 16 1.03-1.09x / 1.05-1.08x / 1.13-1.38x of 4 x 2
+  // (8 just cover 2 pipes x 4 cycles of latency, and stall whenever a load is late)
+  // Measured: docs/measurements/kernel-constants.md#avx2-small-m-gemv-12-fma-chains
   static constexpr int kNR = 3;
   static V zero() { return _mm256_setzero_ps(); }
   static V loadx(const float* p) { return _mm256_loadu_ps(p); }
@@ -371,9 +369,9 @@ RangeFn pick(CpuIsa isa) {
 }
 
 // Elements per k-chunk of the dot-product path: kDotChunkElems, or fewer where the m rows of
-// bf16 x would fill more than half of L1. Zen 5, 1 thread, of read, x in a quarter / a third /
-// half of L1: m = 8 (768 / 1024 / 1536 elements) 0.54-0.59 / 0.44-0.53 / 0.44-0.45, m = 16 (384
-// / 512 / 768) 0.33-0.34 / 0.38-0.40 / 0.35-0.44: the run length, not the x footprint, decides.
+// bf16 x would fill more than half of L1. The run length of each weight row, not the x
+// footprint, decides the speed.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-dot-product-chunk-length
 constexpr int64_t kDotChunkElems = 768;
 int64_t dot_chunk(int64_t m) {
   const int64_t per_row = l1_bytes() / 2 / (m * (int64_t)sizeof(uint16_t)) / 64 * 64;

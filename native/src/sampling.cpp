@@ -215,10 +215,11 @@ int32_t sample_row(const float* l, int32_t vocab, float temperature, float top_p
 }
 
 // The calling thread's RowScratch, kept between calls. Built in every call, its vectors' pages
-// went back to the kernel as the call ended (glibc trims a freed heap top) and faulting them in
-// again took a third of a 64-row top-p call (Zen 5, 2 threads, 32000 logits ~ N(0, 0.3): 2037 ->
-// 1333 us). It is built again when the vocabulary changes or a cut first needs the nucleus
-// order; a thread holds 12 bytes an id (1.5 MiB for Llama 3's 128256) until it ends.
+// would go back to the kernel as the call ends (glibc trims a freed heap top) and faulting them in
+// again takes a large share of a top-p call. It is built again when the vocabulary changes or a
+// cut first needs the nucleus order; a thread holds 12 bytes an id (1.5 MiB for Llama 3's 128256)
+// until it ends.
+// Measured: docs/measurements/kernel-constants.md#sampling-scratch-kept-between-calls
 RowScratch& thread_scratch(int32_t vocab, bool cut, bool avx512) {
   thread_local std::unique_ptr<RowScratch> s;
   const size_t v = static_cast<size_t>(vocab);
