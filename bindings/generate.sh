@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed FFM bindings under bindings/src with jextract (JDK 25 build).
-# jextract is not in any package registry: build it from openjdk/jextract (see DEVELOPERS
-# notes) and point JEXTRACT at its launcher. Generated files are never edited by hand.
+# jextract is not in any package registry: build it from openjdk/jextract (bindings/README.md)
+# and point JEXTRACT at its launcher. Generated files are never edited by hand.
 #
 # No -l option: the generated code resolves symbols through SymbolLookup.loaderLookup(),
 # and io.radixkv.kernels.NativeLibrary loads libradixkv / libradixkv_cuda / libcudart with
@@ -25,7 +25,14 @@ grep 'radixkv.h$' "$tmp/all.txt" | grep -v -- '--include-typedef' > "$tmp/radixk
   --header-class-name radixkv_h @"$tmp/radixkv.txt" \
   "$root/native/include/radixkv.h"
 
-# (b) the CUDA runtime subset Java needs to own device memory
+# (b) the benchmark yardsticks (libradixkv_bench): only radixkv_bench.h's own declarations
+"$JEXTRACT" --dump-includes "$tmp/all-bench.txt" -I "$root/native/include" "$root/native/include/radixkv_bench.h"
+grep 'radixkv_bench.h$' "$tmp/all-bench.txt" | grep -v -- '--include-typedef' > "$tmp/radixkv_bench.txt"
+"$JEXTRACT" --output "$out" -t io.radixkv.bindings -I "$root/native/include" \
+  --header-class-name radixkv_bench_h @"$tmp/radixkv_bench.txt" \
+  "$root/native/include/radixkv_bench.h"
+
+# (c) the CUDA runtime subset Java needs to own device memory
 "$JEXTRACT" --output "$out" -t io.radixkv.bindings.cuda -I "$CUDA_INCLUDE" \
   --header-class-name cudart_h \
   --include-function cudaGetDeviceCount \

@@ -1,10 +1,10 @@
 // rkv_ab: A/B of several builds of libradixkv in one process, for kernel changes whose effect is
 // smaller than the spread between runs. Each library is dlopen'ed (give each build its own file:
 // one path opened twice is one library), and every round runs each kernel once per library, the
-// starting library rotating from round to round (the first of a round measured up to 15% faster
-// at m = 1-2 on Zen 5, whichever it was), each measurement followed by that library's own
-// bandwidth baseline (rkv_bench_read or rkv_bench_copy) over a separate buffer, so that every
-// ratio comes from the same seconds. Prints the median and range over the rounds.
+// starting library rotating from round to round (the first of a round can run measurably faster,
+// whichever it is), each measurement followed by a bandwidth baseline of libradixkv_bench
+// (rkv_bench_read or rkv_bench_copy, linked, on the same threads) over a separate buffer, so that
+// every ratio comes from the same seconds. Prints the median and range over the rounds.
 //
 //   rkv_ab gemv    [dtype=bf16|f32|f16] [m=8] [n=8192] [k=3072] [layout=packed|rows] COMMON LIB...
 //   rkv_ab decode  [kv=bf16|f32|f16|e4m3|e5m2] [ctx=32768] [batch=4] [pages=order|shuffled] COMMON LIB...
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "radixkv.h"
+#include "radixkv_bench.h"
 
 namespace {
 
@@ -66,7 +67,6 @@ struct Buffer {
 // The entry points this tool calls (member, symbol), typed from the header.
 #define RKV_AB_ENTRY_POINTS(X)                                                                   \
   X(last_error, rkv_last_error) X(build_info, rkv_build_info) X(set_threads, rkv_set_num_threads) \
-  X(read, rkv_bench_read) X(copy, rkv_bench_copy) X(fma_peak, rkv_bench_fma_peak)                \
   X(linear, rkv_linear) X(pack, rkv_linear_pack) X(linear_packed, rkv_linear_packed)            \
   X(decode, rkv_decode_attention) X(prefill, rkv_append_prefill_attention)                       \
   X(scatter, rkv_reshape_and_cache) X(quantize, rkv_fp8_quantize)
@@ -80,6 +80,13 @@ struct Lib {
   void check(int status, const char* what) const {
     if (status != 0) {
       std::fprintf(stderr, "rkv_ab: %s failed in %s: %s\n", what, path.c_str(), last_error());
+      std::exit(1);
+    }
+  }
+  // A yardstick of libradixkv_bench (the same for every library).
+  static void check_bench(int status, const char* what) {
+    if (status != 0) {
+      std::fprintf(stderr, "rkv_ab: %s failed: %s\n", what, rkv_bench_last_error());
       std::exit(1);
     }
   }
@@ -243,24 +250,27 @@ double fastest(int reps, F&& f) {
   return best;
 }
 
-double read_gbps(Lib& l, const Buffer& b) {
+double read_gbps(const Buffer& b) {
   double sink = 0;
-  return static_cast<double>(b.bytes) / fastest(2, [&] { l.check(l.read(b.p, static_cast<int64_t>(b.bytes), &sink), "rkv_bench_read"); }) / 1e9;
+  return static_cast<double>(b.bytes) / fastest(2, [&] {
+           Lib::check_bench(rkv_bench_read(b.p, static_cast<int64_t>(b.bytes), &sink), "rkv_bench_read");
+         }) / 1e9;
 }
 
-// A kernel's GB/s, then the library's read bandwidth right after it, and their ratio.
-void record_against_read(Lib& l, const Buffer& rb, const char* name, double gbps,
+// A kernel's GB/s, then the read bandwidth right after it, and their ratio.
+void record_against_read(const Buffer& rb, const char* name, double gbps,
                          std::map<std::string, std::vector<double>>& f) {
-  const double rd = read_gbps(l, rb);
+  const double rd = read_gbps(rb);
   f[name].push_back(gbps);
   f["read GB/s"].push_back(rd);
   f["of read"].push_back(gbps / rd);
 }
 
 // Copy bandwidth, bytes read + written.
-double copy_gbps(Lib& l, const Buffer& src, const Buffer& dst) {
+double copy_gbps(const Buffer& src, const Buffer& dst) {
   const int64_t bytes = static_cast<int64_t>(src.bytes);
-  return 2.0 * static_cast<double>(bytes) / fastest(2, [&] { l.check(l.copy(dst.p, src.p, bytes), "rkv_bench_copy"); }) / 1e9;
+  return 2.0 * static_cast<double>(bytes) /
+         fastest(2, [&] { Lib::check_bench(rkv_bench_copy(dst.p, src.p, bytes), "rkv_bench_copy"); }) / 1e9;
 }
 
 int gemv(Options& o, std::vector<Lib>& libs) {
@@ -300,7 +310,7 @@ int gemv(Options& o, std::vector<Lib>& libs) {
     all();  // warm: the thread pool, the call's scratch
     const double t0 = now();
     all();
-    record_against_read(l, rb, "weights GB/s", static_cast<double>(wb * copies) / (now() - t0) / 1e9, f);
+    record_against_read(rb, "weights GB/s", static_cast<double>(wb * copies) / (now() - t0) / 1e9, f);
   }, figs);
   print(libs, figs);
   return 0;
@@ -334,6 +344,38 @@ AttnShape attn_shape(Options& o) {
           static_cast<int32_t>(o.num("head_dim", kHeadDim))};
 }
 
+// f32 q and out, no LSE, no soft cap, no window.
+rkv_attention_args attn_args(const Buffer& q, const Buffer& out, int32_t qo_heads, const AttnShape& sh) {
+  rkv_attention_args a{};
+  a.q = q.p;
+  a.out = out.p;
+  a.q_dtype = RKV_DTYPE_F32;
+  a.out_dtype = RKV_DTYPE_F32;
+  a.num_qo_heads = qo_heads;
+  a.sm_scale = sh.sm_scale();
+  a.window_left = -1;
+  return a;
+}
+
+rkv_paged_kv paged_kv(const Buffer& k, const Buffer& v, int32_t dtype, const Pages& pg, const AttnShape& sh,
+                      int32_t batch) {
+  rkv_paged_kv kv{};
+  kv.k_cache = k.p;
+  kv.v_cache = v.p;
+  kv.cache_dtype = dtype;
+  kv.page_size = kPage;
+  kv.num_pages = pg.count;
+  kv.num_kv_heads = sh.kv_heads;
+  kv.head_dim = sh.head_dim;
+  kv.kv_indptr = pg.indptr.data();
+  kv.kv_indices = pg.indices.data();
+  kv.kv_last_page_len = pg.last.data();
+  kv.batch_size = batch;
+  kv.k_scale = 1.f;
+  kv.v_scale = 1.f;
+  return kv;
+}
+
 int decode(Options& o, std::vector<Lib>& libs) {
   const int32_t dt = dtype_of(o.str("kv", "bf16"));
   const int64_t ctx = o.num("ctx", 32768), batch = o.num("batch", 4);
@@ -358,16 +400,14 @@ int decode(Options& o, std::vector<Lib>& libs) {
               kv_bytes / (1 << 20));
   Figures figs;
   run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
-    auto call = [&] {
-      l.check(l.decode(q.p, RKV_DTYPE_F32, out.p, RKV_DTYPE_F32, nullptr, k.p, v.p, dt, pg.count, kPage, qo, sh.kv_heads,
-                       sh.head_dim, pg.indptr.data(), pg.indices.data(), pg.last.data(), static_cast<int32_t>(batch),
-                       sh.sm_scale(), 0.f, 1.f, 1.f, -1),
-              "rkv_decode_attention");
-    };
+    rkv_decode_params p{};
+    p.attn = attn_args(q, out, qo, sh);
+    p.kv = paged_kv(k, v, dt, pg, sh, static_cast<int32_t>(batch));
+    auto call = [&] { l.check(l.decode(&p), "rkv_decode_attention"); };
     call();
     const double t0 = now();
     for (int i = 0; i < calls; i++) call();
-    record_against_read(l, rb, "K/V GB/s", kv_bytes * calls / (now() - t0) / 1e9, f);
+    record_against_read(rb, "K/V GB/s", kv_bytes * calls / (now() - t0) / 1e9, f);
   }, figs);
   print(libs, figs);
   return 0;
@@ -405,7 +445,7 @@ int scatter(Options& o, std::vector<Lib>& libs) {
     const double qz = fastest(3, [&] {
       l.check(l.quantize(src.as<float>(), q8.p, tokens * row, RKV_DTYPE_FP8_E4M3, s), "rkv_fp8_quantize");
     });
-    const double cp = copy_gbps(l, cs, cd);
+    const double cp = copy_gbps(cs, cd);
     const double sc_gbps = 2.0 * 3.0 * static_cast<double>(tokens * row) / sc / 1e9;  // bf16 in, e4m3 out, K and V
     const double qz_gbps = 5.0 * static_cast<double>(tokens * row) / qz / 1e9;
     f["copy GB/s"].push_back(cp);
@@ -437,12 +477,11 @@ int prefill(Options& o, std::vector<Lib>& libs) {
               static_cast<long long>(threads));
   Figures figs;
   run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
-    auto call = [&] {
-      l.check(l.prefill(q.p, RKV_DTYPE_F32, out.p, RKV_DTYPE_F32, nullptr, qo_indptr, k.p, v.p, dt, pg.count, kPage, qo,
-                        sh.kv_heads, sh.head_dim, pg.indptr.data(), pg.indices.data(), pg.last.data(), 1, nullptr, nullptr,
-                        sh.sm_scale(), 0.f, 1.f, 1.f, -1),
-              "rkv_append_prefill_attention");
-    };
+    rkv_prefill_params p{};
+    p.attn = attn_args(q, out, qo, sh);
+    p.kv = paged_kv(k, v, dt, pg, sh, 1);
+    p.qo_indptr = qo_indptr;
+    auto call = [&] { l.check(l.prefill(&p), "rkv_append_prefill_attention"); };
     call();
     int calls = 0;
     const double t0 = now();
@@ -452,7 +491,7 @@ int prefill(Options& o, std::vector<Lib>& libs) {
     } while (now() - t0 < 0.5);
     const double gflops = flop * calls / (now() - t0) / 1e9;
     double peak = 0;
-    l.check(l.fma_peak(0.3, &peak), "rkv_bench_fma_peak");
+    Lib::check_bench(rkv_bench_fma_peak(0.3, &peak), "rkv_bench_fma_peak");
     f["GFLOP/s"].push_back(gflops);
     f["FMA peak GFLOP/s"].push_back(peak);
     f["of FMA peak"].push_back(gflops / peak);

@@ -169,34 +169,37 @@ inline int check_common(const Params& p, int batch, float sm_scale, float k_scal
   return RKV_OK;
 }
 
-inline Params make_params(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse, const void* k_cache,
-                          const void* v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads,
-                          int32_t num_kv_heads, int32_t head_dim, const int32_t* kv_indptr, const int32_t* kv_indices,
-                          const int32_t* kv_last_page_len, float sm_scale, float soft_cap, float k_scale, float v_scale,
-                          int32_t window_left) {
+inline Params make_params(const rkv_attention_args& a, const rkv_paged_kv& kv) {
   Params p;
-  p.q = q;
-  p.q_dtype = q_dtype;
-  p.out = out;
-  p.out_dtype = out_dtype;
-  p.lse = lse;
-  p.k = static_cast<const uint8_t*>(k_cache);
-  p.v = static_cast<const uint8_t*>(v_cache);
-  p.cache_dtype = cache_dtype;
-  p.num_pages = num_pages;
-  p.ps = page_size;
-  p.nqo = num_qo_heads;
-  p.nkv = num_kv_heads;
-  p.hd = head_dim;
-  p.indptr = kv_indptr;
-  p.indices = kv_indices;
-  p.last = kv_last_page_len;
-  const bool fp8 = cache_dtype == RKV_DTYPE_FP8_E4M3 || cache_dtype == RKV_DTYPE_FP8_E5M2;
-  p.cap = soft_cap > 0.f ? soft_cap : 0.f;
-  p.q_mul = rkv::logit_q_scale(sm_scale * (fp8 ? k_scale : 1.f), p.cap);
-  p.v_mul = fp8 ? v_scale : 1.f;
-  p.window_left = window_left;
+  p.q = a.q;
+  p.q_dtype = a.q_dtype;
+  p.out = a.out;
+  p.out_dtype = a.out_dtype;
+  p.lse = a.lse;
+  p.k = static_cast<const uint8_t*>(kv.k_cache);
+  p.v = static_cast<const uint8_t*>(kv.v_cache);
+  p.cache_dtype = kv.cache_dtype;
+  p.num_pages = kv.num_pages;
+  p.ps = kv.page_size;
+  p.nqo = a.num_qo_heads;
+  p.nkv = kv.num_kv_heads;
+  p.hd = kv.head_dim;
+  p.indptr = kv.kv_indptr;
+  p.indices = kv.kv_indices;
+  p.last = kv.kv_last_page_len;
+  const bool fp8 = kv.cache_dtype == RKV_DTYPE_FP8_E4M3 || kv.cache_dtype == RKV_DTYPE_FP8_E5M2;
+  p.cap = a.logits_soft_cap > 0.f ? a.logits_soft_cap : 0.f;
+  p.q_mul = rkv::logit_q_scale(a.sm_scale * (fp8 ? kv.k_scale : 1.f), p.cap);
+  p.v_mul = fp8 ? kv.v_scale : 1.f;
+  p.window_left = a.window_left;
   return p;
+}
+
+// The checks every attention entry point makes on its params struct (NULL included); fills *out.
+inline int params_of(const rkv_attention_args* a, const rkv_paged_kv* kv, Params* out) {
+  RKV_CUDA_CHECK_ARG(a != nullptr && kv != nullptr, "params must not be NULL");
+  *out = make_params(*a, *kv);
+  return check_common(*out, kv->batch_size, a->sm_scale, kv->k_scale, kv->v_scale);
 }
 
 inline int vec_for(int hd) { return hd <= 32 ? 1 : hd <= 64 ? 2 : hd <= 128 ? 4 : 8; }

@@ -172,55 +172,44 @@ int launch_prefill(const rkv_cuda_attn_plan* plan, const Params& p, const int32_
   return RKV_OK;
 }
 
+// The prefill-only pointers of a params struct.
+int check_prefill_tables(const rkv_prefill_params& params) {
+  RKV_CUDA_CHECK_ARG(params.qo_indptr != nullptr, "qo_indptr must not be NULL");
+  RKV_CUDA_CHECK_ARG(!(params.bidir_indptr == nullptr && params.bidir_regions != nullptr),
+                     "bidir_regions is set but bidir_indptr is NULL");
+  return RKV_OK;
+}
+
 }  // namespace
 
 extern "C" {
 
-RKV_API int rkv_cuda_append_prefill_attention_run(
-    const rkv_cuda_attn_plan* plan, const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-    const int32_t* qo_indptr, const void* k_cache, const void* v_cache, int32_t cache_dtype, int64_t num_pages,
-    int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t* kv_indptr,
-    const int32_t* kv_indices, const int32_t* kv_last_page_len, int32_t batch_size, const int32_t* bidir_indptr,
-    const int32_t* bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-    int32_t window_left, void* stream) {
-  Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
-                         num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
-                         logits_soft_cap, k_scale, v_scale, window_left);
-  if (int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale)) return rc;
+RKV_API int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan* plan, const rkv_prefill_params* params,
+                                                  void* stream) {
+  Params p;
+  if (int rc = params_of(params ? &params->attn : nullptr, params ? &params->kv : nullptr, &p)) return rc;
+  const int32_t batch_size = params->kv.batch_size;
   if (int rc = check_run(plan, false, p, batch_size)) return rc;
   if (batch_size == 0) return RKV_OK;
-  RKV_CUDA_CHECK_ARG(qo_indptr != nullptr, "qo_indptr must not be NULL");
-  RKV_CUDA_CHECK_ARG(!(bidir_indptr == nullptr && bidir_regions != nullptr),
-                     "bidir_regions is set but bidir_indptr is NULL");
-  return launch_prefill(plan, p, qo_indptr, bidir_indptr, bidir_regions, static_cast<cudaStream_t>(stream));
+  if (int rc = check_prefill_tables(*params)) return rc;
+  return launch_prefill(plan, p, params->qo_indptr, params->bidir_indptr, params->bidir_regions,
+                        static_cast<cudaStream_t>(stream));
 }
 
-RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype,
-                                              float* lse, const int32_t* qo_indptr, const void* k_cache,
-                                              const void* v_cache, int32_t cache_dtype, int64_t num_pages,
-                                              int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads,
-                                              int32_t head_dim, const int32_t* kv_indptr, const int32_t* kv_indices,
-                                              const int32_t* kv_last_page_len, int32_t batch_size,
-                                              const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                              int32_t window_left, void* stream) {
-  Params p = make_params(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size,
-                         num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, sm_scale,
-                         logits_soft_cap, k_scale, v_scale, window_left);
-  int rc = check_common(p, batch_size, sm_scale, k_scale, v_scale);
-  if (rc != RKV_OK || batch_size == 0) return rc;
-  RKV_CUDA_CHECK_ARG(qo_indptr != nullptr, "qo_indptr must not be NULL");
-  RKV_CUDA_CHECK_ARG(!(bidir_indptr == nullptr && bidir_regions != nullptr),
-                     "bidir_regions is set but bidir_indptr is NULL");
+RKV_API int rkv_cuda_append_prefill_attention(const rkv_prefill_params* params, void* stream) {
+  Params p;
+  if (int rc = params_of(params ? &params->attn : nullptr, params ? &params->kv : nullptr, &p)) return rc;
+  const int32_t batch_size = params->kv.batch_size;
+  if (batch_size == 0) return RKV_OK;
+  if (int rc = check_prefill_tables(*params)) return rc;
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   HostTables h;
-  if (int e = h.fetch(qo_indptr, kv_indptr, kv_last_page_len, batch_size, s)) return e;
+  if (int e = h.fetch(params->qo_indptr, p.indptr, p.last, batch_size, s)) return e;
   TempPlan t;
   if (int e = rkv_cuda_attn_plan_create(&t.plan)) return e;
-  if (int e = rkv_cuda_attn_plan_batch(t.plan, h.qo, h.indptr, h.last, batch_size, page_size, num_qo_heads, num_kv_heads,
-                                 head_dim, stream))
+  if (int e = rkv_cuda_attn_plan_batch(t.plan, h.qo, h.indptr, h.last, batch_size, p.ps, p.nqo, p.nkv, p.hd, stream))
     return e;
-  if (int e = launch_prefill(t.plan, p, qo_indptr, bidir_indptr, bidir_regions, s)) return e;
+  if (int e = launch_prefill(t.plan, p, params->qo_indptr, params->bidir_indptr, params->bidir_regions, s)) return e;
   RKV_CUDA_TRY(cudaStreamSynchronize(s));
   return RKV_OK;
 }

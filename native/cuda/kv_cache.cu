@@ -59,8 +59,9 @@ void launch_for_cache(int32_t cd, int blocks, int threads, cudaStream_t s, const
 
 // blockIdx.x: pair, blockIdx.y: layer * 2 + (0 = K, 1 = V). 16-byte vectors when the pool and
 // the page size are 16-byte aligned, else bytes. A pair with a page id out of range is skipped.
-__global__ void copy_blocks_kernel(char* const* __restrict__ caches, const int64_t* __restrict__ mapping,
-                                   int64_t page_bytes, int64_t num_pages, int64_t* error_record) {
+__global__ void copy_blocks_kernel(char* const* __restrict__ k_caches, char* const* __restrict__ v_caches,
+                                   const int64_t* __restrict__ mapping, int64_t page_bytes, int64_t num_pages,
+                                   int64_t* error_record) {
   const int64_t from = mapping[2 * blockIdx.x], to = mapping[2 * blockIdx.x + 1];
   if (from < 0 || from >= num_pages || to < 0 || to >= num_pages) {
     if (threadIdx.x == 0 && blockIdx.y == 0)
@@ -68,7 +69,7 @@ __global__ void copy_blocks_kernel(char* const* __restrict__ caches, const int64
                              from < 0 || from >= num_pages ? from : to, num_pages);
     return;
   }
-  char* base = caches[blockIdx.y];
+  char* base = (blockIdx.y % 2 == 0 ? k_caches : v_caches)[blockIdx.y / 2];
   const char* src = base + from * page_bytes;
   char* dst = base + to * page_bytes;
   if (page_bytes % 16 == 0 && (uintptr_t)base % 16 == 0) {
@@ -138,9 +139,9 @@ RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src
   return RKV_OK;
 }
 
-RKV_API int rkv_cuda_copy_blocks(void* const* caches, int32_t num_layers, const int64_t* block_mapping,
-                                 int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t* error_record,
-                                 void* stream) {
+RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, int32_t num_layers,
+                                 const int64_t* block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages,
+                                 int64_t* error_record, void* stream) {
   RKV_CUDA_CHECK_ARG(num_layers >= 0 && num_layers <= 32767, "rkv_cuda_copy_blocks: num_layers %d out of range [0, 32767]",
                      num_layers);
   RKV_CUDA_CHECK_ARG(num_pairs >= 0 && num_pairs <= INT32_MAX, "rkv_cuda_copy_blocks: num_pairs %lld out of range",
@@ -149,9 +150,10 @@ RKV_API int rkv_cuda_copy_blocks(void* const* caches, int32_t num_layers, const 
   RKV_CUDA_CHECK_ARG(num_pages >= 0 && num_pages <= INT64_MAX / page_bytes,
                      "rkv_cuda_copy_blocks: num_pages %lld out of range", (long long)num_pages);
   if (num_pairs == 0 || num_layers == 0) return RKV_OK;
-  RKV_CUDA_CHECK_ARG(caches && block_mapping, "rkv_cuda_copy_blocks: caches and block_mapping must not be NULL");
+  RKV_CUDA_CHECK_ARG(k_caches && v_caches && block_mapping,
+                     "rkv_cuda_copy_blocks: k_caches, v_caches and block_mapping must not be NULL");
   copy_blocks_kernel<<<dim3((unsigned)num_pairs, (unsigned)(num_layers * 2)), 256, 0, static_cast<cudaStream_t>(stream)>>>(
-      (char* const*)caches, block_mapping, page_bytes, num_pages, error_record);
+      (char* const*)k_caches, (char* const*)v_caches, block_mapping, page_bytes, num_pages, error_record);
   RKV_CUDA_CHECK_LAUNCH();
   return RKV_OK;
 }

@@ -3,9 +3,14 @@
  *
  * Two libraries implement it:
  *   libradixkv       CPU kernels (host pointers). Always built.
- *   libradixkv_cuda  CUDA kernels: the same rkv_* kernel signatures with a
- *                    rkv_cuda_ prefix, taking *device* pointers for tensors and
- *                    page tables; built only when nvcc is present.
+ *   libradixkv_cuda  CUDA kernels: the CPU kernels' twins with a rkv_cuda_ prefix,
+ *                    the same arguments in the same order (the same params structs)
+ *                    plus a trailing `stream` (and, before it, a device error record
+ *                    where device-resident values are checked), taking *device*
+ *                    pointers for tensors and page tables; built only when nvcc is
+ *                    present.
+ * The benchmark yardsticks (memory read/copy, FMA peak) are not part of this ABI: they live in
+ * radixkv_bench.h / libradixkv_bench, which only benchmarks load.
  *
  * Conventions
  * -----------
@@ -63,7 +68,7 @@ extern "C" {
 #define RKV_DTYPE_FP8_E4M3 3
 #define RKV_DTYPE_FP8_E5M2 4
 
-#define RKV_ABI_VERSION 4
+#define RKV_ABI_VERSION 5
 
 /* ---- library ---- */
 
@@ -80,25 +85,6 @@ RKV_API int32_t rkv_set_num_threads(int32_t n);
 RKV_API int32_t rkv_get_num_threads(void);
 /* Size in bytes of one element of dtype, or a negative error code. */
 RKV_API int32_t rkv_dtype_size(int32_t dtype);
-
-/* ---- memory bandwidth baselines (for benchmarks: same threads and run as the kernels) ---- */
-
-/* Streams bytes of src (reads every 64-byte line), writes a checksum to *sink. */
-RKV_API int rkv_bench_read(const void* src, int64_t bytes, double* sink);
-/* memcpy over the kernels' thread pool. */
-RKV_API int rkv_bench_copy(void* dst, const void* src, int64_t bytes);
-/* Peak single-precision FMA throughput of the kernels' threads: runs independent vector FMA
- * chains for about `seconds` and writes GFLOP/s (2 flops per FMA lane) to *gflops. */
-RKV_API int rkv_bench_fma_peak(double seconds, double* gflops);
-/* Streams bytes of w_dtype weights (f32, bf16, f16) like rkv_bench_read and does, per weight
- * element, `rows` (1..16) multiply-adds with the instructions rkv_linear uses for that many
- * rows on this CPU, against x held in registers: a decode GEMV's weight stream overlapped with
- * its arithmetic and nothing else (no x loads, no partial sums), the most rkv_linear with
- * m = rows can reach here. prefetch_bytes > 0: every line is also software-prefetched that far
- * ahead (0: none; which is faster depends on the CPU and the arithmetic). Writes a checksum to
- * *sink. */
-RKV_API int rkv_bench_read_gemv(const void* w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes,
-                                double* sink);
 
 /* ---- conversion and FP8 ---- */
 
@@ -134,23 +120,71 @@ RKV_API int rkv_copy_blocks(void* const* k_caches, void* const* v_caches, int32_
 
 /* ---- attention ---- */
 
-/* Decode: one query per sequence.
- * q: [batch, num_qo_heads, head_dim] of q_dtype (f32, f16, bf16); out: same shape, out_dtype;
- * lse: [batch, num_qo_heads] f32 (may be NULL). num_qo_heads % num_kv_heads == 0 (GQA/MQA/MHA).
+/* Attention arguments travel in params structs (FlashInfer's BatchDecodeParams / paged_kv_t
+ * style), the same structs for libradixkv and its rkv_cuda_ twins: host pointers for the CPU
+ * library, device pointers (the struct itself stays in host memory) for the CUDA one. */
+
+/* One layer's paged KV pools and the batch's page table (see Conventions). k_scale and v_scale
+ * apply to fp8 caches and must be 1 otherwise. */
+typedef struct rkv_paged_kv {
+    const void* k_cache;
+    const void* v_cache;
+    int32_t cache_dtype;
+    int32_t page_size;
+    int64_t num_pages;
+    int32_t num_kv_heads;
+    int32_t head_dim;
+    const int32_t* kv_indptr;
+    const int32_t* kv_indices;
+    const int32_t* kv_last_page_len;
+    int32_t batch_size;
+    float k_scale;
+    float v_scale;
+} rkv_paged_kv;
+
+/* The query side of one attention call, shared by decode and prefill.
+ * q: [rows, num_qo_heads, head_dim] of q_dtype (f32, f16, bf16); out: same shape, out_dtype;
+ * lse: [rows, num_qo_heads] f32 (may be NULL). num_qo_heads % num_kv_heads == 0 (GQA/MQA/MHA).
  * logits_soft_cap <= 0 disables soft-capping (else logits = cap * tanh(logits / cap)),
  * applied after sm_scale.
- * window_left (FlashInfer's convention, both attention kinds and their rkv_cuda_ twins):
- * -1 for no window, else >= 0: a query at KV position p sees only keys k >= p - window_left
- * (a sliding window of window_left + 1 keys counting itself); positions before the window
- * are never read. */
-RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                 const void* k_cache, const void* v_cache, int32_t cache_dtype,
-                                 int64_t num_pages, int32_t page_size,
-                                 int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                 const int32_t* kv_indptr, const int32_t* kv_indices,
-                                 const int32_t* kv_last_page_len, int32_t batch_size,
-                                 float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                 int32_t window_left);
+ * window_left (FlashInfer's convention): -1 for no window, else >= 0: a query at KV position p
+ * sees only keys k >= p - window_left (a sliding window of window_left + 1 keys counting
+ * itself); positions before the window are never read. */
+typedef struct rkv_attention_args {
+    const void* q;
+    void* out;
+    float* lse;
+    int32_t q_dtype;
+    int32_t out_dtype;
+    int32_t num_qo_heads;
+    float sm_scale;
+    float logits_soft_cap;
+    int32_t window_left;
+} rkv_attention_args;
+
+/* Decode: one query per sequence (rows = kv.batch_size). */
+typedef struct rkv_decode_params {
+    rkv_attention_args attn;
+    rkv_paged_kv kv;
+} rkv_decode_params;
+
+/* Append prefill (extend) with a causal mask aligned to the right: qo_indptr[batch+1] (q rows
+ * of sequence b are qo_indptr[b]..qo_indptr[b+1]); query i of a sequence with q_len new tokens
+ * and kv_len tokens in its pages (cached + new, q_len <= kv_len) attends to KV positions
+ * 0 .. kv_len - q_len + i. bidir_indptr[batch+1] / bidir_regions[2*n] (may both be NULL): per
+ * sequence, half-open KV position ranges [start, end) whose positions all see each other (image
+ * regions); positions inside a region also see every earlier position as usual. window_left
+ * bounds every query's keys from below, on top of the causal/bidirectional upper bound. */
+typedef struct rkv_prefill_params {
+    rkv_attention_args attn;
+    rkv_paged_kv kv;
+    const int32_t* qo_indptr;
+    const int32_t* bidir_indptr;
+    const int32_t* bidir_regions;
+} rkv_prefill_params;
+
+/* One-shot decode attention over the page table in p->kv. */
+RKV_API int rkv_decode_attention(const rkv_decode_params* p);
 
 /* Decode plan/run (FlashInfer's split, CPU): rkv_decode_plan_tables validates one batch's page
  * table against the pool (as rkv_decode_attention does) and keeps its sequence lengths; then
@@ -159,42 +193,19 @@ RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int3
  * the tables again. The tables passed to run must be the ones planned, unchanged (batch_size,
  * num_pages and page_size are checked against the plan). A plan is single-threaded: one engine
  * thread plans and runs it. rkv_decode_plan_splits returns how many split-KV plans the current
- * batch needed so far (one per distinct window_left run), or -1 for a NULL plan. */
+ * batch needed so far (one per distinct window_left run), or -1 for a NULL plan. Destroying
+ * NULL is a no-op. */
 typedef struct rkv_decode_plan rkv_decode_plan;
 RKV_API int rkv_decode_plan_create(rkv_decode_plan** out);
-RKV_API void rkv_decode_plan_destroy(rkv_decode_plan* plan);
+RKV_API int rkv_decode_plan_destroy(rkv_decode_plan* plan);
 RKV_API int rkv_decode_plan_tables(rkv_decode_plan* plan, const int32_t* kv_indptr, const int32_t* kv_indices,
-                                 const int32_t* kv_last_page_len, int32_t batch_size, int64_t num_pages,
-                                 int32_t page_size);
+                                   const int32_t* kv_last_page_len, int32_t batch_size, int64_t num_pages,
+                                   int32_t page_size);
 RKV_API int64_t rkv_decode_plan_splits(const rkv_decode_plan* plan);
-RKV_API int rkv_decode_attention_run(rkv_decode_plan* plan, const void* q, int32_t q_dtype, void* out,
-                                     int32_t out_dtype, float* lse, const void* k_cache, const void* v_cache,
-                                     int32_t cache_dtype, int64_t num_pages, int32_t page_size,
-                                     int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                     const int32_t* kv_indptr, const int32_t* kv_indices,
-                                     const int32_t* kv_last_page_len, int32_t batch_size,
-                                     float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                     int32_t window_left);
+RKV_API int rkv_decode_attention_run(rkv_decode_plan* plan, const rkv_decode_params* p);
 
-/* Append prefill (extend) with a causal mask aligned to the right:
- * q: [total_q, num_qo_heads, head_dim], qo_indptr[batch+1] (int32, q rows of sequence b are
- * qo_indptr[b]..qo_indptr[b+1]); query i of a sequence with q_len new tokens and kv_len tokens
- * in its pages (cached + new, q_len <= kv_len) attends to KV positions 0 .. kv_len - q_len + i.
- * out: like q; lse: [total_q, num_qo_heads] (may be NULL).
- * bidir_indptr[batch+1] / bidir_regions[2*n] (may both be NULL): per sequence, half-open KV
- * position ranges [start, end) whose positions all see each other (image regions); positions
- * inside a region also see every earlier position as usual. window_left (see decode)
- * bounds every query's keys from below, on top of the causal/bidirectional upper bound. */
-RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                         const int32_t* qo_indptr,
-                                         const void* k_cache, const void* v_cache, int32_t cache_dtype,
-                                         int64_t num_pages, int32_t page_size,
-                                         int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                         const int32_t* kv_indptr, const int32_t* kv_indices,
-                                         const int32_t* kv_last_page_len, int32_t batch_size,
-                                         const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                         float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                         int32_t window_left);
+/* One-shot append-prefill attention (rows = total q rows, qo_indptr[batch]). */
+RKV_API int rkv_append_prefill_attention(const rkv_prefill_params* p);
 
 /* Merge two partial attention states over disjoint KV ranges (FlashInfer merge_state):
  * v_a, v_b, v_out: [num_tokens, num_heads, head_dim] f32; s_a, s_b, s_out: [num_tokens, num_heads] LSE.
@@ -300,11 +311,11 @@ RKV_API int rkv_cuda_reshape_and_cache(const void* k, const void* v, int32_t src
                                        void* k_cache, void* v_cache, int32_t cache_dtype,
                                        int64_t num_pages, int32_t page_size,
                                        float k_scale, float v_scale, int64_t* error_record, void* stream);
-/* caches: device array of 2 * num_layers device pointers (K0, V0, K1, V1, ...); block_mapping:
- * device array of 2 * num_pairs page ids (src, dst), which the caller validated on its host copy
+/* k_caches, v_caches: device arrays of num_layers device pointers; block_mapping: device array
+ * of 2 * num_pairs page ids (src, dst), which the caller validated on its host copy
  * (rkv_copy_blocks' rules); a pair with an id outside [0, num_pages) is recorded
  * (RKV_CUDA_DEVERR_BAD_PAGE) and skipped. */
-RKV_API int rkv_cuda_copy_blocks(void* const* caches, int32_t num_layers,
+RKV_API int rkv_cuda_copy_blocks(void* const* k_caches, void* const* v_caches, int32_t num_layers,
                                  const int64_t* block_mapping, int64_t num_pairs,
                                  int64_t page_bytes, int64_t num_pages, int64_t* error_record, void* stream);
 
@@ -327,56 +338,24 @@ RKV_API int rkv_cuda_attn_plan_batch(rkv_cuda_attn_plan* plan, const int32_t* qo
                                const int32_t* kv_indptr_host, const int32_t* kv_last_page_len_host,
                                int32_t batch_size, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads,
                                int32_t head_dim, void* stream);
-/* rkv_decode_attention with a decode plan; tables are device arrays. */
 /* What a planned run bakes into its launches, for callers that capture runs into CUDA graphs:
  * info[0] = 1 for a decode plan (0 prefill), info[1] = batch, info[2] = the decode split count
  * (prefill: the number of work items), info[3] = the address of the partial-output buffer
  * (prefill: of the work items). A graph captured with one plan replays correctly for another
  * plan with the same info (and the same table addresses). */
 RKV_API int rkv_cuda_attn_plan_info(const rkv_cuda_attn_plan* plan, int64_t* info);
-RKV_API int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan* plan,
-                                          const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                          const void* k_cache, const void* v_cache, int32_t cache_dtype,
-                                          int64_t num_pages, int32_t page_size,
-                                          int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                          const int32_t* kv_indptr, const int32_t* kv_indices,
-                                          const int32_t* kv_last_page_len, int32_t batch_size,
-                                          float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                          int32_t window_left, void* stream);
-/* rkv_append_prefill_attention with a prefill plan; qo_indptr and the tables are device arrays
+/* rkv_decode_attention with a decode plan; tables are device arrays. */
+RKV_API int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan* plan, const rkv_decode_params* p,
+                                          void* stream);
+/* rkv_append_prefill_attention with a prefill plan; p->qo_indptr and the tables are device arrays
  * (qo_indptr equal to the host copy the plan was made from). */
-RKV_API int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan* plan,
-                                                  const void* q, int32_t q_dtype, void* out, int32_t out_dtype,
-                                                  float* lse, const int32_t* qo_indptr,
-                                                  const void* k_cache, const void* v_cache, int32_t cache_dtype,
-                                                  int64_t num_pages, int32_t page_size,
-                                                  int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                                  const int32_t* kv_indptr, const int32_t* kv_indices,
-                                                  const int32_t* kv_last_page_len, int32_t batch_size,
-                                                  const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                                  float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                                  int32_t window_left, void* stream);
+RKV_API int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan* plan, const rkv_prefill_params* p,
+                                                  void* stream);
 /* One-shot conveniences (tests, benchmarks): copy kv_indptr / kv_last_page_len (and qo_indptr)
  * back to the host, plan a temporary plan, run it, synchronize `stream` and destroy the plan.
  * An engine step uses rkv_cuda_attn_plan_batch + the _run functions instead. */
-RKV_API int rkv_cuda_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                      const void* k_cache, const void* v_cache, int32_t cache_dtype,
-                                      int64_t num_pages, int32_t page_size,
-                                      int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                      const int32_t* kv_indptr, const int32_t* kv_indices,
-                                      const int32_t* kv_last_page_len, int32_t batch_size,
-                                      float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                      int32_t window_left, void* stream);
-RKV_API int rkv_cuda_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                              const int32_t* qo_indptr,
-                                              const void* k_cache, const void* v_cache, int32_t cache_dtype,
-                                              int64_t num_pages, int32_t page_size,
-                                              int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                              const int32_t* kv_indptr, const int32_t* kv_indices,
-                                              const int32_t* kv_last_page_len, int32_t batch_size,
-                                              const int32_t* bidir_indptr, const int32_t* bidir_regions,
-                                              float sm_scale, float logits_soft_cap, float k_scale, float v_scale,
-                                              int32_t window_left, void* stream);
+RKV_API int rkv_cuda_decode_attention(const rkv_decode_params* p, void* stream);
+RKV_API int rkv_cuda_append_prefill_attention(const rkv_prefill_params* p, void* stream);
 RKV_API int rkv_cuda_merge_state(const float* v_a, const float* s_a, const float* v_b, const float* s_b,
                                  float* v_out, float* s_out, int64_t num_tokens, int32_t num_heads, int32_t head_dim,
                                  void* stream);

@@ -30,9 +30,9 @@ namespace attn {
 
 constexpr int kBlock = 32;  // tokens per online-softmax block
 // Prefill's (attend_rows_t) block: twice decode's, so that the per-row softmax work and each value
-// tile's accumulator loads and stores come half as often per token. Zen 5, 1 thread, bf16 KV, q
-// 512, of the FMA peak, 32 -> 64: 0.56-0.58 -> 0.59-0.60 (decode keeps 32: its grouped loop read
-// 0.65 -> 0.60 of read with 64).
+// tile's accumulator loads and stores come half as often per token (decode keeps 32: its grouped
+// loop reads memory slower with 64).
+// Measured: docs/measurements/kernel-constants.md#prefill-softmax-blocks-of-64-tokens
 constexpr int kPrefillBlock = 64;
 // Pseudo cache dtype for e4m3 blocks known to hold no NaN code: the vector loaders then skip
 // the NaN fix-up (blocks are scanned once, 64 bytes at a time, in attend_rows_t).
@@ -151,10 +151,11 @@ int validate_params(const Common& c);
 int validate_tables(int32_t batch, int64_t num_pages, int32_t page_size, const int32_t* kv_indptr,
                     const int32_t* kv_indices, const int32_t* kv_last_page_len, std::vector<int64_t>& lens);
 
+// The scalar parameters of a call's params struct.
+Common common_of(const rkv_attention_args& a, const rkv_paged_kv& kv);
+
 // validate_params + validate_tables + the tensor pointers.
-int validate_common(const Common& c, const void* q, const void* out, const void* k_cache, const void* v_cache,
-                    const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
-                    std::vector<int64_t>& lens);
+int validate_common(const Common& c, const rkv_attention_args& a, const rkv_paged_kv& kv, std::vector<int64_t>& lens);
 
 struct Scales {
   float q_mul;     // multiplies q: sm_scale * k_scale * factor, and log2(e) or 1/cap

@@ -66,19 +66,24 @@ int validate_tables(int32_t batch, int64_t num_pages, int32_t page_size, const i
   return RKV_OK;
 }
 
-int validate_common(const Common& c, const void* q, const void* out, const void* k_cache, const void* v_cache,
-                    const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
-                    std::vector<int64_t>& lens) {
+Common common_of(const rkv_attention_args& a, const rkv_paged_kv& kv) {
+  return Common{kv.num_pages,   kv.page_size, a.num_qo_heads, kv.num_kv_heads,    kv.head_dim,
+                kv.batch_size,  kv.cache_dtype, a.q_dtype,    a.out_dtype,        a.sm_scale,
+                a.logits_soft_cap, kv.k_scale,  kv.v_scale,   a.window_left};
+}
+
+int validate_common(const Common& c, const rkv_attention_args& a, const rkv_paged_kv& kv, std::vector<int64_t>& lens) {
   if (int rc = validate_params(c)) return rc;
-  if (int rc = validate_tables(c.batch, c.num_pages, c.page_size, kv_indptr, kv_indices, kv_last_page_len, lens))
+  if (int rc = validate_tables(c.batch, c.num_pages, c.page_size, kv.kv_indptr, kv.kv_indices, kv.kv_last_page_len,
+                               lens))
     return rc;
   if (c.batch == 0) return RKV_OK;
-  if (kv_indptr[c.batch] > 0) {
-    RKV_CHECK_PTR(k_cache);
-    RKV_CHECK_PTR(v_cache);
+  if (kv.kv_indptr[c.batch] > 0) {
+    RKV_CHECK(kv.k_cache != nullptr, "k_cache must not be NULL");
+    RKV_CHECK(kv.v_cache != nullptr, "v_cache must not be NULL");
   }
-  RKV_CHECK_PTR(q);
-  RKV_CHECK_PTR(out);
+  RKV_CHECK(a.q != nullptr, "q must not be NULL");
+  RKV_CHECK(a.out != nullptr, "out must not be NULL");
   return RKV_OK;
 }
 

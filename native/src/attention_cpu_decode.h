@@ -25,10 +25,9 @@ static inline void token_ranges(const SeqView& s, int64_t ta, int64_t tb, Prefet
 // Tokens per group of the grouped decode loop (see grouped_block): about kGroupBytes of K
 // (or V) rows, 4 (8 where decode_groups_of_8 holds) to 16 tokens (a power of two: groups tile
 // kBlock), and a multiple of the score tiles' token count. Smaller groups read memory closer to
-// front to back; larger ones load and store the value accumulators O less often. 16 KiB measured
-// best on a 2-core Zen 5 (8 KV heads of 128: f32 4 tokens, bf16 8; 8 KiB and 32 KiB lost 5-10%
-// before the value tiles took over the prefetching). On Zen 1 at least 8 tokens: 8 KV heads of
-// 128, f32, 1 thread, 4 x 32768 tokens, 6.0-6.5 -> 7.4-7.7 GB/s (rkv_isa.h).
+// front to back; larger ones load and store the value accumulators O less often; 16 KiB ran
+// fastest.
+// Measured: docs/measurements/kernel-constants.md#decode-token-groups-of-16-kib
 constexpr int64_t kGroupBytes = 16384;
 static inline int token_group(const SeqView& s, int R) {
   const int64_t region = (int64_t)s.num_kv_heads * s.row_bytes;
@@ -90,10 +89,9 @@ static void grouped_block(const SeqView& s, int nh, const float* Q, int R, int64
     const GroupRef next = j0 + g < n ? GroupRef{t + j0 + g, t + std::min(j0 + 2 * g, n), false}
                                      : GroupRef{t, t + std::min(g, n), true};
     // AVX2's 3- and 4-row score tiles take a share each (score_cursor_steps); elsewhere one share
-    // per head (stepping inside the score tiles measured 5-10% slower on Zen 5). On Zen 1 a
-    // head's share in one burst (64 lines for 8-token groups of f32 rows of 8 KV heads of 128)
-    // fills the miss buffers. Per tile, 8 KV heads of 128, 1 and 2 threads: GQA 4 f32 1.11-1.15x,
-    // bf16 0.98-1.11x; GQA 3 bf16 1.07-1.08x; the small model (4 of 64, GQA 3) 1.04-1.08x.
+    // per head (stepping inside the score tiles ran slower on Zen 5). On Zen 1 a head's share in one
+    // burst (64 lines for 8-token groups of f32 rows of 8 KV heads of 128) fills the miss buffers.
+    // Measured: docs/measurements/kernel-constants.md#decode-prefetch-shares-per-score-tile
     LineCursor lc = group_cursor(s, next, (int64_t)nh * std::max(per_head, 1), pr);
     for (int h = 0; h < nh; h++) {
       const int64_t hoff = (int64_t)h * s.row_bytes;
@@ -136,8 +134,8 @@ static void attend_grouped_t(const SeqView& s, int nh, const float* Q, int R, in
                              RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {
   // AVX2 bf16 pairs (where avx2_bf16_pairs holds) with more than 4 rows: 16-token groups. Their
   // 4-row value tiles are 2 vectors wide (8 multiply-adds a token), so a tile's setup weighs more
-  // than in the 3 x 4 tiles of GQA 3. Zen 1, 8 KV heads of 128, 8 -> 16 tokens: GQA 5 1.04-1.05x,
-  // GQA 6 1.02-1.05x, GQA 8 1.07-1.08x (1 and 2 threads); GQA 4 level, GQA 2 and 3 level or slower.
+  // than in the 3 x 4 tiles of GQA 3.
+  // Measured: docs/measurements/kernel-constants.md#avx2-bf16-pairs-16-token-groups-past-4-rows
   const int g = DT == kBf16Pairs && I::W == 8 && R > 4 ? 16 : token_group(s, R);
   Rows cur;
   int64_t t = t0;
@@ -236,10 +234,9 @@ static void attend_headwise_t(const SeqView& s, int nh, const float* Q, int R, i
     pf.spread((int64_t)n * nh * (pv_calls(R, hd) + token_major_score_steps(R, hd)));
     if constexpr (DT == RKV_DTYPE_FP8_E4M3) {
       // e4m3 through f16: the block scanned for NaN codes (blocks without any skip the fix-up).
-      // kE4M3Lut needs no scan (its tables give NaN for them). It used to keep the scan for its
-      // read ahead of the strided tiles; with the KV pool on huge pages (LargePages) that read
-      // cost more than it gave: Zen 5, 1 thread, 32768 tokens, calls/s, scan -> none: pages in
-      // order 65.7-68.2 -> 69.6-71.6, shuffled level; on base pages shuffled 47.5-50.4 -> 43.6-45.4.
+      // kE4M3Lut needs no scan (its tables give NaN for them), and with the KV pool on huge pages
+      // (LargePages) the scan's read ahead of the strided tiles costs more than it gives.
+      // Measured: docs/measurements/kernel-constants.md#e4m3-lookup-decode-without-the-nan-scan
       PrefetchRanges here;
       token_ranges(s, t, t + n, here);
       const bool has_nan = ranges_have_e4m3_nan(here);
@@ -293,14 +290,9 @@ static void attend_reordered(const SeqView& s, int nh, const float* Q, int R, in
   from(O, n);
 }
 
-// bf16 decode in pair order. Isa: a dependent name, so only an I with to_pairs (AVX-512, AVX2)
-// instantiates it. Zen 5, 1 thread, batch 4, 8 KV heads of 128, GQA 4, alternating JMH runs: in
-// cache 27.0-28.3 -> 28.6-28.7 GB/s; 32768 tokens from memory, pages in order, 38.9-43.5 ->
-// 39.1-46.3 calls/s (a mean of +4%; the memory noise is larger than the gain); 2 threads level.
-// AVX2 on Zen 1 (rkv_ab decode, libraries alternating, medians, of K/V GB/s): 8 KV heads of 128,
-// GQA 4, 4 x 32768 tokens from memory 1 / 2 threads 4.21 -> 4.49 / 8.29 -> 8.95, in L2 4.56 ->
-// 4.96; GQA 3 (Llama 3.2 3B) 4 x 4096 5.10 -> 5.88; 4 of 64, GQA 3 (the small model) 4 x 512
-// 4.66 -> 5.42.
+// bf16 decode in pair order (kBf16Pairs: one 64-byte load widens into even and odd elements).
+// Isa: a dependent name, so only an I with to_pairs (AVX-512, AVX2) instantiates it.
+// Measured: docs/measurements/kernel-constants.md#bf16-decode-in-pair-order
 template <typename Isa = I>
 static void attend_bf16_pairs(const SeqView& s, int nh, const float* Q, int R, int64_t t0, int64_t t1,
                               RowLimits lim, float soft_cap, float* O, float* m, float* l, const Scratch& sc) {

@@ -1,6 +1,6 @@
 // The per-ISA cores of the CPU attention kernels: attention_cpu_impl.h compiled three times,
-// AVX-512 (F/BW/VL/DQ), AVX2+FMA+F16C and scalar, each under its own target pragma (and a
-// fourth time for AVX512-VBMI's e4m3 decode, of which only that is instantiated), so a
+// AVX-512 (F/BW/VL/DQ), AVX2+FMA+F16C and scalar, each under its own target pragma (and once
+// more for AVX512-VBMI's e4m3 decode, of which only that is instantiated), so a
 // portable (x86-64-v3) build still uses AVX-512 where present. The choice is made from
 // rkv_isa.h's probe (once per process; RADIXKV_ISA=avx2|scalar lowers it, for tests).
 #include <algorithm>
@@ -181,9 +181,8 @@ struct I {
   }
   // Two vectors (elements d .. d + 2W). fp8 widens each 8 codes on its own (load_cvt): 16 codes
   // widened together (a lane-crossing 256-bit widening, its integer ops and a 128-bit extract)
-  // cost more on Zen 1 than two 128-bit passes. rkv_ab decode, e4m3, 8 KV heads of 128, one
-  // build switched by file name, K/V GB/s: GQA 4, 4 x 32768 tokens 2.06 -> 2.24 (2 threads 4.02 ->
-  // 4.35), in the L2 1.93 -> 2.05; GQA 3 2.25 -> 2.51. Bit-identical.
+  // cost more on Zen 1 than two 128-bit passes. Bit-identical.
+  // Measured: docs/measurements/kernel-constants.md#avx2-fp8-widening-8-codes-at-a-time
   template <int DT>
   static void load_cvt2(const uint8_t* row, int d, V& a, V& b) {
     if constexpr (DT == kBf16Pairs) {
@@ -243,7 +242,8 @@ struct I {
   static constexpr int W = 16;
   static constexpr int kAcc = 16;
   // value tiles of 8 rows (prefill, GQA 8) take 3 vectors: 24 accumulators + 2 x 3 V + 2 P of
-  // 32 registers (prefill bf16 1 thread 1.04-1.10x on Zen 5; bit-identical: same per-element order)
+  // 32 registers (faster than 2 vectors; bit-identical: same per-element order)
+  // Measured: docs/measurements/kernel-constants.md#prefill-value-tiles-of-8-rows-gqa-8
   static constexpr int kPvAcc = 24;
   static constexpr int kRegs = 32;
   static V zero() { return _mm512_setzero_ps(); }
@@ -412,8 +412,8 @@ struct I {
 // The AVX-512 core plus byte-table widening of e4m3 rows (kE4M3Lut), for decode only: its own
 // target (vpermt2b is AVX512-VBMI, which Skylake-X-class AVX-512 CPUs lack). Only
 // attend_token_major_vbmi is used from it; the rest of the included core is left uninstantiated.
-// Zen 5, 1 thread, 8 KV heads of 128, GQA 4, in cache: 14.8 -> 17.8 GB/s of e4m3 (the f16
-// route's vcvtph2ps, two per 32 codes, cost more than the lookups and interleaves).
+// The lookups and interleaves cost less than the f16 route's vcvtph2ps.
+// Measured: docs/measurements/kernel-constants.md#e4m3-decode-by-byte-tables-avx512-vbmi
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx2,fma,f16c")
 namespace avx512vbmi {

@@ -133,9 +133,8 @@ struct PrefetcherT {
 };
 // attend_rows_t's (prefill; head by head): into L2.
 using Prefetcher = PrefetcherT<2>;
-// The head-wise token-major decode's (fp8): into L1. Zen 5, 32768 tokens, calls/s, L2 -> L1, 1
-// thread: e4m3 by lookup, pages in order 59-60 -> 58-62, shuffled 43-44 -> 45-46; e5m2 58-59 ->
-// 62-63; e4m3 on the base AVX-512 path 53-56 -> 55-57; 2 threads, e4m3 by lookup 116-119 -> 123-124.
+// The head-wise token-major decode's (fp8): into L1, as its tiles read each line soon after.
+// Measured: docs/measurements/kernel-constants.md#fp8-head-wise-decode-prefetches-into-l1
 using HeadwisePrefetcher = PrefetcherT<3>;
 
 // A cursor that issues nothing (score tiles outside the grouped decode loop).
@@ -148,10 +147,9 @@ static NoCursor no_cursor;
 // (prefetcht0) per step: per head in the score pass (per tile of AVX2's 3- and 4-row score tiles),
 // per token inside the value tiles. Its state stays in registers through a tile's token loop (a
 // Prefetcher copied into each tile spilled).
-// T0, not NTA: on a 16-core Intel Xeon (AVX512-FP16, AMX) prefetchnta ran this loop 3.5x slower
-// in cache and 2x slower from memory (f32, 1 thread 6.0 -> 12.1 GB/s, about 0.83 of that core's
-// read; 2 threads 11.7 -> 22.7); on Zen 5 the two hints are level (f32 / bf16 / f16, 1 and 2
-// threads, pages in order or not).
+// T0, not NTA: prefetchnta runs this loop several times slower on an Intel Xeon and is level
+// on Zen 5.
+// Measured: docs/measurements/kernel-constants.md#grouped-decode-prefetch-hint
 struct LineCursor {
   uintptr_t cur = 0, end = 0;
   int per = 0;

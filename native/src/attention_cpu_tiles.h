@@ -82,9 +82,8 @@ __attribute__((noinline)) static void score_rows(const float* Q, int hd, const u
 // token. Every dot product sums in score_tile's order (lane j over elements j, j + 8, ..., then
 // reduce_w), so scores are bit-identical to it; padding accumulators only feed unused lanes.
 // GB = 3 (a GQA group of 3, as Llama 3.2 3B's) takes the same 3-token tile: 9 chains, each q
-// vector loaded once per 3 tokens (score_tile's 3 x 2 loaded it once per 2 tokens). 2-core Zen 1,
-// 1 thread, batch 4 x 512 tokens in cache, libraries alternating: 8 KV heads of 128, bf16 4.96 ->
-// 5.08 GB/s; 4 of 64 (the small model) bf16 4.53 -> 4.66, f32 8.75 -> 9.26.
+// vector loaded once per 3 tokens (score_tile's 3 x 2 loaded it once per 2 tokens).
+// Measured: docs/measurements/kernel-constants.md#avx2-score-tile-of-3-tokens
 template <int DT, int GB>
 RKV_ATTN_INLINE void score_tile_x3(const float* q, int hd, const uint8_t* const* krow, float* S, int ldS) {
   static_assert(GB == 3 || GB == 4, "3 or 4 rows");
@@ -501,8 +500,8 @@ RKV_ATTN_INLINE void pv_tile(const float* P, int ldP, const uint8_t* const* vrow
   } else if constexpr (Diag) {
     // On the diagonal (prefill), the tokens of [u0, u1) every row sees, [f0, f1) (those up to the
     // first row's position), go without per-row tests; tokens stay in order, so each row's sum is
-    // the same sequence of FMAs. Zen 5, 1 thread, bf16 q 512 with 64-token blocks, of the FMA peak:
-    // 0.59 -> 0.60-0.61.
+    // the same sequence of FMAs.
+    // Measured: docs/measurements/kernel-constants.md#prefill-diagonal-blocks-without-per-row-tests
     const int f0 = a > u0 ? a : u0, f1 = b < u1 ? b : u1;
     if (f0 < f1) {
       pv_steps<DT, RB, CB, false>(acc, P, ldP, vrow, d0, vis, u0, f0, p);
@@ -582,12 +581,10 @@ static inline void pv_rows(const float* P, int ldP, const uint8_t* const* vrow, 
 }
 
 // AVX2's 3-row value tiles (GQA 3: Llama 3.2 3B, the small model) out of line. Their 3 x 4 tile needs
-// 17 registers (18 with bf16 pairs' mask); inlined into the grouped decode loop, GCC spilled its V
+// 17 registers (18 with bf16 pairs' mask); inlined into the grouped decode loop, GCC spills its V
 // vectors and row pointers through the stack, where on its own it keeps all but one accumulator in
-// registers. Zen 1, rkv_ab decode, two builds, K/V GB/s: bf16 (pairs) 8 KV heads of 128, 8 x 4096
-// tokens 5.68 -> 6.62 (2 threads 11.3 -> 13.0), f32 10.1 -> 11.3; the small model's 4 of 64, 8 x 2048
-// tokens, bf16 4.83 -> 5.42, f32 (4 x 512) 10.1 -> 11.1; f16 1.03x, e4m3 1.02x; GQA 4 and prefill
-// level. Bit-identical (the same tiles).
+// registers. Bit-identical (the same tiles).
+// Measured: docs/measurements/kernel-constants.md#avx2-3-row-value-tiles-out-of-line
 template <int DT, bool Diag, bool Uniform, typename PF>
 __attribute__((noinline)) static void pv_rows_3(const float* P, int ldP, const uint8_t* const* vrow, int n, float* O,
                                                 int hd, const float* scale, Vis vis, PF& pf) {
@@ -615,9 +612,9 @@ static inline void pv_block_rows(const float* P, int R, int ldP, const uint8_t* 
   int r = 0;
   if constexpr (I::W == 16) {
     // prefill on AVX-512: 6 rows x 4 vectors (24 accumulators, 4 V + 1 P registers), which tile a
-    // head_dim of 128 exactly; 8 x 3 left an 8 x 2 remainder and needed every register with its
-    // two-token steps (GCC shuffled accumulators through moves). Zen 5, 1 thread, bf16 q 512:
-    // 1.01-1.02x. A row's sum is the same sequence of FMAs whatever tile it is in.
+    // head_dim of 128 exactly; 8 x 3 leaves an 8 x 2 remainder and needs every register with its
+    // two-token steps. A row's sum is the same sequence of FMAs whatever tile it is in.
+    // Measured: docs/measurements/kernel-constants.md#prefill-value-tiles-of-6-x-4-avx-512
     if (R >= 16)
       for (; r + 6 <= R; r += 6)
         pv_rows<DT, 6, Diag, Uniform>(P + (int64_t)r * ldP, ldP, vrow, n, O + (int64_t)r * hd, hd, scale ? scale + r : nullptr, Vis{vis + r, vis + R + r, toff, u0, u1}, pf);
@@ -650,13 +647,8 @@ static inline void pv_block_rows(const float* P, int R, int ldP, const uint8_t* 
 // every token of every block; prefill: the blocks before a query tile's diagonal), the range is
 // read once here and the tiles take it as it is (Uniform); the tiles run the same multiply-adds
 // either way. The per-row range tests in every tile (GCC builds them from xmm min / max, spilling
-// through the stack) had cost the value pass up to a third of its time: Zen 1, 8 KV heads of 128,
-// GQA 4, one build with the uniform path switched off / on, rkv_ab medians, K/V GB/s: f32 in L2
-// 8.29 -> 9.49, 4 x 32768 tokens 8.61 -> 9.27 (2 threads 16.3 -> 17.3); bf16 in L2 4.08 -> 4.42,
-// 4 x 32768 tokens 4.72 -> 5.17 (2 threads 9.19 -> 10.2); f16 4.00 -> 4.47; GQA 3 bf16 6.11 -> 6.32;
-// the small model (4 of 64, GQA 3) level. Prefill (rkv_ab prefill, of the FMA peak, 1 thread): bf16
-// q 512 0.663 -> 0.685 (2 threads 0.659 -> 0.665), q 2048 0.687 -> 0.709; f32 0.604 -> 0.618; GQA 3
-// 0.659 -> 0.671.
+// through the stack) cost the value pass up to a third of its time.
+// Measured: docs/measurements/kernel-constants.md#value-pass-uniform-visible-ranges
 template <int DT, bool Diag = false, typename PF>
 static void pv_block(const float* P, int R, int ldP, const uint8_t* const* vrow, int n, float* O, int hd,
                      const float* scale, const int* vis, int toff, PF& pf) {

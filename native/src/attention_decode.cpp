@@ -138,21 +138,18 @@ int decode_planned(const Common& c, const void* q, void* out, float* lse, const 
 
 extern "C" {
 
-RKV_API int rkv_decode_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                 const void* k_cache, const void* v_cache, int32_t cache_dtype, int64_t num_pages,
-                                 int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                 const int32_t* kv_indptr, const int32_t* kv_indices, const int32_t* kv_last_page_len,
-                                 int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale,
-                                 float v_scale, int32_t window_left) {
+RKV_API int rkv_decode_attention(const rkv_decode_params* p) {
+  RKV_CHECK(p != nullptr, "params must not be NULL");
   return no_throw("rkv_decode_attention", [&]() -> int {
-    Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
-             sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+    const rkv_attention_args& a = p->attn;
+    const rkv_paged_kv& kv = p->kv;
+    const Common c = common_of(a, kv);
     std::vector<int64_t> lens;
-    int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
-    if (rc != RKV_OK || batch_size == 0) return rc;
+    int rc = validate_common(c, a, kv, lens);
+    if (rc != RKV_OK || c.batch == 0) return rc;
     std::vector<float> part_o, part_s;
-    return decode_planned(c, q, out, lse, k_cache, v_cache, kv_indptr, kv_indices, plan_for(lens, window_left), part_o,
-                          part_s);
+    return decode_planned(c, a.q, a.out, a.lse, kv.k_cache, kv.v_cache, kv.kv_indptr, kv.kv_indices,
+                          plan_for(lens, a.window_left), part_o, part_s);
   });
 }
 
@@ -163,7 +160,10 @@ RKV_API int rkv_decode_plan_create(rkv_decode_plan** out) {
   return RKV_OK;
 }
 
-RKV_API void rkv_decode_plan_destroy(rkv_decode_plan* plan) { delete plan; }
+RKV_API int rkv_decode_plan_destroy(rkv_decode_plan* plan) {
+  delete plan;
+  return RKV_OK;
+}
 
 RKV_API int rkv_decode_plan_tables(rkv_decode_plan* plan, const int32_t* kv_indptr, const int32_t* kv_indices,
                                  const int32_t* kv_last_page_len, int32_t batch_size, int64_t num_pages,
@@ -185,31 +185,29 @@ RKV_API int64_t rkv_decode_plan_splits(const rkv_decode_plan* plan) {
   return plan ? (int64_t)plan->windows.size() : -1;
 }
 
-RKV_API int rkv_decode_attention_run(rkv_decode_plan* plan, const void* q, int32_t q_dtype, void* out,
-                                     int32_t out_dtype, float* lse, const void* k_cache, const void* v_cache,
-                                     int32_t cache_dtype, int64_t num_pages, int32_t page_size,
-                                     int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                     const int32_t* kv_indptr, const int32_t* kv_indices,
-                                     const int32_t* kv_last_page_len, int32_t batch_size, float sm_scale,
-                                     float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
+RKV_API int rkv_decode_attention_run(rkv_decode_plan* plan, const rkv_decode_params* p) {
   RKV_CHECK_PTR(plan);
+  RKV_CHECK(p != nullptr, "params must not be NULL");
+  const rkv_attention_args& a = p->attn;
+  const rkv_paged_kv& kv = p->kv;
   RKV_CHECK(plan->batch >= 0, "rkv_decode_attention_run: the plan holds no valid batch (rkv_decode_plan_tables first)");
-  RKV_CHECK(plan->batch == batch_size && plan->num_pages == num_pages && plan->page_size == page_size,
+  RKV_CHECK(plan->batch == kv.batch_size && plan->num_pages == kv.num_pages && plan->page_size == kv.page_size,
             "rkv_decode_attention_run: batch %d, %lld pages of %d differ from the plan's batch %d, %lld pages of %d",
-            batch_size, (long long)num_pages, page_size, plan->batch, (long long)plan->num_pages, plan->page_size);
-  Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
-           sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+            kv.batch_size, (long long)kv.num_pages, kv.page_size, plan->batch, (long long)plan->num_pages,
+            plan->page_size);
+  const Common c = common_of(a, kv);
   if (int rc = validate_params(c)) return rc;
-  if (batch_size == 0) return RKV_OK;
-  RKV_CHECK_PTR(kv_indptr);
-  RKV_CHECK_PTR(kv_last_page_len);
-  if (kv_indptr[batch_size] > 0) {
-    RKV_CHECK_PTR(kv_indices);
-    RKV_CHECK_PTR(k_cache);
-    RKV_CHECK_PTR(v_cache);
+  if (c.batch == 0) return RKV_OK;
+  RKV_CHECK(kv.kv_indptr != nullptr, "kv_indptr must not be NULL");
+  RKV_CHECK(kv.kv_last_page_len != nullptr, "kv_last_page_len must not be NULL");
+  if (kv.kv_indptr[c.batch] > 0) {
+    RKV_CHECK(kv.kv_indices != nullptr, "kv_indices must not be NULL");
+    RKV_CHECK(kv.k_cache != nullptr, "k_cache must not be NULL");
+    RKV_CHECK(kv.v_cache != nullptr, "v_cache must not be NULL");
   }
-  RKV_CHECK_PTR(q);
-  RKV_CHECK_PTR(out);
+  RKV_CHECK(a.q != nullptr, "q must not be NULL");
+  RKV_CHECK(a.out != nullptr, "out must not be NULL");
+  const int32_t window_left = a.window_left;
   const WindowPlan* wp = nullptr;
   for (const WindowPlan& w : plan->windows)
     if (w.window_left == window_left) wp = &w;
@@ -221,8 +219,8 @@ RKV_API int rkv_decode_attention_run(rkv_decode_plan* plan, const void* q, int32
     }
     wp = &plan->windows.back();
   }
-  return decode_planned(c, q, out, lse, k_cache, v_cache, kv_indptr, kv_indices, wp->plan, plan->part_o,
-                        plan->part_s);
+  return decode_planned(c, a.q, a.out, a.lse, kv.k_cache, kv.v_cache, kv.kv_indptr, kv.kv_indices, wp->plan,
+                        plan->part_o, plan->part_s);
 }
 
 }  // extern "C"

@@ -21,20 +21,23 @@ using namespace rkv::attn;
 
 extern "C" {
 
-RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* out, int32_t out_dtype, float* lse,
-                                         const int32_t* qo_indptr, const void* k_cache, const void* v_cache,
-                                         int32_t cache_dtype, int64_t num_pages, int32_t page_size,
-                                         int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim,
-                                         const int32_t* kv_indptr, const int32_t* kv_indices,
-                                         const int32_t* kv_last_page_len, int32_t batch_size,
-                                         const int32_t* bidir_indptr, const int32_t* bidir_regions, float sm_scale,
-                                         float logits_soft_cap, float k_scale, float v_scale, int32_t window_left) {
+RKV_API int rkv_append_prefill_attention(const rkv_prefill_params* p) {
+  RKV_CHECK(p != nullptr, "params must not be NULL");
   return no_throw("rkv_append_prefill_attention", [&]() -> int {
-    Common c{num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, batch_size, cache_dtype, q_dtype, out_dtype,
-             sm_scale, logits_soft_cap, k_scale, v_scale, window_left};
+    const rkv_attention_args& a = p->attn;
+    const rkv_paged_kv& kv = p->kv;
+    const Common c = common_of(a, kv);
     std::vector<int64_t> lens;
-    int rc = validate_common(c, q, out, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, lens);
-    if (rc != RKV_OK || batch_size == 0) return rc;
+    int rc = validate_common(c, a, kv, lens);
+    if (rc != RKV_OK || c.batch == 0) return rc;
+    const void *q = a.q, *k_cache = kv.k_cache, *v_cache = kv.v_cache;
+    void* out = a.out;
+    float* lse = a.lse;
+    const int32_t q_dtype = a.q_dtype, out_dtype = a.out_dtype, num_qo_heads = a.num_qo_heads;
+    const int32_t num_kv_heads = kv.num_kv_heads, head_dim = kv.head_dim, batch_size = kv.batch_size;
+    const int32_t window_left = a.window_left;
+    const int32_t *qo_indptr = p->qo_indptr, *kv_indptr = kv.kv_indptr, *kv_indices = kv.kv_indices;
+    const int32_t *bidir_indptr = p->bidir_indptr, *bidir_regions = p->bidir_regions;
     RKV_CHECK_PTR(qo_indptr);
     RKV_CHECK(qo_indptr[0] == 0, "qo_indptr[0] must be 0, got %d", qo_indptr[0]);
     for (int b = 0; b < batch_size; b++) {
@@ -62,12 +65,10 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
     const int G = num_qo_heads / num_kv_heads;
     const int hd = head_dim;
     // Query tile: about 128 rows (q tokens x GQA heads) reuse each K/V block, so a block's K
-    // transpose and V packing serve more rows. Zen 5, bf16 KV, GQA 4, of the FMA peak, 64 -> 128
-    // rows: q 512, 1 / 2 threads 0.64 -> 0.65 / 0.62 -> 0.65; q 2048 0.72 -> 0.76 (256 rows: 0.77,
-    // but 0.65 at q 512 on 2 threads); f32 KV 0.61 -> 0.65; q 128 level. AVX-512 only: the AVX2
-    // path gained 1% here (0.72 -> 0.73, RADIXKV_ISA=avx2), and a Zen 3 (AVX2, 512 KiB L2) had
-    // measured 128 rows at 1.04x on 1 thread but 0.95x on 2 in an earlier session.
-    // A short prefill on many cores takes the old 64 rows where 128 would leave fewer than two
+    // transpose and V packing serve more rows; AVX-512 only (AVX2 gains little from it and a
+    // 512 KiB L2 can lose).
+    // Measured: docs/measurements/kernel-constants.md#prefill-query-tiles-of-128-rows
+    // A short prefill on many cores takes 64-row tiles where 128 would leave fewer than two
     // items per thread (a prompt of 32 tokens with GQA 4 and 8 KV heads: 8 items for 16 cores).
     auto tiles_of = [&](int tile) {
       int64_t tiles = 0;
@@ -91,9 +92,8 @@ RKV_API int rkv_append_prefill_attention(const void* q, int32_t q_dtype, void* o
     const int64_t n_items = (int64_t)items.size();
     // The q rows an item reads and the out rows it writes: G heads of each of its query tokens,
     // one contiguous run per token, tokens num_qo_heads rows apart. Prefetched (out for writing)
-    // one item ahead: loaded on demand, a tile's 64 q rows stalled on the cache one row at a time
-    // (load_q was 6% of a 1-thread prefill, the out copy 3%). Zen 5, 1 thread, bf16 q 512:
-    // 1.03-1.04x.
+    // one item ahead: loaded on demand, a tile's 64 q rows stall on the cache one row at a time.
+    // Measured: docs/measurements/kernel-constants.md#prefill-q-and-out-rows-prefetched-one-item-ahead
     const int64_t q_es = dtype_size(q_dtype), out_es = dtype_size(out_dtype);
     auto prefetch_item_rows = [&](const Item& x) {
       for (int32_t i = x.i0; i < x.i1; i++) {

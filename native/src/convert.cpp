@@ -44,21 +44,16 @@ void row_copy4(const void* src, void* dst, int64_t n, float) { std::memcpy(dst, 
 
 // Quantizing to fp8 is compute-heavy enough that the out-of-order window covers only a few
 // source lines, so the vector paths request misses kFp8PrefetchBytes ahead (prefetcht0; past
-// the end of the row is harmless, prefetches never fault). AVX2 on Zen 3: 1.1-1.4x from memory
-// against none (0.5-4 KiB all helped, 2 KiB most consistently). AVX-512, 1 thread, of copy in
-// the same run, none -> 2 KiB: 16-core Intel Xeon (Emerald Rapids) f32 quantize 0.39-0.40 ->
-// 0.50-0.58, bf16 scatter into e4m3 (scale 1) 0.39-0.43 -> 0.50-0.67 (16 threads, all cases:
-// 0.82-0.95 -> 0.89-1.10); Zen 5 quantize 0.83 -> 0.93, scatter level (0.78).
+// the end of the row is harmless, prefetches never fault); 2 KiB helped most consistently.
+// Measured: docs/measurements/kernel-constants.md#fp8-conversion-prefetch-distance
 constexpr int64_t kFp8PrefetchBytes = 2048;
 // Where far_prefetch_l2() (Intel CPUs), the vector paths also prefetch kFp8FarPrefetchBytes
-// ahead into L2 (prefetcht1). One Emerald Rapids core, of copy, medians of 5, without -> with:
-// f32 quantize (scale 0.37 / 1) 0.54 / 0.58 -> 0.64 / 0.71 (16 KiB or 32 KiB with prefetcht2:
-// 0.63-0.66 / 0.68-0.70; the final code in a second run 0.54 / 0.59 -> 0.63 / 0.65), bf16
-// scatter into e4m3 level (0.57-0.61); 16 threads, quantize 1.10 / 1.12 -> 1.17 / 1.19. Zen 5
-// lost with it: quantize at scale 1 0.92 -> 0.88 (1 and 2 threads).
+// ahead into L2 (prefetcht1): faster on Intel, slower on Zen 5.
+// Measured: docs/measurements/kernel-constants.md#fp8-conversion-far-prefetch-into-l2
 constexpr int64_t kFp8FarPrefetchBytes = 8192;
-// The distance the rows use (0: none), decided once at load: asked per row (a scatter's rows are
-// 1-2 KiB), the call cost Zen 5 3% of bf16 -> e4m3 scatter.
+// The distance the rows use (0: none), decided once at load: a scatter's rows are 1-2 KiB, too
+// short to ask per row.
+// Measured: docs/measurements/kernel-constants.md#fp8-conversion-far-prefetch-decided-once
 const int64_t g_fp8_far_prefetch = far_prefetch_l2() ? kFp8FarPrefetchBytes : 0;
 
 // The constants the vector fp8 encoders round with: mantissa bits, exponent bias, and as f32
@@ -205,8 +200,8 @@ RKV_AVX512_INLINE void store_fp8(uint8_t* p, __m512 v) {
 // 64 fp8 codes from four vectors of 16 in one 64-byte store: magnitudes packed to bytes,
 // signs packed with the same signed-saturating packs (a saturated int32 keeps its sign) and
 // or'ed in once per 64 values. Finite codes are at most 0x7E | 0x80, so a byte of 0xFF is a
-// NaN of either sign: it becomes 0x7F. (With the magnitudes, 1.3x the in-cache rate of the
-// earlier 16-lane conversion with vrndscaleps and three selects, Zen 5.)
+// NaN of either sign: it becomes 0x7F.
+// Measured: docs/measurements/kernel-constants.md#fp8-conversion-64-codes-a-store
 template <int DD>
 RKV_AVX512_INLINE void store_fp8x64(uint8_t* p, __m512 v0, __m512 v1, __m512 v2, __m512 v3) {
   __m512i codes = _mm512_packus_epi16(
@@ -223,9 +218,9 @@ RKV_AVX512_INLINE void store_fp8x64(uint8_t* p, __m512 v0, __m512 v1, __m512 v2,
 }
 
 // bf16 -> fp8 at scale 1 in 16-bit lanes, 32 values a vector: AVX2's a2_bf16_fp8_magnitudes
-// (below) on 512 bits, with compare masks. Returns the magnitude codes in 16-bit lanes. Against
-// the f32 route (16 values a vector, widened first), Zen 5, rkv_ab scatter, bf16 -> e4m3 at
-// scale 1, of copy: 1 thread 0.65 -> 0.80, 2 threads 0.63 -> 0.76, in cache (1024 tokens) 1.46x.
+// (below) on 512 bits, with compare masks, twice the values a vector of the f32 route. Returns the
+// magnitude codes in 16-bit lanes.
+// Measured: docs/measurements/kernel-constants.md#bf16-to-fp8-in-16-bit-lanes-avx-512
 template <int DD>
 RKV_AVX512_INLINE __m512i bf16_fp8_magnitudes(__m512i x) {
   using R = Fp8Rounding<DD, 7>;

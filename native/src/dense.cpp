@@ -82,9 +82,9 @@ bool native_bf16_dot() {
 
 // Runs f(j0, j1) on each OpenMP thread's share of the n output columns (multiples of 64), each
 // calling dnnl_sgemm for its own columns: called inside a parallel region, oneDNN's sgemm runs on
-// the calling thread only. With oneDNN threading one call itself, m = 128 (a prefill chunk) scaled
-// to 1.1x on two threads (Zen 5, n = 8192, k = 2048: 183 -> 201 GFLOP/s, f16 widened 183 -> 209)
-// against an FMA peak that doubles; this way 337 / 353. Returns the first thread's error, if any.
+// the calling thread only, and scales with the threads where oneDNN's own threading of one call
+// does not. Returns the first thread's error, if any.
+// Measured: docs/measurements/kernel-constants.md#onednn-gemm-split-by-columns
 template <typename F>
 int for_column_shares(int64_t m, int64_t n, int64_t k, const F& f) {
   int status = RKV_OK;
@@ -163,10 +163,9 @@ int gemm_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64
 }
 
 // y (+)= x . w^T for packed f32 / f16 w (dense_packed.h): the same, each group of 64-row panels
-// widened into a row-major [k, rows] B, which dnnl_sgemm took faster than the row-major paths'
-// [rows, k] ('T'). Zen 5, 8192 x 3072, GFLOP/s against gemm_widened / gemm_f32 on the row-major
-// weights, 1 / 2 threads: f16 m = 17 1.51x / 1.55x, m = 128 1.17x / 1.15x, m = 512 1.02x / 1.04x;
-// f32 m = 17 1.32x / 1.23x, m = 128 1.08x / 1.04x, m = 512 1.04x / 1.28x (docs/measurements.md: GemmBench too).
+// widened into a row-major [k, rows] B, which dnnl_sgemm takes faster than the row-major paths'
+// [rows, k] ('T').
+// Measured: docs/measurements/kernel-constants.md#packed-weights-through-onednn-gemm
 int gemm_packed_widened(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                         bool acc) {
   constexpr int64_t kPanel = rkv::dense::kPackedPanelRows;

@@ -50,17 +50,15 @@ struct Elem<RKV_DTYPE_F16> {
 };
 
 // How far ahead of the loads the weight stream is prefetched for m <= 2 (bytes / element size;
-// past the row end it runs into the next rows, which are next in the stream). At Zen 5's
-// ~40 GB/s per core, 1 KiB ahead was ~25 ns, far less than a miss: 8 KiB, from memory,
-// 1 thread, m = 1 / 2, new / old (A/B harness; its absolute ratios to read were inflated by
-// matrix bytes left in L3, see docs/measurements.md): bf16 1.19-1.24x / 1.34-1.49x, f16 1.20-1.22x /
-// 1.34-1.48x, f32 1.02-1.03x / 1.33x.
+// past the row end it runs into the next rows, which are next in the stream). At a core's
+// ~40 GB/s, 1 KiB ahead is ~25 ns, far less than a miss; 8 KiB ran fastest.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-prefetch-distance-for-one-or-two-rows
 constexpr int kPrefetchBytes = 8192;
 template <int DT>
 constexpr int64_t kPrefetchElems = kPrefetchBytes / (int64_t)sizeof(typename Elem<DT>::T);
 // m = 1 with rows too long for x to stay in L1 (dense_gemv_impl.h): two rows at a time, each
-// prefetched this many elements ahead (4 KiB of bf16 / f16). 1024 / 2048 / 4096, bf16, k =
-// 14336, 1 / 2 threads: 28.7 / 29.6 / 28.0 and 56.5 / 61.0 / 56.8 GB/s.
+// prefetched this many elements ahead (4 KiB of bf16 / f16), the fastest of 1024 / 2048 / 4096.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-prefetch-distance-of-long-rows
 constexpr int64_t kLongRowPrefetchElems = 2048;
 
 // L1 data cache size (sysconf; 32 KiB where a VM does not report it, the smallest current x86
@@ -75,16 +73,11 @@ int64_t l1_bytes() {
 }
 
 // Bytes of x per k-chunk (dense_gemv_impl.h). m >= 3: half of L1, the rest for the 4-row weight
-// tiles and their prefetches. Zen 5 (48 KiB L1), bf16 and f16, 1 thread, from memory, k = 3072,
-// m = 4 / 8: 16 KiB 0.87 / 0.46 of read, 24 KiB 0.89-0.91 / 0.56, 32 KiB 0.84-0.86 / 0.57,
-// 48 KiB 0.71-0.76 / 0.46. m = 2: a third, since each 4-row tile's chunk is bigger against x and
-// the next one is in flight beside it (bf16, k = 14336: 1.05x of half).
-// Where gemv_x_chunk_l2() (Zen 1 / Zen+), m >= 3 takes a quarter of L2 if that is more: on a
-// 2-core Zen 1 (32 KiB L1, 512 KiB L2), of read, 16 KiB -> 128 KiB, 8192 x 3072, 1 / 2 threads:
-// bf16 m = 4 0.47-0.52 -> 0.53-0.56 / 0.56 -> 0.66, m = 8 0.25 -> 0.28 / 0.30 -> 0.34, m = 16
-// 0.11 -> 0.14 / 0.15 -> 0.17; f32 m = 8 0.39 -> 0.54 / 0.46 -> 0.67; f16 m = 4 1.16x (2 threads),
-// m = 16 1.16x; k = 14336: f32 m = 8 0.37 -> 0.49, bf16 m = 3 / 4 1.08x / 1.04x. Those kernels are
-// bound by the core's arithmetic there (in cache, bf16 m = 4 runs at 7 GB/s against a read of 11).
+// tiles and their prefetches. m = 2: a third, since each 4-row tile's chunk is bigger against x and
+// the next one is in flight beside it. Where gemv_x_chunk_l2() (Zen 1 / Zen+), m >= 3 takes a
+// quarter of L2 if that is more: those cores are bound by their arithmetic, and fewer chunks
+// mean fewer passes over x.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-x-chunk-size
 int64_t x_chunk_bytes(int64_t m) {
   if (m <= 2) return l1_bytes() / 3;
   // a quarter of L2 (sysconf; 0 where a VM does not report it: half of L1 then)
@@ -121,8 +114,8 @@ struct I {
   using V = __m256;
   static constexpr int W = 8;
   // 4 x 3 accumulators + 3 weight vectors + x: all 16 registers. 12 independent FMA chains
-  // (8 just cover 2 pipes x 4 cycles of latency, and stalled whenever a load was late):
-  // from memory, 2 threads, m = 4 / 8 / 16 1.03-1.09x / 1.05-1.08x / 1.13-1.38x of 4 x 2
+  // (8 just cover 2 pipes x 4 cycles of latency, and stall whenever a load is late)
+  // Measured: docs/measurements/kernel-constants.md#avx2-small-m-gemv-12-fma-chains
   static constexpr int kNR = 3;
   static V zero() { return _mm256_setzero_ps(); }
   static V loadx(const float* p) { return _mm256_loadu_ps(p); }
@@ -344,15 +337,11 @@ void pack_x(const float* x, int64_t m, int64_t k, int64_t kc, uint16_t* xb) {
 }
 
 // Output columns [j0, j1) over k-chunks of kc elements (dot_chunk), each 4-row weight tile
-// prefetching the same chunk of the next (as the widening path does for m >= 3). Zen 5, A/B
-// against the widening path, of read, 1 / 2 threads, 3072 x 8192 and 8192 x 3072: m = 8 0.49 ->
-// 0.56, 0.52 -> 0.59 / 0.73 -> 0.78, 0.74 -> 0.75; m = 12 0.33 -> 0.42, 0.30 -> 0.51 / 0.58 ->
-// 0.73, 0.57 -> 0.72; m = 16 0.23 -> 0.36, 0.23 -> 0.42 / 0.40 -> 0.61, 0.39 -> 0.63. Below 8 rows
-// it was level or slower (m = 4 / 6, 1 thread: 0.67 -> 0.62, 0.62 -> 0.55), hence kDotMinRows.
-// Tried: whole rows (no chunks; 0.38-0.45 at m = 8), 8 x 2 tiles (0.46), prefetching two or three
-// tiles ahead, t0 / t1 hints (level or worse). What bounds it: from L2 these tiles run 1.6-2.2x
-// the widening ones, but from memory the chunks make each weight row a run of 1.5 KiB per pass,
-// which the hardware prefetchers barely follow.
+// prefetching the same chunk of the next (as the widening path does for m >= 3). From 8 rows on
+// this beats the widening path; below 8 rows it does not, hence kDotMinRows. From memory the
+// chunks make each weight row a run of 1.5 KiB per pass, which the hardware prefetchers barely
+// follow: that bounds it.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-bf16-dot-products-from-8-rows
 void dot_range(const uint16_t* xb, const uint16_t* w, float* y, int64_t m, int64_t n, int64_t k, int64_t kc,
                int64_t j0, int64_t j1, bool acc) {
   for (int64_t k0 = 0; k0 < k; k0 += kc) {
@@ -379,13 +368,10 @@ RangeFn pick(CpuIsa isa) {
   return &scalar::gemv_range<DT>;
 }
 
-// bf16 weights from this many rows of x on take the AVX512-BF16 dot products (avx512bf16 above).
-constexpr int64_t kDotMinRows = 8;
-
 // Elements per k-chunk of the dot-product path: kDotChunkElems, or fewer where the m rows of
-// bf16 x would fill more than half of L1. Zen 5, 1 thread, of read, x in a quarter / a third /
-// half of L1: m = 8 (768 / 1024 / 1536 elements) 0.54-0.59 / 0.44-0.53 / 0.44-0.45, m = 16 (384
-// / 512 / 768) 0.33-0.34 / 0.38-0.40 / 0.35-0.44: the run length, not the x footprint, decides.
+// bf16 x would fill more than half of L1. The run length of each weight row, not the x
+// footprint, decides the speed.
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-dot-product-chunk-length
 constexpr int64_t kDotChunkElems = 768;
 int64_t dot_chunk(int64_t m) {
   const int64_t per_row = l1_bytes() / 2 / (m * (int64_t)sizeof(uint16_t)) / 64 * 64;
@@ -421,10 +407,6 @@ void for_row_ranges(int64_t m, int64_t n, int64_t k, const F& f) {
 }
 
 }  // namespace
-
-bool gemv_uses_bf16_dot(int32_t w_dtype, int64_t m) {
-  return w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && cpu_isa() == kIsaAvx512 && cpu_avx512_bf16();
-}
 
 void gemv_small(const float* x, const void* w, int32_t w_dtype, float* y, int64_t m, int64_t n, int64_t k,
                 bool accumulate) {

@@ -7,6 +7,9 @@
 
 #include <stdint.h>
 
+#include "radixkv.h"
+#include "rkv_isa.h"
+
 namespace rkv {
 namespace dense {
 
@@ -14,12 +17,8 @@ constexpr int64_t kGemvMaxRows = 16;
 
 // __builtin_prefetch locality of the software prefetches in the weight stream (row-major tiles,
 // the packed layout's passes, and rkv_bench_read_gemv, which mirrors them): 3, prefetcht0.
-// prefetchnta halved the stream on a 16-core Intel Xeon (Emerald Rapids, 300 MiB L3) and was
-// level with T0 on Zen 5. bf16 8192 x 3072, of read in the same run, NTA -> T0: Xeon row-major
-// m = 1 0.36-0.49 -> 0.87-0.89 (1 thread), 0.34-0.39 -> 0.91-0.93 (16); m = 8 0.33-0.42 ->
-// 0.46-0.53; packed m = 1 4.7 -> 13.5 GB/s (read 13-15), m = 4 0.43 -> 0.80, 16 threads m = 1 /
-// 4 0.45 / 0.47 -> 0.87 / 0.89; packed f32 m = 1 0.30 -> 0.99. Zen 5, 1 thread: row-major m = 1
-// 0.96 / 0.97, m = 8 0.63 / 0.63, packed m = 1 / 4 0.97 / 0.95 -> 0.97 / 0.96.
+// prefetchnta halved the stream on an Intel Xeon and was level with T0 on Zen 5.
+// Measured: docs/measurements/kernel-constants.md#weight-stream-prefetch-locality
 constexpr int kWeightPrefetchLocality = 3;
 
 // 1 <= m <= kGemvMaxRows, n, k >= 1; w_dtype is RKV_DTYPE_F32, _BF16 or _F16 (validated by
@@ -54,9 +53,16 @@ int for_gemv_blocks(int64_t m, Block&& block) {
   return 0;
 }
 
+// bf16 weights from this many rows of x on take the AVX512-BF16 dot products (dense_gemv.cpp's
+// avx512bf16 tiles).
+constexpr int64_t kDotMinRows = 8;
+
 // Whether gemv_small multiplies w_dtype weights for m rows with AVX512-BF16 dot products
-// (vdpbf16ps) on this CPU, rather than widening them to f32 for FMAs.
-bool gemv_uses_bf16_dot(int32_t w_dtype, int64_t m);
+// (vdpbf16ps) on this CPU, rather than widening them to f32 for FMAs. Inline: libradixkv_bench's
+// rkv_bench_read_gemv makes the same choice with its own copy of the CPU probe.
+inline bool gemv_uses_bf16_dot(int32_t w_dtype, int64_t m) {
+  return w_dtype == RKV_DTYPE_BF16 && m >= kDotMinRows && cpu_isa() == kIsaAvx512 && cpu_avx512_bf16();
+}
 
 }  // namespace dense
 }  // namespace rkv

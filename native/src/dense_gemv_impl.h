@@ -124,15 +124,13 @@ static inline void column_block(const float* x, int64_t m, int64_t ld, int64_t k
 // 6-9% slower with them; three rows a pair level, four 0.58-0.60 of read.
 //
 // Otherwise (m = 2 with a larger x, m >= 3) x does not stay in L1 (48 KiB at m = 4, k = 3072: the
-// whole L1 of a Zen 5 or Skylake core), and every weight tile re-reads all of it from L2; those
-// x loads crowded out the weight stream and memory time stopped overlapping compute (4 x 4 tiles
-// ran at 1/(1/in-cache + 1/read)). So k is taken in chunks of x that fit in L1 beside the
-// weights in flight (x_chunk_bytes): each pass over the range streams one chunk of every weight
-// row (each weight byte is still read once from memory), partial sums go through y, and each
-// NR-row tile prefetches the same chunk of the next one (the chunks of a pass are kb elements
-// every k, which the hardware's stream prefetchers do not follow). m = 2, bf16, k = 9728 /
-// 14336: 1 thread 0.36 -> 0.68 of read, 2 threads 0.59-0.64 -> 0.70-0.82; at x = 32 / 48 KiB
-// (k = 4096 / 6144) whole rows 0.87 / 0.61 against chunks 0.80 / 0.72.
+// whole L1 of a Zen 5 or Skylake core), and every weight tile would re-read all of it from L2; those
+// x loads crowd out the weight stream and memory time stops overlapping compute. So k is taken in
+// chunks of x that fit in L1 beside the weights in flight (x_chunk_bytes): each pass over the range
+// streams one chunk of every weight row (each weight byte is still read once from memory), partial
+// sums go through y, and each NR-row tile prefetches the same chunk of the next one (the chunks of a
+// pass are kb elements every k, which the hardware's stream prefetchers do not follow).
+// Measured: docs/measurements/kernel-constants.md#small-m-gemv-k-in-chunks-of-x
 template <int DT>
 static void gemv_range(const float* x, const void* wv, float* y, int64_t m, int64_t n, int64_t k, int64_t j0,
                        int64_t j1, bool acc) {

@@ -36,21 +36,18 @@ namespace rkv {
 namespace dense {
 namespace {
 
-// Software prefetch distance of a panel read in one pass (m <= 4). Zen 5, 1 thread, bf16,
-// n = 8192, k = 3072, of read (a prototype of these loops, all m in one pass), none / 4 / 8 / 16
-// KiB: m = 8 0.66 / 0.69 / 0.72 / 0.67, m = 16 0.35 / 0.57 / 0.72 / 0.70.
+// Software prefetch distance of a panel read in one pass (m <= 4): 8 KiB kept the stream fastest
+// across row counts.
+// Measured: docs/measurements/kernel-constants.md#packed-gemv-single-pass-prefetch-distance
 constexpr int64_t kPrefetchBytes = 8192;
-// Bytes of panel per chunk of k when a panel is read in several passes (m >= 5): 16 KiB, which
-// stays in L1 between the passes while the next chunk is prefetched. Zen 5, 1 thread, bf16,
-// k = 3072, of read, chunks of 16 / 64 / 256 KiB (128 / 512 / 2048 columns): m = 8 0.76-0.84 /
-// 0.66-0.68 / 0.67-0.68, m = 16 0.43-0.56 / 0.47-0.51 / 0.47-0.57.
+// Bytes of panel per chunk of k when a panel is read in several passes (m >= 5): 16 KiB stays in
+// L1 between the passes while the next chunk is prefetched; larger chunks ran slower.
+// Measured: docs/measurements/kernel-constants.md#packed-gemv-chunk-size-of-multi-pass-panels
 constexpr int64_t kChunkBytes = 16384;
 // Where far_prefetch_l2() (Intel CPUs), the chunked passes also prefetch their share of the
-// chunk after next, this far past the next one's lines, into L2 (prefetcht1). One Emerald Rapids
-// core, n = 8192, k = 3072, of read, without -> with: f32 m = 8 0.77 -> 0.98 (16 KiB 0.94, 64 KiB
-// with prefetcht2 0.93; the final code in a second run 0.86 -> 0.95), bf16 m = 8 / 12 level
-// (0.61-0.63 / 0.41-0.43: bound elsewhere; the second run 0.57 -> 0.71), bf16 m = 8 on 16 threads
-// level (0.65-0.67). Zen 5 lost with it: f32 / bf16 m = 8 0.93 -> 0.82 / 0.82.
+// chunk after next, this far past the next one's lines, into L2 (prefetcht1): it raised f32 on an
+// Intel core and cost Zen 5, hence Intel only.
+// Measured: docs/measurements/kernel-constants.md#packed-gemv-far-prefetch-into-l2
 constexpr int64_t kFarPrefetchBytes = 32768;
 // Below this many multiply-adds one thread does the whole call.
 constexpr int64_t kParallelMacs = int64_t{1} << 16;
@@ -98,11 +95,11 @@ bool packed_supported(int32_t w_dtype, int64_t n, int64_t k) {
 #endif
 }
 
-// On the calling thread only: an OpenMP region here, on a thread other than the engine's, gave
+// On the calling thread only: an OpenMP region here, on a thread other than the engine's, gives
 // the process a second OpenMP thread pool, more pool threads than cores, and libgomp then stops
-// spinning between regions: every kernel call of the engine woke its worker from the kernel
-// (small model, continuous batching, 2 threads: 700 -> 640 tok/s). Callers pack matrices in
-// parallel from their own threads.
+// spinning between regions, so every kernel call of the engine wakes its worker from the kernel.
+// Callers pack matrices in parallel from their own threads.
+// Measured: docs/measurements/kernel-constants.md#packing-on-the-calling-thread
 int pack_panels(void* w, int32_t w_dtype, int64_t n, int64_t k, bool to_packed) {
   if (w_dtype == RKV_DTYPE_F32) return pack_typed(static_cast<uint32_t*>(w), n, k, 1, to_packed);
   return pack_typed(static_cast<uint16_t*>(w), n, k, step_cols(w_dtype), to_packed);
@@ -133,11 +130,9 @@ constexpr int64_t kVecBytes = kStepBytes<K> / 4;
 // steps (m = 1, 2: enough independent FMA chains). Prefetches: LPS == 0 (a single pass), each
 // step's own lines pf_len bytes ahead (0: none); otherwise step s0 + t prefetches the LPS lines at
 // pf_at + 64 LPS t while t < pf_len, and (far != 0) those far bytes past them into L2. noipa
-// keeps pf_len a run-time value: specialized on the constant, GCC 12 hoisted all of an
-// iteration's prefetches ahead of its loads, and one-stream decode (m = 1, single pass) lost 15-20%
-// end to end against row-major weights (small model, f16, 1 thread, llama_bench tg256: 145-189,
-// median 161, against 185-199 tok/s) though it measured level alone; with each step's prefetches
-// beside its own loads, 189-196 against 185-195.
+// keeps pf_len a run-time value: specialized on the constant, GCC 12 hoists all of an
+// iteration's prefetches ahead of its loads, which slows one-stream decode end to end.
+// Measured: docs/measurements/kernel-constants.md#packed-gemv-run-time-prefetch-length-noipa
 template <Kind K, int M, int NV, int J, int LPS>
 __attribute__((noinline, noipa)) void panel_pass(const uint8_t* w, const float* x, const uint32_t* xb, int64_t ldq,
                                           int64_t s0, int64_t steps, int sub0, const uint8_t* pf_at,
@@ -229,22 +224,14 @@ inline void row_blocks(std::integer_sequence<int, Bs...>, const uint8_t* panel, 
 }
 
 // All passes over panels [p0, p1). Rows of x go in blocks of MB against NV sub-columns at a time
-// (MB x NV accumulators; panels_for says which). When one block covers
-// all 4 sub-columns (m <= 4), a panel is one pass over all of k, prefetched kPrefetchBytes ahead
-// with T0 hints (kWeightPrefetchLocality). An earlier tree had measured NTA ahead end to end on
-// Zen 5 (small model, 1 thread, 150 -> 182 tok/s: with T0 the stream also went through L2 into
-// the L3 and cost the other kernels their cached data); on this tree the two are level there
-// (llama_bench tg128, 1 thread, NTA / T0: bf16 171-172 / 167-176, f16 174 / 172-174 tok/s),
-// while NTA halved the stream on an Intel Xeon (dense_gemv.h).
+// (MB x NV accumulators; panels_for says which). When one block covers all 4 sub-columns (m <= 4),
+// a panel is one pass over all of k, prefetched kPrefetchBytes ahead with T0 hints
+// (kWeightPrefetchLocality: NTA halves the stream on Intel and gains nothing on Zen 5).
 // Otherwise k goes in chunks of kChunkBytes of panel, each read by several passes (blocks x
 // sub-column groups), and each pass prefetches its share of the next chunk into L1 (T0, as the
 // later passes read it again) in address order: pass b of P the b-th P-th of the chunk's lines, so
-// memory sees one sequential stream, spread evenly over the passes. Zen 5, 1 thread, n = 8192,
-// k = 3072, of read, A/B against the first block of each sub-column group prefetching that group's
-// lines (every other pair of lines of the next chunk, half of them per pass): bf16 m = 8 / 12 / 16
-// 0.74-0.76 / 0.55-0.60 / 0.46-0.54 -> 0.84-0.90 / 0.71-0.73 / 0.60-0.63; f32 m = 8 / 16
-// 0.61-0.63 / 0.40-0.42 -> 0.68-0.72 / 0.64-0.65; f16 m = 8 / 16 0.56-0.57 / 0.30-0.32 ->
-// 0.67-0.71 / 0.34-0.35.
+// memory sees one sequential stream, spread evenly over the passes.
+// Measured: docs/measurements/kernel-constants.md#packed-gemv-prefetch-hints-and-address-order-chunk-prefetches
 template <Kind K, int M, int MB, int NV, int J>
 void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int64_t n, int64_t k, int64_t p0,
             int64_t p1, bool acc) {
@@ -257,8 +244,8 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
   const int64_t chunk_steps = ((k / 16 + chunks - 1) / chunks) * (16 / kStepCols);
   // Several passes keep their partial sums in a panel-sized buffer (row stride 64) and write y
   // once per panel: y's m rows lie n floats apart, for most layers a multiple of 4 KiB, and would
-  // share a few L1 sets with each other and with the chunk (small model, f16, continuous batching,
-  // 2 threads: inter-token p50 11.9-12.6 -> 11.3-11.7 ms).
+  // share a few L1 sets with each other and with the chunk.
+  // Measured: docs/measurements/kernel-constants.md#packed-gemv-partial-sums-in-a-panel-buffer
   alignas(64) float yb[kSingle ? 1 : M * kPackedPanelRows];
   constexpr int kBlocks = (M + MB - 1) / MB, kPasses = kBlocks * (4 / NV);
   // lines per step of each pass's share (a step has 4 kVecBytes); 0: a single pass
@@ -297,37 +284,14 @@ void panels(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int6
 using PanelsFn = void (*)(const uint8_t* w, const float* x, const uint32_t* xb, float* y, int64_t n, int64_t k,
                           int64_t p0, int64_t p1, bool acc);
 
-// Blocks of rows x sub-columns, MB x NV accumulators (16 unless said): bf16 from 8 rows, dot
-// products in blocks of 8 x 2 (4 x 4, a broadcast per 4 vectors instead of 2, ran 0.88x: A/B, 1
-// thread, m = 8 / 12 / 16), and up to 12 rows in one block of m x 2 (24 accumulators, each line of
-// a chunk read by one pass instead of two; dlopen A/B, of read, 1 / 2 threads: m = 9 0.69 -> 0.85 /
-// 0.79 -> 0.91, m = 10 0.68 -> 0.77 / 0.79 -> 0.88, m = 12 0.72 -> 0.75 / 0.83 -> 0.89; from 13
-// rows, blocks of 12 and of m / 2 rows were level or slower). Otherwise f32 FMAs: 4 x 4 (x
-// broadcast once per 4 vectors), except bf16 and f32 with 6 to 8 rows, which take one block of m x
-// 2 (two passes over half the lines of a step each, against two 4 x 4 passes over all of them; A/B
-// after the address-order prefetches in panels(), of read, 1 / 2 threads: bf16 m = 6 0.70 -> 0.86 /
-// 0.86 -> 0.95, m = 7 0.73 -> 0.76 / 0.86 -> 0.94; f32 m = 6 0.64 -> 0.72 / 0.81 -> 0.90, m = 8
-// 0.72 -> 0.77 / 0.88 -> 0.93; before them, bf16 m = 6 on 2 threads ran at 0.53 against 0.65
-// row-major). With the read baseline past the L3 (tenth session; the older one was inflated and
-// had measured these level), JMH linearThenRead, of read, 1 / 2 threads, one m x 2 block also wins
-// for bf16 and f32 with 5 rows (bf16 0.81-0.82 -> 0.96 / 0.86 -> 0.93-0.94; f32 0.83 -> 0.88-0.89
-// / 0.81-0.82 -> 0.88-0.89), for f32 with 9 or 10 (20 accumulators; m = 9 0.77 -> 0.93, m = 10
-// 0.78 -> 0.94 / 0.80 -> 0.94; at 11 and 12 rows one block ran 0.74 / 0.71 against 0.81 / 0.82,
-// but two blocks of about m / 2 rows beat 4 x 4 from 11 to 15 rows: 1 thread, GB/s, m = 11
-// 30.4-33.2 -> 36.7-36.8 and m = 12 34.8-35.8 -> 37.7-38.3 (0.82-0.83 -> 0.88-0.91 of read) with
-// m / 2 x 4 (one pass each; m / 2 x 2 gave 33.3-33.6 / 35.9-36.0), m = 13 24.5-25.4 -> 31.2-31.6,
-// m = 14 28.8-29.2 -> 31.4-32.0, m = 15 26.1-27.8 -> 28.7-28.8 with m / 2 x 2 (x 4 would need 28+
-// accumulators; three blocks of m / 3 x 4 ran level at 14 and slower at 16); 16 rows, and bf16
-// from 12 (6 x 4 at 12, m / 3 x 4 or halves from 13), were level or slower), and
-// for f16 with 5 or 6 (m = 5 0.83 -> 0.93 / 0.80 -> 0.92, m = 6 0.85 -> 0.89-0.90 1 thread); f16
-// from 7 rows is level with it (FMA-bound) and keeps 4 x 4.
-// Fourteenth session: with f32 broadcasts held in registers (panel_pass), one m x 2 block (up to 28
-// accumulators, each line read by one pass) also wins for f32 at 11, 13 and 14 rows and bf16 at 13
-// and 14. dlopen A/B, medians of 4 rounds, of read, 1 / 2 threads: f32 m = 11 0.84-0.85 -> 0.90 /
-// 0.85 -> 0.97, m = 13 0.75 -> 0.79 / 0.86 -> 0.93, m = 14 0.73 -> 0.74 / level; bf16 m = 13 0.73
-// -> 0.80 / 0.86 -> 1.17 (a fast read window), m = 14 0.73 -> 0.76 / 0.89 -> 0.92; f32 m = 12 ran
-// 0.85 against 0.88 for 6 x 4 (kept), m = 9 and 10 level. 15 rows (30 accumulators) would leave
-// no room for the weights.
+// Blocks of rows x sub-columns, MB x NV accumulators, chosen per dtype and row count by
+// measurement. bf16 from 8 rows takes dot products: one m x 2 block up to 14 rows (each line of a
+// chunk read by one pass), blocks of 8 x 2 beyond; bf16 with 5 to 7 rows one block of 8 x 2. f32
+// takes one m x 2 block from 5 to 14 rows except 12 (two blocks of 6 x 4) and two blocks of about
+// m / 2 x 2 at 15; f16 one m x 2 block at 5 and 6 rows (from 7 rows it is FMA-bound). Everything
+// else runs 4 x 4, x broadcast once per 4 vectors; 30 accumulators would leave no room for the
+// weights.
+// Measured: docs/measurements/kernel-constants.md#packed-gemv-block-shapes-per-dtype-and-row-count
 // J > 1 where m x NV alone is too few independent chains (the step counts are even: k % 16 == 0).
 template <int M>
 PanelsFn panels_for(int32_t w_dtype) {
@@ -361,8 +325,9 @@ int gemv_packed(const float* x, const void* w, int32_t w_dtype, float* y, int64_
                 bool accumulate) {
   const PanelsFn fn = pick_panels(m, w_dtype, std::make_integer_sequence<int, 16>{});
   // x interleaved by step (row i's step s at s * m + i): a step's m rows share one or two lines.
-  // Row by row at stride k (a multiple of 1024 for most layers), m rows of x fell into the same
-  // one or two L1 sets and evicted each other (Zen 5, 1 thread, bf16 m = 16: 0.43-0.47 -> 0.52 of read).
+  // Row by row at stride k (a multiple of 1024 for most layers), m rows of x fall into the same
+  // one or two L1 sets and evict each other.
+  // Measured: docs/measurements/kernel-constants.md#packed-gemv-x-interleaved-by-step
   thread_local std::vector<uint32_t> xs;
   // m * k f32 (bf16 dot products: m * k / 2 bf16 pairs, then one row of bf16 for the rounding)
   const size_t words = static_cast<size_t>(m * k + k / 2);

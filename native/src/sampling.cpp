@@ -1,7 +1,7 @@
 // Token sampling on the CPU (rkv_sample): softmax(logits / T), optionally cut to the top-p
 // nucleus, one draw per row from the caller's uniform number. The engine samples every
-// non-greedy row of a decode step here: in Java, Math.exp over the vocabulary of 64 rows took a
-// fifth of a small model's decode step, and top-p sorting most of the rest.
+// non-greedy row of a decode step here: in Java, Math.exp over the vocabulary of 64 rows and the
+// top-p sort took a large share of a small model's decode step.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -102,13 +102,8 @@ int32_t nucleus_candidates(RowScratch& s, int32_t vocab, uint32_t min_exp) {
 // Up to this many candidates (a lower bound of their count) the nucleus is sorted; past it (flat
 // rows, much of the vocabulary in the nucleus) the cut and the draw are each found by a walk over
 // p's bits (RadixWalk), which reads the row three to five times but sorts only a bucket or two.
-// The walk's first figures (Zen 5, 1 thread, T 0.8, top-p 0.9): 32000 logits ~ N(0, 0.3),
-// sorting 1640 us a row, the walk 79; 128256 ~ N(0, 0.3) 7300 -> 332. Since its AVX-512 passes
-// (sampling_avx512.cpp) and the scratch kept between calls (thread_scratch) the walk is level
-// with the sort or faster from about 40 candidates: 64 rows of 32000 ~ N(0, 3) (about 320
-// candidates) 3719-3757 -> 2691-2756 us, N(0, 3.5) (80) 3029 -> 2614, N(0, 4) (40) 2480-2673
-// against 2535-2817; 128256 ~ N(0, 2.5) (4000) 19389 -> 10621, N(0, 3.5) (260) 11861 -> 10729,
-// N(0, 4) (80) 10942 -> 10460. (The earlier max(512, vocab / 32) sorted all of those.)
+// The walk is level with the sort or faster from about 40 candidates.
+// Measured: docs/measurements/kernel-constants.md#sampling-sort-or-radix-walk
 constexpr int32_t kSortMinCandidates = 64;
 
 // Mass by exponent field of every token (p >= 0), in four interleaved copies: most p of a row
@@ -220,10 +215,11 @@ int32_t sample_row(const float* l, int32_t vocab, float temperature, float top_p
 }
 
 // The calling thread's RowScratch, kept between calls. Built in every call, its vectors' pages
-// went back to the kernel as the call ended (glibc trims a freed heap top) and faulting them in
-// again took a third of a 64-row top-p call (Zen 5, 2 threads, 32000 logits ~ N(0, 0.3): 2037 ->
-// 1333 us). It is built again when the vocabulary changes or a cut first needs the nucleus
-// order; a thread holds 12 bytes an id (1.5 MiB for Llama 3's 128256) until it ends.
+// would go back to the kernel as the call ends (glibc trims a freed heap top) and faulting them in
+// again takes a large share of a top-p call. It is built again when the vocabulary changes or a
+// cut first needs the nucleus order; a thread holds 12 bytes an id (1.5 MiB for Llama 3's 128256)
+// until it ends.
+// Measured: docs/measurements/kernel-constants.md#sampling-scratch-kept-between-calls
 RowScratch& thread_scratch(int32_t vocab, bool cut, bool avx512) {
   thread_local std::unique_ptr<RowScratch> s;
   const size_t v = static_cast<size_t>(vocab);

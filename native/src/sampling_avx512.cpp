@@ -1,11 +1,10 @@
 // The AVX-512 forms of rkv_sample's row passes (sampling_rows.h), compiled per function with
 // target attributes and chosen at run time (rkv_isa.h), so a portable x86-64-v3 build uses them
 // where the CPU has AVX-512. Each gives the bits of its portable form (sampling.cpp,
-// sampling_walk.h), so a row draws the same token on every path. Zen 5, 1 thread, a row of 32000
-// logits: the probabilities 0.49 -> 0.23 ns a token (the exp arithmetic, 16 lanes a step), the
-// exponent masses of top-p about 18 -> 9 us (one compare and one masked add per exponent, no
-// scatter, 8 exponents a pass: 16 left GCC too few registers for their indices), its window of
-// 4096 sub-bucket masses 23 -> 13 us (the bucket indices in vectors, then integer adds).
+// sampling_walk.h), so a row draws the same token on every path. The exponent masses of top-p
+// take 8 exponents a pass (one compare and one masked add each, no scatter): 16 leave GCC too few
+// registers for their indices.
+// Measured: docs/measurements/kernel-constants.md#sampling-row-passes-on-avx-512
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -93,8 +93,8 @@ class RadixWalk {
     if (s_.avx512) return window_masses_avx512(s_.p.data(), vocab_, lo_, width_, s_.window_sum.data(), sub_mass_);
 #endif
     // as window_masses_avx512 does: bucket indices and mantissas a block at a time (8 lanes),
-    // then integer adds (exact: the doubles the floats' sums give); Zen 5, RADIXKV_ISA=avx2, 1
-    // thread, 64 rows of 32000 ~ N(0, 0.3) at top-p 0.9: 82 -> 72-75 us a row
+    // then integer adds (exact: the doubles the floats' sums give)
+    // Measured: docs/measurements/kernel-constants.md#sampling-window-masses-in-blocks-portable
     constexpr int32_t kBlock = 1024;
     const int32_t buckets = width_ * 256;
     uint64_t* sum = s_.window_sum.data();

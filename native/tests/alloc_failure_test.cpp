@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "radixkv.h"
+#include "attention_args.h"
 #include "rkv_test.h"
 
 namespace {
@@ -169,9 +170,9 @@ int main() {
     const std::string dname = "rkv_decode_attention" + tag;
     check({dname.c_str(),
            [&] {
-             return rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(), k.data(),
-                                         v.data(), RKV_DTYPE_F32, b.pages, page, nqo, nkv, hd, b.indptr.data(),
-                                         b.indices.data(), b.last.data(), batch, sm, 0.f, 1.f, 1.f, -1);
+             return rkv_decode_attention(ptr(decode_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32,
+                 lse.data(), k.data(), v.data(), RKV_DTYPE_F32, b.pages, page, nqo, nkv, hd, b.indptr.data(),
+                 b.indices.data(), b.last.data(), batch, sm, 0.f, 1.f, 1.f, -1)));
            },
            outputs, clear});
     // the planned entry points: a fresh plan per call (its first run allocates the split plan)
@@ -183,10 +184,9 @@ int main() {
              if (rc != RKV_OK) return rc;
              rc = rkv_decode_plan_tables(plan, b.indptr.data(), b.indices.data(), b.last.data(), batch, b.pages, page);
              if (rc == RKV_OK)
-               rc = rkv_decode_attention_run(plan, q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(),
-                                             k.data(), v.data(), RKV_DTYPE_F32, b.pages, page, nqo, nkv, hd,
-                                             b.indptr.data(), b.indices.data(), b.last.data(), batch, sm, 0.f, 1.f, 1.f,
-                                             -1);
+               rc = rkv_decode_attention_run(plan, ptr(decode_params(q.data(), RKV_DTYPE_F32, out.data(),
+                   RKV_DTYPE_F32, lse.data(), k.data(), v.data(), RKV_DTYPE_F32, b.pages, page, nqo, nkv, hd,
+                   b.indptr.data(), b.indices.data(), b.last.data(), batch, sm, 0.f, 1.f, 1.f, -1)));
              rkv_decode_plan_destroy(plan);
              return rc;
            },
@@ -208,10 +208,9 @@ int main() {
     std::vector<float>&out = o.out, &lse = o.lse;
     check({"rkv_append_prefill_attention",
            [&] {
-             return rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(),
-                                                 qo.data(), k.data(), v.data(), RKV_DTYPE_F32, b.pages, page, nqo, nkv,
-                                                 hd, b.indptr.data(), b.indices.data(), b.last.data(), batch, nullptr,
-                                                 nullptr, sm, 0.f, 1.f, 1.f, -1);
+             return rkv_append_prefill_attention(ptr(prefill_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32,
+                 lse.data(), qo.data(), k.data(), v.data(), RKV_DTYPE_F32, b.pages, page, nqo, nkv, hd,
+                 b.indptr.data(), b.indices.data(), b.last.data(), batch, nullptr, nullptr, sm, 0.f, 1.f, 1.f, -1)));
            },
            [&] { return o.joined(); }, [&] { o.clear(); }});
   }

@@ -15,6 +15,7 @@
 #include <random>
 #include <vector>
 
+#include "attention_args.h"
 #include "isa_rerun.h"
 #include "radixkv.h"
 #include "rkv_dtype.h"
@@ -103,15 +104,14 @@ void run_case(const Case& c, const char* isa, std::mt19937& rng) {
   const float sm = 1.f / std::sqrt((float)c.hd);
   int rc;
   if (decode) {
-    rc = rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(), kc.data(), vc.data(),
-                              c.dtype, num_pages, c.page_size, c.num_qo, c.num_kv, c.hd, indptr.data(), indices.data(),
-                              last.data(), B, sm, c.soft_cap, k_scale, v_scale, c.window_left);
+    rc = rkv_decode_attention(ptr(decode_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(),
+        kc.data(), vc.data(), c.dtype, num_pages, c.page_size, c.num_qo, c.num_kv, c.hd, indptr.data(), indices.data(),
+        last.data(), B, sm, c.soft_cap, k_scale, v_scale, c.window_left)));
   } else {
-    rc = rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(), qo.data(),
-                                      kc.data(), vc.data(), c.dtype, num_pages, c.page_size, c.num_qo, c.num_kv, c.hd,
-                                      indptr.data(), indices.data(), last.data(), B,
-                                      c.bidir ? bi.data() : nullptr, c.bidir ? br.data() : nullptr, sm, c.soft_cap,
-                                      k_scale, v_scale, c.window_left);
+    rc = rkv_append_prefill_attention(ptr(prefill_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32,
+        lse.data(), qo.data(), kc.data(), vc.data(), c.dtype, num_pages, c.page_size, c.num_qo, c.num_kv, c.hd,
+        indptr.data(), indices.data(), last.data(), B, c.bidir ? bi.data() : nullptr, c.bidir ? br.data() : nullptr,
+        sm, c.soft_cap, k_scale, v_scale, c.window_left)));
   }
   if (rc != RKV_OK) {
     std::printf("FAIL [%s] rc=%d %s\n", isa, rc, rkv_last_error());
@@ -172,9 +172,9 @@ void nan_propagates(const char* isa) {
     (which == 0 ? k : v)[(size_t)37 * hd + 5] = which == 0 ? 0x7F : 0xFF;
     std::vector<int> indptr{0, 3}, indices{2, 0, 1}, last{len - 2 * ps};
     std::vector<float> q(hd, 0.1f), out(hd), lse(1);
-    int rc = rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(), k.data(), v.data(),
-                                  RKV_DTYPE_FP8_E4M3, 3, ps, 1, 1, hd, indptr.data(), indices.data(), last.data(), 1,
-                                  0.125f, 0.f, 1.f, 1.f, -1);
+    int rc = rkv_decode_attention(ptr(decode_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(),
+        k.data(), v.data(), RKV_DTYPE_FP8_E4M3, 3, ps, 1, 1, hd, indptr.data(), indices.data(), last.data(), 1, 0.125f,
+        0.f, 1.f, 1.f, -1)));
     bool ok = rc == RKV_OK && std::isnan(out[5]);
     if (!ok) g_failures++;
     std::printf("%s [%s] e4m3 NaN code in %s propagates\n", ok ? "ok  " : "FAIL", isa, which == 0 ? "K" : "V");
@@ -196,9 +196,9 @@ void nan_propagates_token_major(const char* isa) {
       const size_t at = (((size_t)indices[page] * ps + tok % ps) * hk + h) * hd + e;
       (which == 0 ? k : v)[at] = which == 0 ? 0x7F : 0xFF;
       std::vector<float> q((size_t)hk * gqa * hd, 0.1f), out(q.size()), lse((size_t)hk * gqa);
-      int rc = rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(), k.data(),
-                                    v.data(), RKV_DTYPE_FP8_E4M3, 3, ps, hk * gqa, hk, hd, indptr.data(),
-                                    indices.data(), last.data(), 1, 0.088f, 0.f, 1.f, 1.f, -1);
+      int rc = rkv_decode_attention(ptr(decode_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, lse.data(),
+          k.data(), v.data(), RKV_DTYPE_FP8_E4M3, 3, ps, hk * gqa, hk, hd, indptr.data(), indices.data(), last.data(),
+          1, 0.088f, 0.f, 1.f, 1.f, -1)));
       bool ok = rc == RKV_OK && std::isnan(out[(size_t)h * gqa * hd + e]) && std::isfinite(out[((size_t)(h + 1) % hk) * gqa * hd]);
       if (!ok) g_failures++;
       std::printf("%s [%s] e4m3 NaN code in %s (token %d, head %d, element %d) propagates, token-major\n",
@@ -220,9 +220,9 @@ void e4m3_every_code_exact(const char* isa) {
   }
   std::vector<int> indptr{0, 1}, indices{0}, last{1};
   std::vector<float> q((size_t)hk * gqa * hd, 0.3f), out(q.size());
-  int rc = rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, nullptr, k.data(), v.data(),
-                                RKV_DTYPE_FP8_E4M3, 1, ps, hk * gqa, hk, hd, indptr.data(), indices.data(), last.data(),
-                                1, 0.088f, 0.f, 1.f, 1.f, -1);
+  int rc = rkv_decode_attention(ptr(decode_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, nullptr,
+      k.data(), v.data(), RKV_DTYPE_FP8_E4M3, 1, ps, hk * gqa, hk, hd, indptr.data(), indices.data(), last.data(), 1,
+      0.088f, 0.f, 1.f, 1.f, -1)));
   int wrong = 0;
   for (int h = 0; h < hk; h++)
     for (int r = 0; r < gqa; r++)
@@ -234,7 +234,7 @@ void e4m3_every_code_exact(const char* isa) {
               isa, wrong);
 }
 
-// Issue 12 defect 2: a non-finite K/V at position j must not reach prefill queries the causal
+// A non-finite K/V at position j must not reach prefill queries the causal
 // mask hides j from, although they share a query tile and KV block with queries that see it
 // (0 * Inf = NaN). Rows 0..j-1 must equal those of the same cache with finite values at j.
 void masked_nonfinite(const char* isa) {
@@ -269,12 +269,12 @@ void masked_nonfinite(const char* isa) {
     std::vector<int> indptr{0, 3}, indices{2, 0, 1}, last{len - 2 * ps}, qo{0, len};
     std::vector<float> q((size_t)len * nqo * hd), clean(q.size()), poisoned(q.size());
     for (auto& x : q) x = U(rng);
-    int rc = rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, clean.data(), RKV_DTYPE_F32, nullptr, qo.data(),
-                                          k.data(), v.data(), dt, 3, ps, nqo, 1, hd, indptr.data(), indices.data(),
-                                          last.data(), 1, nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f, -1);
-    rc |= rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, poisoned.data(), RKV_DTYPE_F32, nullptr, qo.data(),
-                                       kp.data(), vp.data(), dt, 3, ps, nqo, 1, hd, indptr.data(), indices.data(),
-                                       last.data(), 1, nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f, -1);
+    int rc = rkv_append_prefill_attention(ptr(prefill_params(q.data(), RKV_DTYPE_F32, clean.data(), RKV_DTYPE_F32,
+        nullptr, qo.data(), k.data(), v.data(), dt, 3, ps, nqo, 1, hd, indptr.data(), indices.data(), last.data(), 1,
+        nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f, -1)));
+    rc |= rkv_append_prefill_attention(ptr(prefill_params(q.data(), RKV_DTYPE_F32, poisoned.data(), RKV_DTYPE_F32,
+        nullptr, qo.data(), kp.data(), vp.data(), dt, 3, ps, nqo, 1, hd, indptr.data(), indices.data(), last.data(), 1,
+        nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f, -1)));
     bool ok = rc == RKV_OK && std::memcmp(clean.data(), poisoned.data(), (size_t)j * nqo * hd * sizeof(float)) == 0;
     if (!ok) g_failures++;
     std::printf("%s [%s] dtype=%d non-finite K/V at a masked position does not leak\n", ok ? "ok  " : "FAIL", isa, dt);
@@ -316,12 +316,12 @@ void window_skips_pages(const char* isa) {
   for (int i = 0; i < pages; i++) indices[i] = i;
   std::vector<float> q((size_t)20 * nqo * hd), out(q.size());
   for (auto& x : q) x = U(rng);
-  int rc = rkv_decode_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, nullptr, k, v, RKV_DTYPE_F32,
-                                pages, ps, nqo, 1, hd, indptr.data(), indices.data(), last.data(), 1, 0.125f, 0.f, 1.f,
-                                1.f, wl);
-  rc |= rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, nullptr, qo.data(), k, v,
-                                     RKV_DTYPE_F32, pages, ps, nqo, 1, hd, indptr.data(), indices.data(), last.data(),
-                                     1, nullptr, nullptr, 0.125f, 0.f, 1.f, 1.f, wl);
+  int rc = rkv_decode_attention(ptr(decode_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, nullptr, k, v,
+      RKV_DTYPE_F32, pages, ps, nqo, 1, hd, indptr.data(), indices.data(), last.data(), 1, 0.125f, 0.f, 1.f, 1.f,
+      wl)));
+  rc |= rkv_append_prefill_attention(ptr(prefill_params(q.data(), RKV_DTYPE_F32, out.data(), RKV_DTYPE_F32, nullptr,
+      qo.data(), k, v, RKV_DTYPE_F32, pages, ps, nqo, 1, hd, indptr.data(), indices.data(), last.data(), 1, nullptr,
+      nullptr, 0.125f, 0.f, 1.f, 1.f, wl)));
   munmap(k, bytes);
   munmap(v, bytes);
   bool ok = rc == RKV_OK;
@@ -355,18 +355,18 @@ void rows_independent_of_call(const char* isa, std::mt19937& rng) {
       std::vector<float> q((size_t)ql * nqo * hd), whole(q.size());
       for (auto& x : q) x = U(rng);
       std::vector<int> qo{0, ql};
-      rc |= rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, whole.data(), RKV_DTYPE_F32, nullptr, qo.data(),
-                                            k.data(), v.data(), dt, pages, ps, nqo, nkv, hd, indptr.data(),
-                                            indices.data(), last.data(), 1, nullptr, nullptr, 0.09f, 0.f, 1.f, 1.f, -1);
+      rc |= rkv_append_prefill_attention(ptr(prefill_params(q.data(), RKV_DTYPE_F32, whole.data(), RKV_DTYPE_F32,
+          nullptr, qo.data(), k.data(), v.data(), dt, pages, ps, nqo, nkv, hd, indptr.data(), indices.data(),
+          last.data(), 1, nullptr, nullptr, 0.09f, 0.f, 1.f, 1.f, -1)));
       bool ok = rc == RKV_OK;
       // a call of fewer than 16 rows (query tokens x GQA) takes unpacked tiles, a larger one packed
       for (int tail : {1, 3, 5, 17}) {
         const size_t off = (size_t)(ql - tail) * nqo * hd;
         std::vector<float> part((size_t)tail * nqo * hd);
         std::vector<int> qt{0, tail};
-        rc = rkv_append_prefill_attention(q.data() + off, RKV_DTYPE_F32, part.data(), RKV_DTYPE_F32, nullptr,
-                                          qt.data(), k.data(), v.data(), dt, pages, ps, nqo, nkv, hd, indptr.data(),
-                                          indices.data(), last.data(), 1, nullptr, nullptr, 0.09f, 0.f, 1.f, 1.f, -1);
+        rc = rkv_append_prefill_attention(ptr(prefill_params(q.data() + off, RKV_DTYPE_F32, part.data(), RKV_DTYPE_F32,
+            nullptr, qt.data(), k.data(), v.data(), dt, pages, ps, nqo, nkv, hd, indptr.data(), indices.data(),
+            last.data(), 1, nullptr, nullptr, 0.09f, 0.f, 1.f, 1.f, -1)));
         ok = ok && rc == RKV_OK && std::memcmp(part.data(), whole.data() + off, part.size() * sizeof(float)) == 0;
       }
       if (!ok) g_failures++;
@@ -460,10 +460,24 @@ int main(int, char** argv) {
   {
     std::vector<int> indptr{0, 0}, last{1};
     float qv[64] = {0}, ov[64];
-    int rc = rkv_decode_attention(qv, RKV_DTYPE_F32, ov, RKV_DTYPE_F32, nullptr, nullptr, nullptr, RKV_DTYPE_F32, 0, 16,
-                                  1, 1, 64, indptr.data(), nullptr, last.data(), 1, 0.125f, 0.f, 1.f, 1.f, -2);
+    int rc = rkv_decode_attention(ptr(decode_params(qv, RKV_DTYPE_F32, ov, RKV_DTYPE_F32, nullptr, nullptr, nullptr,
+        RKV_DTYPE_F32, 0, 16, 1, 1, 64, indptr.data(), nullptr, last.data(), 1, 0.125f, 0.f, 1.f, 1.f, -2)));
     if (rc != RKV_ERR_INVALID_ARGUMENT || !std::strstr(rkv_last_error(), "window_left")) {
       std::printf("FAIL window_left = -2 not refused (rc=%d: %s)\n", rc, rkv_last_error());
+      g_failures++;
+    }
+  }
+  // a NULL params struct is refused with a code, never read; destroying a NULL plan is a no-op
+  {
+    bool ok = rkv_decode_attention(nullptr) == RKV_ERR_INVALID_ARGUMENT &&
+              std::strstr(rkv_last_error(), "params") != nullptr &&
+              rkv_append_prefill_attention(nullptr) == RKV_ERR_INVALID_ARGUMENT &&
+              rkv_decode_plan_destroy(nullptr) == RKV_OK;
+    rkv_decode_plan* plan = nullptr;
+    ok = ok && rkv_decode_plan_create(&plan) == RKV_OK && rkv_decode_attention_run(plan, nullptr) == RKV_ERR_INVALID_ARGUMENT &&
+         rkv_decode_plan_destroy(plan) == RKV_OK;
+    if (!ok) {
+      std::printf("FAIL NULL params not refused (%s)\n", rkv_last_error());
       g_failures++;
     }
   }

@@ -1,33 +1,67 @@
-# ctest exports_test: every dynamic symbol a library defines is an rkv_* function of the C
-# header (native/exports.map), or a replaceable operator new / delete (defined only where libstdc++
-# is linked statically, and kept global there on purpose); run as
-# cmake -DNM=<nm> -DLIBS=<lib;lib> -P exports_test.cmake.
-foreach(lib IN LISTS LIBS)
+# ctest exports_test: each library exports exactly the functions its header declares for it
+# (native/exports.map keeps everything else local): libradixkv the rkv_* functions of radixkv.h
+# but the rkv_cuda_* ones, libradixkv_cuda those, libradixkv_bench the functions of
+# radixkv_bench.h; besides them only the replaceable operator new / delete (defined only where
+# libstdc++ is linked statically, and kept global there on purpose). Run as
+# cmake -DNM=<nm> -DINCLUDE=<native/include> -DLIBS=<kind=lib;...> -P exports_test.cmake,
+# kind being cpu, cuda or bench.
+cmake_minimum_required(VERSION 3.22)
+
+function(declared header out)
+  file(READ "${header}" text)
+  string(REGEX MATCHALL "RKV_API [^;(]*[ *](rkv_[a-z0-9_]+)\\(" decls "${text}")
+  set(names "")
+  foreach(decl IN LISTS decls)
+    string(REGEX REPLACE ".*[ *](rkv_[a-z0-9_]+)\\($" "\\1" name "${decl}")
+    list(APPEND names "${name}")
+  endforeach()
+  set(${out} "${names}" PARENT_SCOPE)
+endfunction()
+
+declared("${INCLUDE}/radixkv.h" product)
+declared("${INCLUDE}/radixkv_bench.h" bench)
+set(cpu "")
+set(cuda "")
+foreach(name IN LISTS product)
+  if(name MATCHES "^rkv_cuda_")
+    list(APPEND cuda "${name}")
+  else()
+    list(APPEND cpu "${name}")
+  endif()
+endforeach()
+
+foreach(entry IN LISTS LIBS)
+  string(REGEX REPLACE "^([a-z]+)=(.*)$" "\\1" kind "${entry}")
+  string(REGEX REPLACE "^([a-z]+)=(.*)$" "\\2" lib "${entry}")
+  set(expected "${${kind}}")
   execute_process(COMMAND "${NM}" -D --defined-only "${lib}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${NM} failed on ${lib}: ${rc}")
   endif()
   string(REPLACE "\n" ";" lines "${out}")
-  set(api 0)
+  set(api "")
   set(stray "")
   set(allocation "")
   foreach(line IN LISTS lines)
     if(line MATCHES "^[0-9a-fA-F]* +[A-Za-z] +([^ ]+)$")
       set(name "${CMAKE_MATCH_1}")  # a failed MATCHES below would clear CMAKE_MATCH_1
-      if(name MATCHES "^rkv_")
-        math(EXPR api "${api} + 1")
-      elseif(name MATCHES "^_Z(nwm|nam|dlPv|daPv)")
+      if(name MATCHES "^_Z(nwm|nam|dlPv|daPv)")
         list(APPEND allocation "${name}")
+      elseif(name IN_LIST expected)
+        list(APPEND api "${name}")
       else()
         list(APPEND stray "${name}")
       endif()
     endif()
   endforeach()
   if(stray)
-    message(FATAL_ERROR "${lib} exports symbols outside the C ABI: ${stray}")
+    message(FATAL_ERROR "${lib} exports symbols its header does not declare for it: ${stray}")
   endif()
-  if(api EQUAL 0)
-    message(FATAL_ERROR "${lib} exports no rkv_ symbol")
+  set(missing "${expected}")
+  list(REMOVE_ITEM missing ${api})
+  if(missing)
+    message(FATAL_ERROR "${lib} lacks functions its header declares: ${missing}")
   endif()
-  message(STATUS "${lib}: ${api} rkv_ symbols, nothing else (operator new / delete: ${allocation})")
+  list(LENGTH api count)
+  message(STATUS "${lib}: the ${count} functions of its header, nothing else (operator new / delete: ${allocation})")
 endforeach()

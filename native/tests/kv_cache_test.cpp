@@ -224,16 +224,6 @@ void test_copy_blocks() {
   }
 }
 
-void test_bench() {
-  std::vector<uint8_t> a(1 << 20), b(1 << 20);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = (uint8_t)(i * 7);
-  double sink = -1;
-  EXPECT(rkv_bench_read(a.data(), (int64_t)a.size() - 3, &sink) == RKV_OK && sink > 0, "bench_read");
-  EXPECT(rkv_bench_copy(b.data(), a.data(), (int64_t)a.size() - 3) == RKV_OK && !std::memcmp(a.data(), b.data(), a.size() - 3),
-         "bench_copy");
-}
-
-
 }  // namespace
 
 int main(int, char** argv) {
@@ -242,7 +232,6 @@ int main(int, char** argv) {
   test_reshape_and_cache();
   test_streaming();
   test_copy_blocks();
-  test_bench();
   if (g_failures) {
     std::printf("kv_cache_test: %d g_failures\n", g_failures);
     return 1;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "radixkv.h"
+#include "../attention_args.h"
 #include "../rkv_test.h"
 #include "cuda_test_util.cuh"
 
@@ -95,16 +96,16 @@ static void test_decode_plan_run() {
   for (int32_t window : {-1, 100}) {
     for (int layer = 0; layer < 2; layer++) {
       std::vector<float> q = uniform((size_t)rows * b.hd), want((size_t)rows * b.hd), want_lse((size_t)rows);
-      EXPECT(rkv_decode_attention(q.data(), RKV_DTYPE_F32, want.data(), RKV_DTYPE_F32, want_lse.data(), b.k.data(),
-                                  b.v.data(), RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, b.indptr.data(),
-                                  b.indices.data(), b.last.data(), b.batch, scale, 0.f, 1.f, 1.f, window) == RKV_OK,
+      EXPECT(rkv_decode_attention(ptr(decode_params(q.data(), RKV_DTYPE_F32, want.data(), RKV_DTYPE_F32,
+          want_lse.data(), b.k.data(), b.v.data(), RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd,
+          b.indptr.data(), b.indices.data(), b.last.data(), b.batch, scale, 0.f, 1.f, 1.f, window))) == RKV_OK,
              "%s", rkv_last_error());
       float* dq = to_dev(q);
       float* dout = to_dev(want);  // overwritten
       float* dlse = to_dev(want_lse);
-      OK(rkv_cuda_decode_attention_run(plan, dq, RKV_DTYPE_F32, dout, RKV_DTYPE_F32, dlse, dk, dv, RKV_DTYPE_BF16,
-                                       b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, scale, 0.f, 1.f,
-                                       1.f, window, g_stream));
+      OK(rkv_cuda_decode_attention_run(plan, ptr(decode_params(dq, RKV_DTYPE_F32, dout, RKV_DTYPE_F32, dlse, dk, dv,
+          RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, scale, 0.f, 1.f, 1.f, window)),
+          g_stream));
       const std::vector<float> got = to_host(dout, want.size()), got_lse = to_host(dlse, want_lse.size());
       char what[64];
       std::snprintf(what, sizeof what, "decode window %d layer %d out", window, layer);
@@ -112,9 +113,9 @@ static void test_decode_plan_run() {
       std::snprintf(what, sizeof what, "decode window %d layer %d lse", window, layer);
       expect_close(what, got_lse, want_lse, 1e-4);
       // the one-shot form plans the same split: bit-identical
-      OK(rkv_cuda_decode_attention(dq, RKV_DTYPE_F32, dout, RKV_DTYPE_F32, dlse, dk, dv, RKV_DTYPE_BF16, b.num_pages,
-                                   b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, scale, 0.f, 1.f, 1.f, window,
-                                   g_stream));
+      OK(rkv_cuda_decode_attention(ptr(decode_params(dq, RKV_DTYPE_F32, dout, RKV_DTYPE_F32, dlse, dk, dv,
+          RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, scale, 0.f, 1.f, 1.f, window)),
+          g_stream));
       const std::vector<float> again = to_host(dout, want.size());
       EXPECT(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0,
              "one-shot decode differs from plan/run (window %d)", window);
@@ -126,22 +127,21 @@ static void test_decode_plan_run() {
   // a decode plan cannot run prefill, nor another batch size
   std::vector<int32_t> qo = {0, 1, 2, 2, 3};
   int32_t* dqo = to_dev(qo);
-  EXPECT(rkv_cuda_append_prefill_attention_run(plan, dk, RKV_DTYPE_F32, dk, RKV_DTYPE_F32, nullptr, dqo, dk, dv,
-                                               RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl,
-                                               b.batch, nullptr, nullptr, 1.f, 0.f, 1.f, 1.f, -1,
-                                               g_stream) == RKV_ERR_INVALID_ARGUMENT,
+  EXPECT(rkv_cuda_append_prefill_attention_run(plan, ptr(prefill_params(dk, RKV_DTYPE_F32, dk, RKV_DTYPE_F32, nullptr,
+      dqo, dk, dv, RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, nullptr, nullptr, 1.f,
+      0.f, 1.f, 1.f, -1)), g_stream) == RKV_ERR_INVALID_ARGUMENT,
          "prefill run of a decode plan accepted");
-  EXPECT(rkv_cuda_decode_attention_run(plan, dk, RKV_DTYPE_F32, dk, RKV_DTYPE_F32, nullptr, dk, dv, RKV_DTYPE_BF16,
-                                       b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch - 1, 1.f, 0.f, 1.f,
-                                       1.f, -1, g_stream) == RKV_ERR_INVALID_ARGUMENT,
+  EXPECT(rkv_cuda_decode_attention_run(plan, ptr(decode_params(dk, RKV_DTYPE_F32, dk, RKV_DTYPE_F32, nullptr, dk, dv,
+      RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch - 1, 1.f, 0.f, 1.f, 1.f, -1)),
+      g_stream) == RKV_ERR_INVALID_ARGUMENT,
          "decode run with another batch size accepted");
   std::vector<int32_t> bad_indptr = {0, 5, 3, 4, 5};
   EXPECT(rkv_cuda_attn_plan_batch(plan, nullptr, bad_indptr.data(), b.last.data(), b.batch, b.ps, b.nqo, b.nkv, b.hd,
                                   g_stream) == RKV_ERR_INVALID_ARGUMENT,
          "non-monotone kv_indptr planned");
-  EXPECT(rkv_cuda_decode_attention_run(plan, dk, RKV_DTYPE_F32, dk, RKV_DTYPE_F32, nullptr, dk, dv, RKV_DTYPE_BF16,
-                                       b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, 1.f, 0.f, 1.f, 1.f,
-                                       -1, g_stream) == RKV_ERR_INVALID_ARGUMENT,
+  EXPECT(rkv_cuda_decode_attention_run(plan, ptr(decode_params(dk, RKV_DTYPE_F32, dk, RKV_DTYPE_F32, nullptr, dk, dv,
+      RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, 1.f, 0.f, 1.f, 1.f, -1)),
+      g_stream) == RKV_ERR_INVALID_ARGUMENT,
          "a plan whose last planning failed was run");
   OK(rkv_cuda_attn_plan_destroy(plan));
   cudaFree(dqo);
@@ -168,26 +168,26 @@ static void test_prefill_plan_run() {
                               g_stream));
   for (int32_t window : {-1, 20}) {
     std::vector<float> q = uniform((size_t)rows * b.hd), want((size_t)rows * b.hd), want_lse((size_t)rows);
-    EXPECT(rkv_append_prefill_attention(q.data(), RKV_DTYPE_F32, want.data(), RKV_DTYPE_F32, want_lse.data(),
-                                        qo.data(), b.k.data(), b.v.data(), RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo,
-                                        b.nkv, b.hd, b.indptr.data(), b.indices.data(), b.last.data(), b.batch,
-                                        nullptr, nullptr, scale, 30.f, 1.f, 1.f, window) == RKV_OK,
+    EXPECT(rkv_append_prefill_attention(ptr(prefill_params(q.data(), RKV_DTYPE_F32, want.data(), RKV_DTYPE_F32,
+        want_lse.data(), qo.data(), b.k.data(), b.v.data(), RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd,
+        b.indptr.data(), b.indices.data(), b.last.data(), b.batch, nullptr, nullptr, scale, 30.f, 1.f, 1.f,
+        window))) == RKV_OK,
            "%s", rkv_last_error());
     float* dq = to_dev(q);
     float* dout = to_dev(want);
     float* dlse = to_dev(want_lse);
-    OK(rkv_cuda_append_prefill_attention_run(plan, dq, RKV_DTYPE_F32, dout, RKV_DTYPE_F32, dlse, dqo, dk, dv,
-                                             RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl,
-                                             b.batch, nullptr, nullptr, scale, 30.f, 1.f, 1.f, window, g_stream));
+    OK(rkv_cuda_append_prefill_attention_run(plan, ptr(prefill_params(dq, RKV_DTYPE_F32, dout, RKV_DTYPE_F32, dlse,
+        dqo, dk, dv, RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, nullptr, nullptr,
+        scale, 30.f, 1.f, 1.f, window)), g_stream));
     const std::vector<float> got = to_host(dout, want.size()), got_lse = to_host(dlse, want_lse.size());
     char what[64];
     std::snprintf(what, sizeof what, "prefill window %d out", window);
     expect_close(what, got, want, 1e-4);
     std::snprintf(what, sizeof what, "prefill window %d lse", window);
     expect_close(what, got_lse, want_lse, 1e-4);
-    OK(rkv_cuda_append_prefill_attention(dq, RKV_DTYPE_F32, dout, RKV_DTYPE_F32, dlse, dqo, dk, dv, RKV_DTYPE_BF16,
-                                         b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, nullptr,
-                                         nullptr, scale, 30.f, 1.f, 1.f, window, g_stream));
+    OK(rkv_cuda_append_prefill_attention(ptr(prefill_params(dq, RKV_DTYPE_F32, dout, RKV_DTYPE_F32, dlse, dqo, dk, dv,
+        RKV_DTYPE_BF16, b.num_pages, b.ps, b.nqo, b.nkv, b.hd, dip, dix, dl, b.batch, nullptr, nullptr, scale, 30.f,
+        1.f, 1.f, window)), g_stream));
     const std::vector<float> again = to_host(dout, want.size());
     EXPECT(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0,
            "one-shot prefill differs from plan/run (window %d)", window);
@@ -228,15 +228,16 @@ static void test_error_record() {
   EXPECT(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0,
          "the good tokens must be written, the bad one skipped");
   // first writer wins: a later page error does not overwrite the slot error
-  std::vector<void*> caches = {dkc, dvc};
+  std::vector<void*> k_caches = {dkc}, v_caches = {dvc};
   std::vector<int64_t> mapping = {1, 9};
-  void** dcaches = to_dev(caches);
+  void** dk_caches = to_dev(k_caches);
+  void** dv_caches = to_dev(v_caches);
   int64_t* dmap = to_dev(mapping);
-  OK(rkv_cuda_copy_blocks(dcaches, 1, dmap, 1, ps * row * 4, num_pages, drec, g_stream));
+  OK(rkv_cuda_copy_blocks(dk_caches, dv_caches, 1, dmap, 1, ps * row * 4, num_pages, drec, g_stream));
   rec = to_host(drec, RKV_CUDA_ERROR_RECORD_SLOTS);
   EXPECT(rec[0] == RKV_CUDA_DEVERR_BAD_SLOT, "record overwritten: code %lld", (long long)rec[0]);
   cudaMemset(drec, 0, RKV_CUDA_ERROR_RECORD_SLOTS * sizeof(int64_t));
-  OK(rkv_cuda_copy_blocks(dcaches, 1, dmap, 1, ps * row * 4, num_pages, drec, g_stream));
+  OK(rkv_cuda_copy_blocks(dk_caches, dv_caches, 1, dmap, 1, ps * row * 4, num_pages, drec, g_stream));
   rec = to_host(drec, RKV_CUDA_ERROR_RECORD_SLOTS);
   EXPECT(rec[0] == RKV_CUDA_DEVERR_BAD_PAGE && rec[1] == 0 && rec[2] == 9 && rec[3] == num_pages,
          "copy_blocks record {%lld, %lld, %lld, %lld}", (long long)rec[0], (long long)rec[1], (long long)rec[2],
@@ -249,7 +250,8 @@ static void test_error_record() {
   cudaFree(dvc);
   cudaFree(ds);
   cudaFree(drec);
-  cudaFree(dcaches);
+  cudaFree(dk_caches);
+  cudaFree(dv_caches);
   cudaFree(dmap);
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "radixkv.h"
+#include "../attention_args.h"
 
 static const char* const kBenchName = "cuda_bench";
 #include "bench_util.cuh"
@@ -60,9 +61,9 @@ int main() {
   RK(rkv_cuda_attn_plan_create(&plan));
   RK(rkv_cuda_attn_plan_batch(plan, nullptr, indptr.data(), last.data(), batch, page, qoh, kvh, hd, nullptr));
   float ms = time_ms(nullptr, 10, [&](int) {
-    int r = rkv_cuda_decode_attention_run(plan, q, RKV_DTYPE_BF16, out, RKV_DTYPE_BF16, nullptr, k, v, RKV_DTYPE_BF16,
-                                          num_pages, page, qoh, kvh, hd, d_indptr, d_indices, d_last, batch,
-                                          0.08838834764f, 0.f, 1.f, 1.f, -1, nullptr);
+    int r = rkv_cuda_decode_attention_run(plan, ptr(decode_params(q, RKV_DTYPE_BF16, out, RKV_DTYPE_BF16, nullptr, k,
+        v, RKV_DTYPE_BF16, num_pages, page, qoh, kvh, hd, d_indptr, d_indices, d_last, batch, 0.08838834764f, 0.f, 1.f,
+        1.f, -1)), nullptr);
     if (r != RKV_OK) st = r;
   });
   RK(rkv_cuda_attn_plan_destroy(plan));

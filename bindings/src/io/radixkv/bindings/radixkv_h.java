@@ -77,10 +77,10 @@ public class radixkv_h extends radixkv_h$shared {
     public static int RKV_DTYPE_FP8_E5M2() {
         return RKV_DTYPE_FP8_E5M2;
     }
-    private static final int RKV_ABI_VERSION = (int)4L;
+    private static final int RKV_ABI_VERSION = (int)5L;
     /**
      * {@snippet lang=c :
-     * #define RKV_ABI_VERSION 4
+     * #define RKV_ABI_VERSION 5
      * }
      */
     public static int RKV_ABI_VERSION() {
@@ -484,256 +484,6 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
-    private static class rkv_bench_read {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_LONG,
-            radixkv_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_bench_read");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * int rkv_bench_read(const void *src, int64_t bytes, double *sink)
-     * }
-     */
-    public static FunctionDescriptor rkv_bench_read$descriptor() {
-        return rkv_bench_read.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * int rkv_bench_read(const void *src, int64_t bytes, double *sink)
-     * }
-     */
-    public static MethodHandle rkv_bench_read$handle() {
-        return rkv_bench_read.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * int rkv_bench_read(const void *src, int64_t bytes, double *sink)
-     * }
-     */
-    public static MemorySegment rkv_bench_read$address() {
-        return rkv_bench_read.ADDR;
-    }
-
-    /**
-     * {@snippet lang=c :
-     * int rkv_bench_read(const void *src, int64_t bytes, double *sink)
-     * }
-     */
-    public static int rkv_bench_read(MemorySegment src, long bytes, MemorySegment sink) {
-        var mh$ = rkv_bench_read.HANDLE;
-        try {
-            if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_bench_read", src, bytes, sink);
-            }
-            return (int)mh$.invokeExact(src, bytes, sink);
-        } catch (Error | RuntimeException ex) {
-           throw ex;
-        } catch (Throwable ex$) {
-           throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class rkv_bench_copy {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_LONG
-        );
-
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_bench_copy");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * int rkv_bench_copy(void *dst, const void *src, int64_t bytes)
-     * }
-     */
-    public static FunctionDescriptor rkv_bench_copy$descriptor() {
-        return rkv_bench_copy.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * int rkv_bench_copy(void *dst, const void *src, int64_t bytes)
-     * }
-     */
-    public static MethodHandle rkv_bench_copy$handle() {
-        return rkv_bench_copy.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * int rkv_bench_copy(void *dst, const void *src, int64_t bytes)
-     * }
-     */
-    public static MemorySegment rkv_bench_copy$address() {
-        return rkv_bench_copy.ADDR;
-    }
-
-    /**
-     * {@snippet lang=c :
-     * int rkv_bench_copy(void *dst, const void *src, int64_t bytes)
-     * }
-     */
-    public static int rkv_bench_copy(MemorySegment dst, MemorySegment src, long bytes) {
-        var mh$ = rkv_bench_copy.HANDLE;
-        try {
-            if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_bench_copy", dst, src, bytes);
-            }
-            return (int)mh$.invokeExact(dst, src, bytes);
-        } catch (Error | RuntimeException ex) {
-           throw ex;
-        } catch (Throwable ex$) {
-           throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class rkv_bench_fma_peak {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            radixkv_h.C_INT,
-            radixkv_h.C_DOUBLE,
-            radixkv_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_bench_fma_peak");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * int rkv_bench_fma_peak(double seconds, double *gflops)
-     * }
-     */
-    public static FunctionDescriptor rkv_bench_fma_peak$descriptor() {
-        return rkv_bench_fma_peak.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * int rkv_bench_fma_peak(double seconds, double *gflops)
-     * }
-     */
-    public static MethodHandle rkv_bench_fma_peak$handle() {
-        return rkv_bench_fma_peak.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * int rkv_bench_fma_peak(double seconds, double *gflops)
-     * }
-     */
-    public static MemorySegment rkv_bench_fma_peak$address() {
-        return rkv_bench_fma_peak.ADDR;
-    }
-
-    /**
-     * {@snippet lang=c :
-     * int rkv_bench_fma_peak(double seconds, double *gflops)
-     * }
-     */
-    public static int rkv_bench_fma_peak(double seconds, MemorySegment gflops) {
-        var mh$ = rkv_bench_fma_peak.HANDLE;
-        try {
-            if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_bench_fma_peak", seconds, gflops);
-            }
-            return (int)mh$.invokeExact(seconds, gflops);
-        } catch (Error | RuntimeException ex) {
-           throw ex;
-        } catch (Throwable ex$) {
-           throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class rkv_bench_read_gemv {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_LONG,
-            radixkv_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_bench_read_gemv");
-
-        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * int rkv_bench_read_gemv(const void *w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes, double *sink)
-     * }
-     */
-    public static FunctionDescriptor rkv_bench_read_gemv$descriptor() {
-        return rkv_bench_read_gemv.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * int rkv_bench_read_gemv(const void *w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes, double *sink)
-     * }
-     */
-    public static MethodHandle rkv_bench_read_gemv$handle() {
-        return rkv_bench_read_gemv.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * int rkv_bench_read_gemv(const void *w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes, double *sink)
-     * }
-     */
-    public static MemorySegment rkv_bench_read_gemv$address() {
-        return rkv_bench_read_gemv.ADDR;
-    }
-
-    /**
-     * {@snippet lang=c :
-     * int rkv_bench_read_gemv(const void *w, int64_t bytes, int32_t w_dtype, int32_t rows, int64_t prefetch_bytes, double *sink)
-     * }
-     */
-    public static int rkv_bench_read_gemv(MemorySegment w, long bytes, int w_dtype, int rows, long prefetch_bytes, MemorySegment sink) {
-        var mh$ = rkv_bench_read_gemv.HANDLE;
-        try {
-            if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_bench_read_gemv", w, bytes, w_dtype, rows, prefetch_bytes, sink);
-            }
-            return (int)mh$.invokeExact(w, bytes, w_dtype, rows, prefetch_bytes, sink);
-        } catch (Error | RuntimeException ex) {
-           throw ex;
-        } catch (Throwable ex$) {
-           throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
     private static class rkv_convert {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
@@ -1069,28 +819,7 @@ public class radixkv_h extends radixkv_h$shared {
     private static class rkv_decode_attention {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_INT
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_attention");
@@ -1101,7 +830,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_decode_attention(const rkv_decode_params *p)
      * }
      */
     public static FunctionDescriptor rkv_decode_attention$descriptor() {
@@ -1111,7 +840,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_decode_attention(const rkv_decode_params *p)
      * }
      */
     public static MethodHandle rkv_decode_attention$handle() {
@@ -1121,7 +850,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_decode_attention(const rkv_decode_params *p)
      * }
      */
     public static MemorySegment rkv_decode_attention$address() {
@@ -1130,16 +859,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_decode_attention(const rkv_decode_params *p)
      * }
      */
-    public static int rkv_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
+    public static int rkv_decode_attention(MemorySegment p) {
         var mh$ = rkv_decode_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+                traceDowncall("rkv_decode_attention", p);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+            return (int)mh$.invokeExact(p);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1208,7 +937,8 @@ public class radixkv_h extends radixkv_h$shared {
     }
 
     private static class rkv_decode_plan_destroy {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
             radixkv_h.C_POINTER
         );
 
@@ -1220,7 +950,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * void rkv_decode_plan_destroy(rkv_decode_plan *plan)
+     * int rkv_decode_plan_destroy(rkv_decode_plan *plan)
      * }
      */
     public static FunctionDescriptor rkv_decode_plan_destroy$descriptor() {
@@ -1230,7 +960,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * void rkv_decode_plan_destroy(rkv_decode_plan *plan)
+     * int rkv_decode_plan_destroy(rkv_decode_plan *plan)
      * }
      */
     public static MethodHandle rkv_decode_plan_destroy$handle() {
@@ -1240,7 +970,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * void rkv_decode_plan_destroy(rkv_decode_plan *plan)
+     * int rkv_decode_plan_destroy(rkv_decode_plan *plan)
      * }
      */
     public static MemorySegment rkv_decode_plan_destroy$address() {
@@ -1249,16 +979,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * void rkv_decode_plan_destroy(rkv_decode_plan *plan)
+     * int rkv_decode_plan_destroy(rkv_decode_plan *plan)
      * }
      */
-    public static void rkv_decode_plan_destroy(MemorySegment plan) {
+    public static int rkv_decode_plan_destroy(MemorySegment plan) {
         var mh$ = rkv_decode_plan_destroy.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
                 traceDowncall("rkv_decode_plan_destroy", plan);
             }
-            mh$.invokeExact(plan);
+            return (int)mh$.invokeExact(plan);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1396,28 +1126,7 @@ public class radixkv_h extends radixkv_h$shared {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_INT
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_decode_attention_run");
@@ -1428,7 +1137,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_decode_attention_run(rkv_decode_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_decode_attention_run(rkv_decode_plan *plan, const rkv_decode_params *p)
      * }
      */
     public static FunctionDescriptor rkv_decode_attention_run$descriptor() {
@@ -1438,7 +1147,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_decode_attention_run(rkv_decode_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_decode_attention_run(rkv_decode_plan *plan, const rkv_decode_params *p)
      * }
      */
     public static MethodHandle rkv_decode_attention_run$handle() {
@@ -1448,7 +1157,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_decode_attention_run(rkv_decode_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_decode_attention_run(rkv_decode_plan *plan, const rkv_decode_params *p)
      * }
      */
     public static MemorySegment rkv_decode_attention_run$address() {
@@ -1457,16 +1166,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_decode_attention_run(rkv_decode_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_decode_attention_run(rkv_decode_plan *plan, const rkv_decode_params *p)
      * }
      */
-    public static int rkv_decode_attention_run(MemorySegment plan, MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
+    public static int rkv_decode_attention_run(MemorySegment plan, MemorySegment p) {
         var mh$ = rkv_decode_attention_run.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_decode_attention_run", plan, q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+                traceDowncall("rkv_decode_attention_run", plan, p);
             }
-            return (int)mh$.invokeExact(plan, q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+            return (int)mh$.invokeExact(plan, p);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -1477,31 +1186,7 @@ public class radixkv_h extends radixkv_h$shared {
     private static class rkv_append_prefill_attention {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_INT
+            radixkv_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_append_prefill_attention");
@@ -1512,7 +1197,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_append_prefill_attention(const rkv_prefill_params *p)
      * }
      */
     public static FunctionDescriptor rkv_append_prefill_attention$descriptor() {
@@ -1522,7 +1207,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_append_prefill_attention(const rkv_prefill_params *p)
      * }
      */
     public static MethodHandle rkv_append_prefill_attention$handle() {
@@ -1532,7 +1217,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_append_prefill_attention(const rkv_prefill_params *p)
      * }
      */
     public static MemorySegment rkv_append_prefill_attention$address() {
@@ -1541,16 +1226,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left)
+     * int rkv_append_prefill_attention(const rkv_prefill_params *p)
      * }
      */
-    public static int rkv_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left) {
+    public static int rkv_append_prefill_attention(MemorySegment p) {
         var mh$ = rkv_append_prefill_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+                traceDowncall("rkv_append_prefill_attention", p);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left);
+            return (int)mh$.invokeExact(p);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -3101,6 +2786,7 @@ public class radixkv_h extends radixkv_h$shared {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
+            radixkv_h.C_POINTER,
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
             radixkv_h.C_LONG,
@@ -3118,7 +2804,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_copy_blocks$descriptor() {
@@ -3128,7 +2814,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_copy_blocks$handle() {
@@ -3138,7 +2824,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_copy_blocks$address() {
@@ -3147,16 +2833,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_copy_blocks(void *const *caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
+     * int rkv_cuda_copy_blocks(void *const *k_caches, void *const *v_caches, int32_t num_layers, const int64_t *block_mapping, int64_t num_pairs, int64_t page_bytes, int64_t num_pages, int64_t *error_record, void *stream)
      * }
      */
-    public static int rkv_cuda_copy_blocks(MemorySegment caches, int num_layers, MemorySegment block_mapping, long num_pairs, long page_bytes, long num_pages, MemorySegment error_record, MemorySegment stream) {
+    public static int rkv_cuda_copy_blocks(MemorySegment k_caches, MemorySegment v_caches, int num_layers, MemorySegment block_mapping, long num_pairs, long page_bytes, long num_pages, MemorySegment error_record, MemorySegment stream) {
         var mh$ = rkv_cuda_copy_blocks.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_copy_blocks", caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, error_record, stream);
+                traceDowncall("rkv_cuda_copy_blocks", k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, error_record, stream);
             }
-            return (int)mh$.invokeExact(caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, error_record, stream);
+            return (int)mh$.invokeExact(k_caches, v_caches, num_layers, block_mapping, num_pairs, page_bytes, num_pages, error_record, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -3419,27 +3105,6 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
             radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_INT,
             radixkv_h.C_POINTER
         );
 
@@ -3451,7 +3116,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const rkv_decode_params *p, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_decode_attention_run$descriptor() {
@@ -3461,7 +3126,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const rkv_decode_params *p, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_decode_attention_run$handle() {
@@ -3471,7 +3136,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const rkv_decode_params *p, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_decode_attention_run$address() {
@@ -3480,16 +3145,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_decode_attention_run(const rkv_cuda_attn_plan *plan, const rkv_decode_params *p, void *stream)
      * }
      */
-    public static int rkv_cuda_decode_attention_run(MemorySegment plan, MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left, MemorySegment stream) {
+    public static int rkv_cuda_decode_attention_run(MemorySegment plan, MemorySegment p, MemorySegment stream) {
         var mh$ = rkv_cuda_decode_attention_run.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_decode_attention_run", plan, q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+                traceDowncall("rkv_cuda_decode_attention_run", plan, p, stream);
             }
-            return (int)mh$.invokeExact(plan, q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+            return (int)mh$.invokeExact(plan, p, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -3502,30 +3167,6 @@ public class radixkv_h extends radixkv_h$shared {
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
             radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_INT,
             radixkv_h.C_POINTER
         );
 
@@ -3537,7 +3178,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const rkv_prefill_params *p, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_append_prefill_attention_run$descriptor() {
@@ -3547,7 +3188,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const rkv_prefill_params *p, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_append_prefill_attention_run$handle() {
@@ -3557,7 +3198,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const rkv_prefill_params *p, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_append_prefill_attention_run$address() {
@@ -3566,16 +3207,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_append_prefill_attention_run(const rkv_cuda_attn_plan *plan, const rkv_prefill_params *p, void *stream)
      * }
      */
-    public static int rkv_cuda_append_prefill_attention_run(MemorySegment plan, MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left, MemorySegment stream) {
+    public static int rkv_cuda_append_prefill_attention_run(MemorySegment plan, MemorySegment p, MemorySegment stream) {
         var mh$ = rkv_cuda_append_prefill_attention_run.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_append_prefill_attention_run", plan, q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+                traceDowncall("rkv_cuda_append_prefill_attention_run", plan, p, stream);
             }
-            return (int)mh$.invokeExact(plan, q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+            return (int)mh$.invokeExact(plan, p, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -3587,27 +3228,6 @@ public class radixkv_h extends radixkv_h$shared {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_INT,
             radixkv_h.C_POINTER
         );
 
@@ -3619,7 +3239,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_decode_attention(const rkv_decode_params *p, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_decode_attention$descriptor() {
@@ -3629,7 +3249,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_decode_attention(const rkv_decode_params *p, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_decode_attention$handle() {
@@ -3639,7 +3259,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_decode_attention(const rkv_decode_params *p, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_decode_attention$address() {
@@ -3648,16 +3268,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_decode_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_decode_attention(const rkv_decode_params *p, void *stream)
      * }
      */
-    public static int rkv_cuda_decode_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left, MemorySegment stream) {
+    public static int rkv_cuda_decode_attention(MemorySegment p, MemorySegment stream) {
         var mh$ = rkv_cuda_decode_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_decode_attention", q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+                traceDowncall("rkv_cuda_decode_attention", p, stream);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+            return (int)mh$.invokeExact(p, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
@@ -3669,30 +3289,6 @@ public class radixkv_h extends radixkv_h$shared {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
             radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_FLOAT,
-            radixkv_h.C_INT,
             radixkv_h.C_POINTER
         );
 
@@ -3704,7 +3300,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_append_prefill_attention(const rkv_prefill_params *p, void *stream)
      * }
      */
     public static FunctionDescriptor rkv_cuda_append_prefill_attention$descriptor() {
@@ -3714,7 +3310,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_append_prefill_attention(const rkv_prefill_params *p, void *stream)
      * }
      */
     public static MethodHandle rkv_cuda_append_prefill_attention$handle() {
@@ -3724,7 +3320,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_append_prefill_attention(const rkv_prefill_params *p, void *stream)
      * }
      */
     public static MemorySegment rkv_cuda_append_prefill_attention$address() {
@@ -3733,16 +3329,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_cuda_append_prefill_attention(const void *q, int32_t q_dtype, void *out, int32_t out_dtype, float *lse, const int32_t *qo_indptr, const void *k_cache, const void *v_cache, int32_t cache_dtype, int64_t num_pages, int32_t page_size, int32_t num_qo_heads, int32_t num_kv_heads, int32_t head_dim, const int32_t *kv_indptr, const int32_t *kv_indices, const int32_t *kv_last_page_len, int32_t batch_size, const int32_t *bidir_indptr, const int32_t *bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int32_t window_left, void *stream)
+     * int rkv_cuda_append_prefill_attention(const rkv_prefill_params *p, void *stream)
      * }
      */
-    public static int rkv_cuda_append_prefill_attention(MemorySegment q, int q_dtype, MemorySegment out, int out_dtype, MemorySegment lse, MemorySegment qo_indptr, MemorySegment k_cache, MemorySegment v_cache, int cache_dtype, long num_pages, int page_size, int num_qo_heads, int num_kv_heads, int head_dim, MemorySegment kv_indptr, MemorySegment kv_indices, MemorySegment kv_last_page_len, int batch_size, MemorySegment bidir_indptr, MemorySegment bidir_regions, float sm_scale, float logits_soft_cap, float k_scale, float v_scale, int window_left, MemorySegment stream) {
+    public static int rkv_cuda_append_prefill_attention(MemorySegment p, MemorySegment stream) {
         var mh$ = rkv_cuda_append_prefill_attention.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_cuda_append_prefill_attention", q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+                traceDowncall("rkv_cuda_append_prefill_attention", p, stream);
             }
-            return (int)mh$.invokeExact(q, q_dtype, out, out_dtype, lse, qo_indptr, k_cache, v_cache, cache_dtype, num_pages, page_size, num_qo_heads, num_kv_heads, head_dim, kv_indptr, kv_indices, kv_last_page_len, batch_size, bidir_indptr, bidir_regions, sm_scale, logits_soft_cap, k_scale, v_scale, window_left, stream);
+            return (int)mh$.invokeExact(p, stream);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

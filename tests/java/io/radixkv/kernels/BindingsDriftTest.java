@@ -3,9 +3,12 @@ package io.radixkv.kernels;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.bindings.radixkv_bench_h;
 import io.radixkv.bindings.radixkv_h;
 import java.io.IOException;
+import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.PaddingLayout;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.nio.file.Files;
@@ -20,22 +23,31 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The committed jextract bindings agree with native/include/radixkv.h, without needing
- * jextract: every RKV_API function has a static method of the same name with the mapped
- * parameter and return types (int32_t/int -> int, int64_t -> long, float, double, any
- * pointer -> MemorySegment), every rkv_* binding is still in the header, and every
- * {@code #define RKV_*} integer constant has the same value.
+ * The committed jextract bindings agree with their headers, without needing jextract:
+ * radixkv_h with native/include/radixkv.h and radixkv_bench_h with radixkv_bench.h. Every
+ * RKV_API function has a static method of the same name with the mapped parameter and return
+ * types (int32_t/int -> int, int64_t -> long, float, double, any pointer -> MemorySegment), every
+ * rkv_* binding is still in its header, every {@code #define RKV_*} integer constant has the same
+ * value, and every params struct has a class with the header's fields in the header's order.
  */
 class BindingsDriftTest {
     /** Surefire runs in java/; fall back to the repository root for IDE runs. */
-    static Path header() {
-        for (String p : new String[] {"../native/include/radixkv.h", "native/include/radixkv.h"}) {
-            Path path = Path.of(p);
+    static Path header(String name) {
+        for (String dir : new String[] {"../native/include/", "native/include/"}) {
+            Path path = Path.of(dir + name);
             if (Files.isRegularFile(path)) {
                 return path;
             }
         }
-        throw new AssertionError("radixkv.h not found from " + Path.of("").toAbsolutePath());
+        throw new AssertionError(name + " not found from " + Path.of("").toAbsolutePath());
+    }
+
+    static Path header() {
+        return header("radixkv.h");
+    }
+
+    static Path benchHeader() {
+        return header("radixkv_bench.h");
     }
 
     static String stripComments(String s) {
@@ -87,8 +99,12 @@ class BindingsDriftTest {
     }
 
     static Map<String, List<Class<?>>> bindingFunctions() {
+        return bindingFunctions(radixkv_h.class);
+    }
+
+    static Map<String, List<Class<?>>> bindingFunctions(Class<?> headerClass) {
         Map<String, List<Class<?>>> fns = new TreeMap<>();
-        for (Class<?> c = radixkv_h.class; c != null && c != Object.class; c = c.getSuperclass()) {
+        for (Class<?> c = headerClass; c != null && c != Object.class; c = c.getSuperclass()) {
             for (Method method : c.getDeclaredMethods()) {
                 String n = method.getName();
                 if (!n.startsWith("rkv_") || n.contains("$") || !Modifier.isStatic(method.getModifiers())
@@ -110,10 +126,24 @@ class BindingsDriftTest {
         Map<String, List<Class<?>>> header = headerFunctions(Files.readString(header()));
         assertTrue(header.size() > 20, "parsed only " + header.size() + " functions: " + header.keySet());
         assertTrue(header.containsKey("rkv_reshape_and_cache") && header.containsKey("rkv_cuda_copy_blocks"));
-        Map<String, List<Class<?>>> bindings = bindingFunctions();
+        assertMatching(header, bindingFunctions(radixkv_h.class), "radixkv_h");
+    }
+
+    @Test
+    void everyBenchHeaderFunctionHasAMatchingBinding() throws IOException {
+        Map<String, List<Class<?>>> header = headerFunctions(Files.readString(benchHeader()));
+        assertTrue(header.containsKey("rkv_bench_read") && header.containsKey("rkv_bench_fma_peak"), header.keySet()::toString);
+        assertMatching(header, bindingFunctions(radixkv_bench_h.class), "radixkv_bench_h");
+    }
+
+    static void assertMatching(Map<String, List<Class<?>>> header, Map<String, List<Class<?>>> bindings, String cls) {
         for (var e : header.entrySet()) {
-            assertTrue(bindings.containsKey(e.getKey()), "radixkv_h has no binding for " + e.getKey() + "; regenerate");
+            assertTrue(bindings.containsKey(e.getKey()), cls + " has no binding for " + e.getKey() + "; regenerate");
             assertEquals(e.getValue(), bindings.get(e.getKey()), "signature of " + e.getKey() + " (return, params)");
+        }
+        for (String name : bindings.keySet()) {
+            assertTrue(header.containsKey(name), "binding " + cls + "." + name
+                    + " is not declared in its header any more; regenerate");
         }
     }
 
@@ -123,6 +153,44 @@ class BindingsDriftTest {
         for (String name : bindingFunctions().keySet()) {
             assertTrue(header.containsKey(name), "binding " + name + " is not declared in radixkv.h any more; regenerate");
         }
+        Map<String, List<Class<?>>> bench = headerFunctions(Files.readString(benchHeader()));
+        assertTrue(header.keySet().stream().noneMatch(bench::containsKey), "a function declared in both headers");
+    }
+
+    /** struct name -> its field names in order, for every {@code typedef struct x {...} x;} of the header. */
+    static Map<String, List<String>> headerStructs(String src) {
+        String code = stripComments(src).replaceAll("\\s+", " ");
+        Matcher m = Pattern.compile("typedef struct (\\w+) \\{([^}]*)\\} \\1;").matcher(code);
+        Map<String, List<String>> structs = new TreeMap<>();
+        while (m.find()) {
+            List<String> fields = new ArrayList<>();
+            for (String decl : m.group(2).split(";")) {
+                if (!decl.isBlank()) {
+                    Matcher name = Pattern.compile("([A-Za-z_]\\w*)\\s*$").matcher(decl.trim());
+                    assertTrue(name.find(), "cannot parse field '" + decl + "'");
+                    fields.add(name.group(1));
+                }
+            }
+            structs.put(m.group(1), fields);
+        }
+        return structs;
+    }
+
+    @Test
+    void structsMatch() throws Exception {
+        Map<String, List<String>> structs = headerStructs(Files.readString(header()));
+        assertTrue(structs.containsKey("rkv_decode_params") && structs.containsKey("rkv_prefill_params"),
+                structs.keySet()::toString);
+        for (var e : structs.entrySet()) {
+            Class<?> c = Class.forName("io.radixkv.bindings." + e.getKey());
+            GroupLayout layout = (GroupLayout) c.getMethod("layout").invoke(null);
+            List<String> fields = layout.memberLayouts().stream().filter(l -> !(l instanceof PaddingLayout))
+                    .map(l -> l.name().orElseThrow()).toList();
+            assertEquals(e.getValue(), fields, "fields of " + e.getKey() + "; regenerate");
+        }
+        // the parser sees a changed field list
+        Map<String, List<String>> drifted = headerStructs("typedef struct rkv_x { int32_t a; const void* b; } rkv_x;");
+        assertEquals(Map.of("rkv_x", List.of("a", "b")), drifted);
     }
 
     @Test

@@ -8,9 +8,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.bindings.radixkv_bench_h;
 import io.radixkv.bindings.radixkv_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +21,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * libradixkv loads from -Dradixkv.native.dir, and its own argument checks (independent of the
- * Java ones) reject bad input with a status and a message, writing nothing.
+ * Java ones) reject bad input with a status and a message, writing nothing; the benchmarks'
+ * yardsticks come from libradixkv_bench, loaded beside it only when asked for.
  */
 class NativeLibraryTest {
     @Test
@@ -82,6 +85,38 @@ class NativeLibraryTest {
             assertEquals(-1, a.mismatch(b));
             assertTrue(BandwidthBaselines.read(a) != 0);
         }
+    }
+
+    @Test
+    void yardsticksLiveInTheBenchLibraryOnly() {
+        Path cpu = NativeLibrary.loadCpu();
+        Path bench = NativeLibrary.loadBench();
+        assertEquals(cpu.resolveSibling("libradixkv_bench.so"), bench);
+        assertEquals(radixkv_h.RKV_ABI_VERSION(), radixkv_bench_h.rkv_bench_abi_version());
+        try (Arena arena = Arena.ofConfined()) {
+            SymbolLookup product = SymbolLookup.libraryLookup(cpu, arena);
+            assertTrue(product.find("rkv_decode_attention").isPresent());
+            assertTrue(product.find("rkv_bench_read").isEmpty(), "libradixkv exports rkv_bench_read");
+            assertTrue(SymbolLookup.libraryLookup(bench, arena).find("rkv_bench_read").isPresent());
+        }
+    }
+
+    @Test
+    void aLibraryOfAnotherAbiVersionIsRefused() {
+        int mine = radixkv_h.RKV_ABI_VERSION();
+        NativeLibrary.requireAbi("libradixkv_bench", Path.of("/x/libradixkv_bench.so"), mine);
+        UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class,
+                () -> NativeLibrary.requireAbi("libradixkv_bench", Path.of("/x/libradixkv_bench.so"), mine - 1));
+        assertTrue(e.getMessage().contains("ABI version " + (mine - 1)) && e.getMessage().contains("expect " + mine),
+                e.getMessage());
+    }
+
+    @Test
+    void fmaPeakIsPositiveAndBadSecondsAreRefused() {
+        // A sanity check, not a performance assertion: on a loaded machine the window may see little CPU time.
+        assertTrue(BandwidthBaselines.fmaPeakGflops(0.02) > 0);
+        NativeException e = assertThrows(NativeException.class, () -> BandwidthBaselines.fmaPeakGflops(-1));
+        assertTrue(e.getMessage().contains("seconds"), e.getMessage());
     }
 
     @Test

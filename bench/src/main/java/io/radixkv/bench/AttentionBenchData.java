@@ -5,17 +5,15 @@ import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.cpu.BandwidthBaselines;
 import io.radixkv.kernels.cpu.NativeLibrary;
 import io.radixkv.paging.BlockAllocator;
 import io.radixkv.paging.DecodeBatchLayout;
 import io.radixkv.platform.LargePages;
 import io.radixkv.platform.LastLevelCache;
 import java.lang.foreign.Arena;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -31,7 +29,7 @@ import jdk.incubator.vector.VectorSpecies;
  * Shared setup of the attention benchmarks: a paged K/V pool filled with finite, normal random
  * values of the cache dtype (no denormals, no NaN: they would distort timings), a page table
  * whose pages are shuffled across the pool (or laid out as the engine's allocator lays them out),
- * and the baselines measured in the same run: memory read bandwidth ({@code rkv_bench_read} when the library has it, else a Vector API stream over
+ * and the baselines measured in the same run: memory read bandwidth ({@code rkv_bench_read} where libradixkv_bench loads, else a Vector API stream over
  * the same threads) and FMA peak ({@code rkv_bench_fma_peak}, else Vector API FMA chains).
  */
 final class AttentionBenchData implements AutoCloseable {
@@ -170,38 +168,28 @@ final class AttentionBenchData implements AutoCloseable {
 
     // ---- baselines ----
 
-    private static MethodHandle nativeHandle(String name, java.lang.foreign.FunctionDescriptor fd) {
-        NativeLibrary.loadCpu();
-        return SymbolLookup.loaderLookup().find(name)
-                .map(addr -> Linker.nativeLinker().downcallHandle(addr, fd))
-                .orElse(null);
+    /** Whether libradixkv_bench (the native yardsticks) loads here. */
+    private static final boolean NATIVE_BASELINES = benchLoads();
+
+    private static boolean benchLoads() {
+        try {
+            NativeLibrary.loadBench();
+            return true;
+        } catch (UnsatisfiedLinkError e) {
+            return false;
+        }
     }
 
-    private static final MethodHandle BENCH_READ = nativeHandle("rkv_bench_read",
-            java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
-                    ValueLayout.ADDRESS));
-    private static final MethodHandle FMA_PEAK = nativeHandle("rkv_bench_fma_peak",
-            java.lang.foreign.FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_DOUBLE, ValueLayout.ADDRESS));
-
     static String readBaselineSource() {
-        return BENCH_READ != null ? "rkv_bench_read" : "java-vector-stream";
+        return NATIVE_BASELINES ? "rkv_bench_read" : "java-vector-stream";
     }
 
     /** Streams every byte of the segments once with `threads` threads; returns a checksum. */
     static double streamRead(ExecutorService pool, int threads, MemorySegment... segs) throws Exception {
         double sum = 0;
-        if (BENCH_READ != null) {
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment sink = a.allocate(8);
-                for (MemorySegment s : segs) {
-                    int rc = (int) BENCH_READ.invokeExact(s, s.byteSize(), sink);
-                    NativeLibrary.check("rkv_bench_read", rc);
-                    sum += sink.get(ValueLayout.JAVA_DOUBLE, 0);
-                }
-            } catch (RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable t) {
-                throw new IllegalStateException(t);
+        if (NATIVE_BASELINES) {
+            for (MemorySegment s : segs) {
+                sum += BandwidthBaselines.read(s);
             }
             return sum;
         }
@@ -232,24 +220,15 @@ final class AttentionBenchData implements AutoCloseable {
         return a.add(b).reduceLanes(VectorOperators.ADD);
     }
 
-    /** True when libradixkv provides rkv_bench_fma_peak. */
+    /** True when libradixkv_bench (rkv_bench_fma_peak) loads here. */
     static boolean hasNativeFmaPeak() {
-        return FMA_PEAK != null;
+        return NATIVE_BASELINES;
     }
 
     /** Native FMA peak in GFLOP/s over `threads` threads (rkv_bench_fma_peak). */
     static double nativeFmaPeak(int threads, double seconds) {
         radixkv_h.rkv_set_num_threads(threads);
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment out = a.allocate(8);
-            int rc = (int) FMA_PEAK.invokeExact(seconds, out);
-            NativeLibrary.check("rkv_bench_fma_peak", rc);
-            return out.get(ValueLayout.JAVA_DOUBLE, 0);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+        return BandwidthBaselines.fmaPeakGflops(seconds);
     }
 
     static final int FMA_ITERS = 200_000;

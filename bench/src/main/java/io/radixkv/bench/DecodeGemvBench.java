@@ -229,6 +229,6 @@ public class DecodeGemvBench {
     public void fmaPeak(Counters c) {
         radixkv_h.rkv_set_num_threads(threads);
         double seconds = 0.05;
-        c.gflop += CpuDenseKernels.fmaPeakGflops(seconds) * seconds;
+        c.gflop += BandwidthBaselines.fmaPeakGflops(seconds) * seconds;
     }
 }

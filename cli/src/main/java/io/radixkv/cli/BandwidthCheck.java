@@ -23,7 +23,7 @@ import java.util.function.Consumer;
 
 /**
  * A short bandwidth check of the KV kernels against the machine's memory read and copy
- * bandwidth measured in the same run (the native baselines {@code rkv_bench_read} /
+ * bandwidth measured in the same run (libradixkv_bench's baselines {@code rkv_bench_read} /
  * {@code rkv_bench_copy} use the kernels' own thread pool). Buffers are sized well past the
  * last-level cache so every number is a DRAM number.
  *

@@ -1,6 +1,8 @@
 package io.radixkv.kernels.cpu;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.bindings.rkv_decode_params;
+import io.radixkv.bindings.rkv_prefill_params;
 import io.radixkv.kernels.AttentionChecks;
 import io.radixkv.kernels.AttentionKernels;
 import io.radixkv.kernels.AttentionParams;
@@ -60,14 +62,10 @@ public final class CpuAttentionKernels implements AttentionKernels {
         }
         AttentionChecks.plannedRun(p, p.generation(), generation, q, qDtype, out, outDtype, lse, cache, params,
                 p.table().batchSize());
-        PagedKvLayout l = cache.layout();
-        PageTableCsr table = p.table();
-        NativeLibrary.check("rkv_decode_attention_run", radixkv_h.rkv_decode_attention_run(nativePlan,
-                q, qDtype.code(), out, outDtype.code(), nullable(lse),
-                cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                params.numQoHeads(), l.numKvHeads(), l.headDim(),
-                table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), table.batchSize(),
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
+        try (Arena a = Arena.ofConfined()) {
+            NativeLibrary.check("rkv_decode_attention_run", radixkv_h.rkv_decode_attention_run(nativePlan,
+                    decodeParams(a, q, qDtype, out, outDtype, lse, cache, p.table(), params)));
+        }
     }
 
     /** Split-KV plans the current decode plan has made so far (one per distinct window run): tests. */
@@ -92,13 +90,10 @@ public final class CpuAttentionKernels implements AttentionKernels {
     public void decode(MemorySegment q, DType qDtype, MemorySegment out, DType outDtype, MemorySegment lse,
                        KvCacheView cache, PageTableCsr table, AttentionParams params) {
         AttentionChecks.decode(q, qDtype, out, outDtype, lse, cache, table, params);
-        PagedKvLayout l = cache.layout();
-        NativeLibrary.check("rkv_decode_attention", radixkv_h.rkv_decode_attention(
-                q, qDtype.code(), out, outDtype.code(), nullable(lse),
-                cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                params.numQoHeads(), l.numKvHeads(), l.headDim(),
-                table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), table.batchSize(),
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
+        try (Arena a = Arena.ofConfined()) {
+            NativeLibrary.check("rkv_decode_attention", radixkv_h.rkv_decode_attention(
+                    decodeParams(a, q, qDtype, out, outDtype, lse, cache, table, params)));
+        }
     }
 
     @Override
@@ -107,14 +102,27 @@ public final class CpuAttentionKernels implements AttentionKernels {
                               MemorySegment bidirIndptr, MemorySegment bidirRegions, AttentionParams params) {
         AttentionChecks.prefill(q, qDtype, out, outDtype, lse, qoIndptr, cache, table, bidirIndptr, bidirRegions,
                 params);
-        PagedKvLayout l = cache.layout();
-        NativeLibrary.check("rkv_append_prefill_attention", radixkv_h.rkv_append_prefill_attention(
-                q, qDtype.code(), out, outDtype.code(), nullable(lse), qoIndptr,
-                cache.kCache(), cache.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                params.numQoHeads(), l.numKvHeads(), l.headDim(),
-                table.kvIndptr(), table.kvIndices(), table.kvLastPageLen(), table.batchSize(),
-                nullable(bidirIndptr), nullable(bidirRegions),
-                params.smScale(), params.logitsSoftCap(), cache.kScale(), cache.vScale(), params.windowLeft()));
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = rkv_prefill_params.allocate(a);
+            NativeAttentionArgs.query(rkv_prefill_params.attn(p), q, qDtype, out, outDtype, lse, params);
+            NativeAttentionArgs.pagedKv(rkv_prefill_params.kv(p), cache, table.kvIndptr(), table.kvIndices(),
+                    table.kvLastPageLen(), table.batchSize());
+            rkv_prefill_params.qo_indptr(p, qoIndptr);
+            rkv_prefill_params.bidir_indptr(p, NativeAttentionArgs.orNull(bidirIndptr));
+            rkv_prefill_params.bidir_regions(p, NativeAttentionArgs.orNull(bidirRegions));
+            NativeLibrary.check("rkv_append_prefill_attention", radixkv_h.rkv_append_prefill_attention(p));
+        }
+    }
+
+    /** An rkv_decode_params in {@code a} for one call over the host page table. */
+    private static MemorySegment decodeParams(Arena a, MemorySegment q, DType qDtype, MemorySegment out,
+                                              DType outDtype, MemorySegment lse, KvCacheView cache,
+                                              PageTableCsr table, AttentionParams params) {
+        MemorySegment p = rkv_decode_params.allocate(a);
+        NativeAttentionArgs.query(rkv_decode_params.attn(p), q, qDtype, out, outDtype, lse, params);
+        NativeAttentionArgs.pagedKv(rkv_decode_params.kv(p), cache, table.kvIndptr(), table.kvIndices(),
+                table.kvLastPageLen(), table.batchSize());
+        return p;
     }
 
     @Override
@@ -123,9 +131,5 @@ public final class CpuAttentionKernels implements AttentionKernels {
         AttentionChecks.merge(va, sa, vb, sb, vOut, sOut, numTokens, numHeads, headDim);
         NativeLibrary.check("rkv_merge_state",
                 radixkv_h.rkv_merge_state(va, sa, vb, sb, vOut, sOut, numTokens, numHeads, headDim));
-    }
-
-    private static MemorySegment nullable(MemorySegment s) {
-        return AttentionChecks.isNull(s) ? MemorySegment.NULL : s;
     }
 }

@@ -186,19 +186,6 @@ public final class CpuDenseKernels implements DenseKernels {
         NativeLibrary.call("rkv_argmax", () -> (int) ARGMAX.invokeExact(logits, rows, vocab, out));
     }
 
-    /**
-     * Peak f32 FMA throughput of the kernels' threads (GFLOP/s), measured for about {@code seconds}:
-     * the yardstick for GEMM efficiency.
-     */
-    public static double fmaPeakGflops(double seconds) {
-        NativeLibrary.loadCpu();
-        try (var arena = java.lang.foreign.Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(java.lang.foreign.ValueLayout.JAVA_DOUBLE);
-            NativeLibrary.check("rkv_bench_fma_peak", radixkv_h.rkv_bench_fma_peak(seconds, out));
-            return out.get(java.lang.foreign.ValueLayout.JAVA_DOUBLE, 0);
-        }
-    }
-
     private static void natives(String an, MemorySegment a, String bn, MemorySegment b, String cn, MemorySegment c) {
         DenseChecks.requireNative(an, a);
         DenseChecks.requireNative(bn, b);

@@ -1,5 +1,6 @@
 package io.radixkv.kernels.cpu;
 
+import io.radixkv.bindings.radixkv_bench_h;
 import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.NativeException;
 import java.io.IOException;
@@ -32,6 +33,7 @@ public final class NativeLibrary {
     private static final String RESOURCE_DIR = "/radixkv-native/linux-x86_64/";
 
     private static Path cpuLibraryPath;
+    private static Path benchLibraryPath;
     private static Path extractedDir;
     private static boolean cudaAttempted;
     private static Optional<Path> cudaLibraryPath = Optional.empty();
@@ -44,15 +46,28 @@ public final class NativeLibrary {
         if (cpuLibraryPath == null) {
             Path p = locate("libradixkv.so");
             load(p);
-            int abi = radixkv_h.rkv_abi_version();
-            if (abi != radixkv_h.RKV_ABI_VERSION()) {
-                throw new UnsatisfiedLinkError("libradixkv at " + p + " has ABI version " + abi
-                        + " but the Java bindings expect " + radixkv_h.RKV_ABI_VERSION() + "; rebuild");
-            }
+            requireAbi("libradixkv", p, radixkv_h.rkv_abi_version());
             cpuLibraryPath = p;
             LOG.debug("loaded {}", p);
         }
         return cpuLibraryPath;
+    }
+
+    /**
+     * Loads libradixkv_bench (once, with libradixkv) and returns its path: the benchmarks'
+     * yardsticks (radixkv_bench.h), which only benchmarks and the CLI's bandwidth check need.
+     * Throws {@link UnsatisfiedLinkError} with the reason.
+     */
+    public static synchronized Path loadBench() {
+        if (benchLibraryPath == null) {
+            loadCpu();
+            Path p = locate("libradixkv_bench.so");
+            load(p);
+            requireAbi("libradixkv_bench", p, radixkv_bench_h.rkv_bench_abi_version());
+            benchLibraryPath = p;
+            LOG.debug("loaded {}", p);
+        }
+        return benchLibraryPath;
     }
 
     /**
@@ -66,11 +81,7 @@ public final class NativeLibrary {
             try {
                 Path p = locate("libradixkv_cuda.so");
                 load(p);
-                int abi = radixkv_h.rkv_cuda_abi_version();
-                if (abi != radixkv_h.RKV_ABI_VERSION()) {
-                    throw new UnsatisfiedLinkError("libradixkv_cuda at " + p + " has ABI version " + abi
-                            + " but the Java bindings expect " + radixkv_h.RKV_ABI_VERSION() + "; rebuild");
-                }
+                requireAbi("libradixkv_cuda", p, radixkv_h.rkv_cuda_abi_version());
                 cudaLibraryPath = Optional.of(p);
                 cudaUnavailableReason = "";
             } catch (UnsatisfiedLinkError e) {
@@ -116,6 +127,14 @@ public final class NativeLibrary {
             }
         }
         throw new UnsatisfiedLinkError("libcudart.so could not be loaded; tried:" + why);
+    }
+
+    /** A library built against another radixkv.h than the bindings' fails to load, naming both versions. */
+    static void requireAbi(String library, Path p, int abi) {
+        if (abi != radixkv_h.RKV_ABI_VERSION()) {
+            throw new UnsatisfiedLinkError(library + " at " + p + " has ABI version " + abi
+                    + " but the Java bindings expect " + radixkv_h.RKV_ABI_VERSION() + "; rebuild");
+        }
     }
 
     private static void load(Path p) {
@@ -223,6 +242,15 @@ public final class NativeLibrary {
     public static int check(String function, int status) {
         if (status < 0) {
             throw new NativeException(function, status, lastError());
+        }
+        return status;
+    }
+
+    /** Throws {@link NativeException} when a libradixkv_bench call returned a negative status. */
+    static int checkBench(String function, int status) {
+        if (status < 0) {
+            throw new NativeException(function, status,
+                    radixkv_bench_h.rkv_bench_last_error().reinterpret(Long.MAX_VALUE).getString(0));
         }
         return status;
     }

@@ -1,6 +1,8 @@
 package io.radixkv.kernels.cuda;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.bindings.rkv_decode_params;
+import io.radixkv.bindings.rkv_prefill_params;
 import io.radixkv.kernels.AttentionChecks;
 import io.radixkv.kernels.AttentionKernels;
 import io.radixkv.kernels.AttentionParams;
@@ -10,6 +12,7 @@ import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.PageTableCsr;
 import io.radixkv.kernels.PagedKvLayout;
+import io.radixkv.kernels.cpu.NativeAttentionArgs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -274,31 +277,33 @@ final class CudaAttentionKernels implements AttentionKernels {
 
         @Override
         public void decode(CudaAttentionPlan p, Launch x, MemorySegment stream) {
-            PagedKvLayout l = p.layout();
-            KvCacheView c = x.cache();
-            AttentionParams a = x.params();
             CudaAttentionPlan.DeviceTables t = p.device();
-            CudaKvCacheKernels.check("rkv_cuda_decode_attention_run", radixkv_h.rkv_cuda_decode_attention_run(
-                    p.nativePlan(), x.q(), x.qDtype().code(), x.out(), x.outDtype().code(), x.lse(),
-                    c.kCache(), c.vCache(), l.cacheDtype().code(), l.numPages(), l.pageSize(),
-                    a.numQoHeads(), l.numKvHeads(), l.headDim(), t.kvIndptr(), t.kvIndices(), t.kvLastPageLen(),
-                    p.table().batchSize(), a.smScale(), a.logitsSoftCap(), c.kScale(), c.vScale(), a.windowLeft(),
-                    stream));
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment params = rkv_decode_params.allocate(arena);
+                NativeAttentionArgs.query(rkv_decode_params.attn(params), x.q(), x.qDtype(), x.out(), x.outDtype(),
+                        x.lse(), x.params());
+                NativeAttentionArgs.pagedKv(rkv_decode_params.kv(params), x.cache(), t.kvIndptr(), t.kvIndices(),
+                        t.kvLastPageLen(), p.table().batchSize());
+                CudaKvCacheKernels.check("rkv_cuda_decode_attention_run",
+                        radixkv_h.rkv_cuda_decode_attention_run(p.nativePlan(), params, stream));
+            }
         }
 
         @Override
         public void prefill(CudaAttentionPlan p, Launch x, MemorySegment stream) {
-            PagedKvLayout l = p.layout();
-            KvCacheView c = x.cache();
-            AttentionParams a = x.params();
             CudaAttentionPlan.DeviceTables t = p.device();
-            CudaKvCacheKernels.check("rkv_cuda_append_prefill_attention_run",
-                    radixkv_h.rkv_cuda_append_prefill_attention_run(p.nativePlan(), x.q(), x.qDtype().code(), x.out(),
-                            x.outDtype().code(), x.lse(), t.qoIndptr(), c.kCache(), c.vCache(),
-                            l.cacheDtype().code(), l.numPages(), l.pageSize(), a.numQoHeads(), l.numKvHeads(),
-                            l.headDim(), t.kvIndptr(), t.kvIndices(), t.kvLastPageLen(), p.table().batchSize(),
-                            t.bidirIndptr(), t.bidirRegions(), a.smScale(), a.logitsSoftCap(), c.kScale(),
-                            c.vScale(), a.windowLeft(), stream));
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment params = rkv_prefill_params.allocate(arena);
+                NativeAttentionArgs.query(rkv_prefill_params.attn(params), x.q(), x.qDtype(), x.out(), x.outDtype(),
+                        x.lse(), x.params());
+                NativeAttentionArgs.pagedKv(rkv_prefill_params.kv(params), x.cache(), t.kvIndptr(), t.kvIndices(),
+                        t.kvLastPageLen(), p.table().batchSize());
+                rkv_prefill_params.qo_indptr(params, t.qoIndptr());
+                rkv_prefill_params.bidir_indptr(params, t.bidirIndptr());
+                rkv_prefill_params.bidir_regions(params, t.bidirRegions());
+                CudaKvCacheKernels.check("rkv_cuda_append_prefill_attention_run",
+                        radixkv_h.rkv_cuda_append_prefill_attention_run(p.nativePlan(), params, stream));
+            }
         }
 
         @Override

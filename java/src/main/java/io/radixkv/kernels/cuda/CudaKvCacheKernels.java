@@ -99,18 +99,20 @@ final class CudaKvCacheKernels implements KvCacheKernels {
         if (numPairs == 0) {
             return;
         }
-        // pool addresses K0 V0 K1 V1 ... then the mapping, in one pinned buffer and one upload
-        long ptrBytes = 16L * layers.size();
-        long mapOffset = (ptrBytes + 63) & ~63L;
+        // the K pool addresses, the V pool addresses, then the mapping: one pinned buffer, one upload
+        int n = layers.size();
+        long ptrBytes = 8L * n;
+        long mapOffset = (2 * ptrBytes + 63) & ~63L;
         long mapBytes = 16L * numPairs;
         MemorySegment host = staging.host(mapOffset + mapBytes);
-        for (int i = 0; i < layers.size(); i++) {
-            host.setAtIndex(ValueLayout.ADDRESS, 2L * i, layers.get(i).kCache());
-            host.setAtIndex(ValueLayout.ADDRESS, 2L * i + 1, layers.get(i).vCache());
+        for (int i = 0; i < n; i++) {
+            host.setAtIndex(ValueLayout.ADDRESS, i, layers.get(i).kCache());
+            host.setAtIndex(ValueLayout.ADDRESS, n + i, layers.get(i).vCache());
         }
         MemorySegment.copy(blockMapping, 0, host, mapOffset, mapBytes);
         MemorySegment dev = staging.upload(mapOffset + mapBytes);
-        check("rkv_cuda_copy_blocks", radixkv_h.rkv_cuda_copy_blocks(dev, layers.size(), dev.asSlice(mapOffset, mapBytes),
-                numPairs, layout.pageBytes(), layout.numPages(), errors.record(), stream));
+        check("rkv_cuda_copy_blocks", radixkv_h.rkv_cuda_copy_blocks(dev.asSlice(0, ptrBytes),
+                dev.asSlice(ptrBytes, ptrBytes), n, dev.asSlice(mapOffset, mapBytes), numPairs, layout.pageBytes(),
+                layout.numPages(), errors.record(), stream));
     }
 }

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "radixkv_bench.h"
 #include "rkv_common.h"
 #include "rkv_isa.h"
 

@@ -18,6 +18,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
+#include "radixkv_bench.h"
 #include "rkv_common.h"
 
 namespace rkv {
