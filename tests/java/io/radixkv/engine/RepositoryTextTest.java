@@ -14,7 +14,6 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,7 +21,6 @@ import org.junit.jupiter.api.Test;
  * (sessions, ordinal rounds) or cites documents a reader does not have (seed documents, issue
  * or defect numbers). Fails listing every offending file:line.
  */
-@Disabled("enabled when README/docs/native are clean")
 class RepositoryTextTest {
     /** Case-insensitive; each names what it rejects. */
     static final Map<String, Pattern> RULES = Map.of(
