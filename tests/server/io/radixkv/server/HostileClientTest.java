@@ -37,6 +37,9 @@ class HostileClientTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
+    // The broken requests below end where the server stops reading: bytes it never reads would make
+    // its close a reset, which can discard the answer before the client reads it.
+
     private static JsonNode assertJsonError(RawHttp.Response r, int status) throws Exception {
         assertEquals(status, r.status(), r.text());
         assertTrue(String.valueOf(r.header("content-type")).startsWith("application/json"), r.headers().toString());
@@ -117,7 +120,8 @@ class HostileClientTest {
                 c.send("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
                         + "Transfer-Encoding: chunked\r\n\r\n");
                 c.send(Integer.toHexString(chunk.length()) + "\r\n" + chunk + "\r\n");
-                c.send(Integer.toHexString(chunk.length()) + "\r\n" + chunk + "\r\n");
+                // the size line that passes the limit is enough: the server answers before its bytes come
+                c.send(Integer.toHexString(chunk.length()) + "\r\n");
                 assertJsonError(c.read(), 413);
                 assertTrue(c.closedWithin(CLOSED_WITHIN));
             }
@@ -131,14 +135,14 @@ class HostileClientTest {
             for (String size : List.of("zz", "-1", "ffffffffffffffff")) {
                 try (RawHttp c = RawHttp.connect(t.server.baseUri())) {
                     c.send("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                            + "Transfer-Encoding: chunked\r\n\r\n" + size + "\r\n{\"prompt\":[1]}\r\n0\r\n\r\n");
+                            + "Transfer-Encoding: chunked\r\n\r\n" + size + "\r\n");
                     assertJsonError(c.read(), 400);
                     assertTrue(c.closedWithin(CLOSED_WITHIN), "closed after chunk size " + size);
                 }
             }
             try (RawHttp c = RawHttp.connect(t.server.baseUri())) {
                 c.send("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                        + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n");
+                        + "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n");
                 assertJsonError(c.read(), 400);
                 assertTrue(c.closedWithin(CLOSED_WITHIN), "closed after Transfer-Encoding with Content-Length");
             }
@@ -199,7 +203,6 @@ class HostileClientTest {
             try (RawHttp c = RawHttp.connect(t.server.baseUri())) {
                 byte[] body = utf8("{\"prompt\":[1,2,3],\"max_tokens\":1}");
                 c.post("/v1/completions", "HTTP/1.1", "Connection: close\r\n", body);
-                c.post("/v1/completions", "HTTP/1.1", "", body); // pipelined: must not be answered
                 RawHttp.Response r = c.read();
                 assertEquals(200, r.status(), r.text());
                 assertEquals("close", r.header("connection"));

@@ -13,7 +13,6 @@ import io.helidon.webserver.sse.SseSink;
 import io.radixkv.engine.Engine;
 import io.radixkv.server.conn.ClientChannel;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -167,8 +166,10 @@ final class CompletionService {
      */
     private JsonNode readJson(ServerRequest req) {
         byte[] body;
-        try (InputStream in = req.content().inputStream()) {
-            body = in.readAllBytes();
+        // not closed on failure: closing drains the rest of the body, which a broken or stalled
+        // body does not have; the error response closes the connection instead
+        try {
+            body = req.content().inputStream().readAllBytes();
         } catch (CloseConnectionException e) {
             throw new ClientGone(e); // the read timed out or the client went away mid-body
         } catch (RequestException e) {
