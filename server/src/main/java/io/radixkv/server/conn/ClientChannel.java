@@ -260,52 +260,27 @@ public final class ClientChannel {
     private final class GuardedWriter implements DataWriter {
         @Override
         public void write(BufferData... buffers) {
-            begin();
-            try {
-                rawWriter.write(buffers);
-            } finally {
-                writeSince = 0;
-            }
+            timed(() -> rawWriter.write(buffers));
         }
 
         @Override
         public void write(BufferData buffer) {
-            begin();
-            try {
-                rawWriter.write(buffer);
-            } finally {
-                writeSince = 0;
-            }
+            timed(() -> rawWriter.write(buffer));
         }
 
         @Override
         public void writeNow(BufferData... buffers) {
-            begin();
-            try {
-                rawWriter.writeNow(buffers);
-            } finally {
-                writeSince = 0;
-            }
+            timed(() -> rawWriter.writeNow(buffers));
         }
 
         @Override
         public void writeNow(BufferData buffer) {
-            begin();
-            try {
-                rawWriter.writeNow(buffer);
-            } finally {
-                writeSince = 0;
-            }
+            timed(() -> rawWriter.writeNow(buffer));
         }
 
         @Override
         public void flush() {
-            begin();
-            try {
-                rawWriter.flush();
-            } finally {
-                writeSince = 0;
-            }
+            timed(rawWriter::flush);
         }
 
         @Override
@@ -313,8 +288,13 @@ public final class ClientChannel {
             rawWriter.close();
         }
 
-        private void begin() {
+        private void timed(Runnable write) {
             writeSince = Math.max(1, System.nanoTime());
+            try {
+                write.run();
+            } finally {
+                writeSince = 0;
+            }
         }
     }
 }
