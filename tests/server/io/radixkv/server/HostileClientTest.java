@@ -98,7 +98,8 @@ class HostileClientTest {
             } // hangs up before the answer
             t.assertPagesConserved();
             long decoded = t.engine.snapshot().decodeTokens() - decodedBefore;
-            assertTrue(decoded < 900, "cancelled when the client left, not at completion: " + decoded + " decoded");
+            // the first token comes from prefill: a request run to its end decodes 899
+            assertTrue(decoded < 800, "cancelled when the client left, not at completion: " + decoded + " decoded");
             List<String> lines = ServerTestSupport.accessLines(l -> l.contains("reason=client_closed"));
             assertTrue(!lines.isEmpty() && lines.get(0).contains(" status=499 "), lines.toString());
         }

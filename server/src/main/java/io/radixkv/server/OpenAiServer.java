@@ -3,6 +3,8 @@ package io.radixkv.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
+import io.helidon.webserver.CloseConnectionException;
 import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
 import io.helidon.webserver.WebServerConfig;
@@ -127,12 +129,17 @@ public final class OpenAiServer implements AutoCloseable {
     }
 
     private void routes(HttpRouting.Builder r) {
-        // after a response, the connection waits for the next request under the keep-alive timeout
+        // after a response, the connection waits for the next request under the keep-alive timeout,
+        // unless either side said Connection: close (Helidon marks the response but would keep reading)
         r.addFilter((chain, req, res) -> {
             try {
                 chain.proceed();
             } finally {
                 ClientChannel.current().ifPresent(ClientChannel::exchangeDone);
+            }
+            if (res.isSent() && (req.headers().containsToken(HeaderValues.CONNECTION_CLOSE)
+                    || res.headers().containsToken(HeaderValues.CONNECTION_CLOSE))) {
+                throw new CloseConnectionException("Connection: close");
             }
         });
         r.post("/v1/completions", (req, res) -> completions.handle(req, res, false))
