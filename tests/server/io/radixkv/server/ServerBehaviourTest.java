@@ -315,7 +315,8 @@ class ServerBehaviourTest {
         }
         assertEquals(1.0, metricOrZero(after, abort) - metricOrZero(before, abort), 1e-9);
         long decoded = t.engine.snapshot().decodeTokens() - decodedBefore;
-        assertTrue(decoded < 950, "the request stopped early: " + decoded + " tokens decoded");
+        // the first token comes from prefill: a request run to its end decodes 949
+        assertTrue(decoded < 900, "the request stopped early: " + decoded + " tokens decoded");
     }
 
     private static double metricOrZero(String text, String prefix) {
