@@ -47,6 +47,7 @@ final class CompletionService {
     /** Tests: makes the engine fail a request at a chosen token (see {@link Generation#start}). */
     volatile java.util.function.IntPredicate tokenFault;
     private final java.util.Set<Generation> active = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.Set<ClientChannel> activeChannels = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     CompletionService(Engine engine, TextModel text, Admission admission, ServerMetrics metrics, ObjectMapper json,
                       String modelName, long maxRequestBytes) {
@@ -62,6 +63,16 @@ final class CompletionService {
         int maxSeqLen = engine.config().maxSeqLen() == 0 ? engine.modelConfig().maxPositions()
                 : engine.config().maxSeqLen();
         this.contextLimit = (int) Math.min(maxSeqLen, (long) engine.numPages() * engine.config().pageSize());
+    }
+
+    /**
+     * Closes the connections of the requests still running (shutdown, after {@link #cancelAll()}
+     * left them time to answer): what remains is blocked writing to clients that do not read.
+     */
+    void closeConnections() {
+        for (ClientChannel c : activeChannels) {
+            c.close(ClientChannel.SHUTDOWN);
+        }
     }
 
     /** Cancels every running request (shutdown after the grace period); returns how many. */
@@ -102,6 +113,7 @@ final class CompletionService {
             try {
                 List<Generation> gens = start(id, pr);
                 active.addAll(gens);
+                channel.ifPresent(activeChannels::add);
                 // a client that hangs up (or is cut off by a timeout) stops its prompts at once,
                 // not when they are done, whether it streams or waits for one JSON document
                 channel.ifPresent(c -> c.onHangup(() -> gens.forEach(Generation::cancel)));
@@ -113,6 +125,7 @@ final class CompletionService {
                     }
                 } finally {
                     channel.ifPresent(ClientChannel::clearHangup);
+                    channel.ifPresent(activeChannels::remove);
                     gens.forEach(active::remove);
                     // whatever ended this request early (a failed choice, a client gone), no
                     // prompt of it keeps running: no-op for those that finished
@@ -124,7 +137,7 @@ final class CompletionService {
         } catch (ClientGone e) {
             acc.status = 499;
             // a connection closed while draining was closed by the shutdown, not by its client
-            acc.reason = admission.draining() ? "shutdown"
+            acc.reason = admission.draining() ? ClientChannel.SHUTDOWN
                     : channel.map(ClientChannel::closeReason).orElse(ClientChannel.CLIENT_CLOSED);
         } catch (ApiException e) {
             acc.status = e.status();
@@ -137,7 +150,7 @@ final class CompletionService {
                 acc.reason = gone;
             } else if (Thread.currentThread().isInterrupted() || admission.draining()) {
                 acc.status = 503;
-                acc.reason = "shutdown";
+                acc.reason = ClientChannel.SHUTDOWN;
                 LOG.info("request {} ended by the server's shutdown: {}", id, e.toString());
             } else {
                 acc.status = 500;

@@ -213,8 +213,9 @@ public final class OpenAiServer implements AutoCloseable {
 
     /**
      * Graceful shutdown: refuses new requests (503), lets running ones finish for up to the
-     * grace period, cancels what is left (their clients get an error, their pages are freed),
-     * then stops the web server. The engine stays open (the caller closes it).
+     * grace period, cancels what is left (their clients get an error, their pages are freed;
+     * a second later the connections of any still blocked writing to a client that does not
+     * read are closed), then stops the web server. The engine stays open (the caller closes it).
      */
     public void shutdown() {
         if (stopped) {
@@ -227,7 +228,11 @@ public final class OpenAiServer implements AutoCloseable {
             if (!admission.awaitIdle(config.shutdownGrace())) {
                 int n = completions.cancelAll();
                 LOG.warn("grace period over: aborted {} running requests", n);
-                admission.awaitIdle(Duration.ofSeconds(10));
+                if (!admission.awaitIdle(Duration.ofSeconds(1))) {
+                    // the rest are blocked writing to clients that do not read: cut them off
+                    completions.closeConnections();
+                    admission.awaitIdle(Duration.ofSeconds(10));
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

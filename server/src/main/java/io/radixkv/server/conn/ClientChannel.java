@@ -31,6 +31,7 @@ public final class ClientChannel {
     public static final String READ_TIMEOUT = "read_timeout";
     public static final String KEEP_ALIVE_TIMEOUT = "keep_alive_timeout";
     public static final String CLIENT_CLOSED = "client_closed";
+    public static final String SHUTDOWN = "shutdown";
 
     private static final ThreadLocal<ClientChannel> CURRENT = new ThreadLocal<>();
     private static final byte[] HTTP_1_0 = " HTTP/1.0".getBytes(StandardCharsets.US_ASCII);
@@ -158,7 +159,8 @@ public final class ClientChannel {
         }
     }
 
-    void close(String reason) {
+    /** Closes the connection now (a blocked read or write fails); {@code reason} is kept if it is the first. */
+    public void close(String reason) {
         synchronized (this) {
             if (closeReason == null) {
                 closeReason = reason;
