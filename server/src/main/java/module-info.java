@@ -13,6 +13,9 @@ module io.radixkv.server {
     requires io.helidon.http;
     requires io.helidon.common.media.type;
     requires io.helidon.common;
+    requires io.helidon.common.buffers;
+    requires io.helidon.common.socket;
+    requires io.helidon.common.concurrency.limits;
     requires io.prometheus.metrics.core;
     requires io.prometheus.metrics.model;
     requires io.prometheus.writer.text;

@@ -30,6 +30,20 @@ class ServeCommandTest {
     }
 
     @Test
+    void connectionLimitsAreValidated() {
+        CliRun.of("serve", "--model", "tiny", "--timeout-keep-alive", "0")
+                .assertUsageError("invalid value for --timeout-keep-alive: 0.0 (must be > 0 and finite)");
+        CliRun.of("serve", "--model", "tiny", "--read-timeout", "-1")
+                .assertUsageError("invalid value for --read-timeout: -1.0 (must be > 0 and finite)");
+        CliRun.of("serve", "--model", "tiny", "--write-timeout", "NaN")
+                .assertUsageError("invalid value for --write-timeout: NaN (must be > 0 and finite)");
+        CliRun.of("serve", "--model", "tiny", "--write-timeout", "0.0000001")
+                .assertUsageError("invalid value for --write-timeout: 1.0E-7 (must be at least 0.001)");
+        CliRun.of("serve", "--model", "tiny", "--max-request-bytes", "0")
+                .assertUsageError("invalid value for --max-request-bytes: 0 (must be > 0)");
+    }
+
+    @Test
     void serveAnswersAndExitsOnSigterm() throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=io.radixkv,ai.djl.tokenizers",
@@ -38,7 +52,8 @@ class ServeCommandTest {
                 "-cp", System.getProperty("java.class.path"),
                 "-m", "io.radixkv.cli/io.radixkv.cli.Main",
                 "serve", "--model", "tiny", "--backend", "cpu", "--port", "0", "--pages", "64",
-                "--max-seq-len", "512", "--shutdown-grace", "120"));
+                "--max-seq-len", "512", "--shutdown-grace", "120", "--timeout-keep-alive", "0.5",
+                "--max-request-bytes", "4096"));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -69,6 +84,15 @@ class ServeCommandTest {
             }
             assertEquals(200, c.getResponseCode());
             JsonNode j = CliSupport.JSON.readTree(c.getInputStream());
+            // --max-request-bytes reaches the server: a larger Content-Length is refused before its body is sent
+            try (java.net.Socket raw = new java.net.Socket(base.getHost(), base.getPort())) {
+                raw.setSoTimeout(20_000);
+                raw.getOutputStream().write(("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                String status = new BufferedReader(new InputStreamReader(raw.getInputStream(), StandardCharsets.US_ASCII))
+                        .readLine();
+                assertTrue(status.startsWith("HTTP/1.1 413 "), status);
+            }
             assertEquals(4, j.get("usage").get("completion_tokens").asInt());
 
             // a stream running when SIGTERM comes finishes within the grace period

@@ -34,6 +34,7 @@ class AdmissionAndShutdownTest {
             JsonNode e = ServerTestSupport.json(r).get("error");
             assertEquals(429, e.get("code").asInt());
             assertTrue(e.get("message").asText().contains("waiting queue is full"), e.toString());
+            assertEquals("1", r.headers().firstValue("retry-after").orElse(null), "429 says when to retry");
             in.close();
             t.assertPagesConserved();
             // the slot is free again once the first request has ended
@@ -64,6 +65,7 @@ class AdmissionAndShutdownTest {
             assertEquals(503, health, "draining: health is 503");
             HttpResponse<String> refused = t.post("/v1/completions", "{\"prompt\":[5,6],\"max_tokens\":2}");
             assertEquals(503, refused.statusCode(), refused.body());
+            assertEquals("1", refused.headers().firstValue("retry-after").orElse(null), "503 says when to retry");
             // the running stream is aborted after the grace period: an error event, then [DONE]
             StringBuilder rest = new StringBuilder();
             for (String line; (line = in.readLine()) != null; ) {
@@ -74,6 +76,66 @@ class AdmissionAndShutdownTest {
                     tail.substring(Math.max(0, tail.length() - 400)));
             down.get();
             t.assertPagesConserved();
+        }
+    }
+
+    @Test
+    void shutdownCutsOffAStalledReaderQuietly() throws Exception {
+        io.radixkv.engine.EngineConfig ec = io.radixkv.engine.EngineConfig.builder().model("tiny").backend("cpu")
+                .pageSize(16).numPages(128).maxRunning(2).maxBatchTokens(256).maxSeqLen(1024).build();
+        // a write timeout far past the grace period: shutdown, not the timeout, ends the stalled stream
+        HttpLimits limits = new HttpLimits(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60), 1 << 20);
+        java.util.List<java.util.logging.LogRecord> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord r) {
+                if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+                    warnings.add(r);
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+        try (ServerTestSupport t = new ServerTestSupport(ec, null,
+                ServerConfig.local("tiny").withShutdownGrace(Duration.ofMillis(200)).withLimits(limits),
+                b -> b.connectionOptions(io.helidon.common.socket.SocketOptions.builder().socketSendBufferSize(4096)
+                        .build()));
+             RawHttp stalled = RawHttp.connect(t.server.baseUri(), 4096)) {
+            long decoded = t.engine.snapshot().decodeTokens();
+            stalled.post("/v1/completions", "HTTP/1.1", "", ("{\"prompt\":[1,2,3,4],\"max_tokens\":300,"
+                    + "\"temperature\":0,\"stream\":true}").getBytes(StandardCharsets.UTF_8));
+            // 200 tokens are about 30 KB of events, past the socket buffers: the handler is blocked writing
+            // to the client that does not read when the shutdown comes
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (t.engine.snapshot().decodeTokens() - decoded < 200 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            root.addHandler(capture);
+            long t0 = System.nanoTime();
+            try {
+                t.server.shutdown();
+            } finally {
+                root.removeHandler(capture);
+            }
+            long shutdownMs = (System.nanoTime() - t0) / 1_000_000;
+            // grace 200 ms, a second for aborted requests to answer, then the stalled connection is closed
+            assertTrue(shutdownMs < 5000, "the stalled client did not hold the shutdown: " + shutdownMs + " ms");
+            assertTrue(stalled.closedWithin(Duration.ofSeconds(10)), "the stalled connection is closed");
+            t.assertPagesConserved();
+            assertTrue(!ServerTestSupport.accessLines(l -> l.contains("reason=shutdown")).isEmpty(),
+                    "the access log says the shutdown ended it");
+            for (java.util.logging.LogRecord r : warnings) {
+                String text = r.getMessage() + " " + r.getThrown();
+                assertTrue(!text.contains("nterrupt") && !text.contains("Internal server error"),
+                        "no error logged for a request the shutdown ended: " + text);
+            }
         }
     }
 }

@@ -116,28 +116,15 @@ class ServerBehaviourTest {
     void accessLogLinePerRequest() throws Exception {
         JsonNode j = complete("{\"prompt\":" + prompt(700, 12) + ",\"max_tokens\":3}");
         String id = j.get("id").asText();
-        java.nio.file.Path log = java.nio.file.Path.of(System.getProperty("radixkv.test.accesslog"));
         // the line is written when the exchange completes, which can trail the client's read of the body
-        List<String> lines = accessLines(log, l -> l.startsWith(id + " "));
+        List<String> lines = ServerTestSupport.accessLines(l -> l.startsWith(id + " "));
         assertEquals(1, lines.size(), "one access line for " + id);
         String line = lines.get(0);
         assertTrue(line.matches(Pattern.quote(id) + " /v1/completions status=200 prompt_tokens=12 completion_tokens=3 "
                 + "cached_tokens=0 ttft_ms=[0-9.]+ duration_ms=[0-9.]+"), line);
         HttpResponse<String> bad = t.post("/v1/completions", "{\"prompt\":[1],\"n\":3}");
         assertEquals(400, bad.statusCode());
-        assertTrue(!accessLines(log, l -> l.contains("status=400")).isEmpty(), "refused requests are logged too");
-    }
-
-    /** The access-log lines matching {@code p}, waiting up to 5 s for at least one to be written. */
-    private static List<String> accessLines(java.nio.file.Path log, java.util.function.Predicate<String> p)
-            throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        List<String> lines = java.nio.file.Files.readAllLines(log).stream().filter(p).toList();
-        while (lines.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-            lines = java.nio.file.Files.readAllLines(log).stream().filter(p).toList();
-        }
-        return lines;
+        assertTrue(!ServerTestSupport.accessLines(l -> l.contains("status=400")).isEmpty(), "refused requests are logged too");
     }
 
     @Test
@@ -328,7 +315,8 @@ class ServerBehaviourTest {
         }
         assertEquals(1.0, metricOrZero(after, abort) - metricOrZero(before, abort), 1e-9);
         long decoded = t.engine.snapshot().decodeTokens() - decodedBefore;
-        assertTrue(decoded < 950, "the request stopped early: " + decoded + " tokens decoded");
+        // the first token comes from prefill: a request run to its end decodes 949
+        assertTrue(decoded < 900, "the request stopped early: " + decoded + " tokens decoded");
     }
 
     private static double metricOrZero(String text, String prefix) {

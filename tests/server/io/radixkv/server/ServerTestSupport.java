@@ -27,9 +27,15 @@ final class ServerTestSupport implements AutoCloseable {
             .connectTimeout(Duration.ofSeconds(10)).build();
 
     ServerTestSupport(EngineConfig engineConfig, io.radixkv.text.HfTokenizer tokenizer, ServerConfig serverConfig) {
+        this(engineConfig, tokenizer, serverConfig, b -> { });
+    }
+
+    /** {@code socketTweak} adjusts the listener (socket buffer sizes). */
+    ServerTestSupport(EngineConfig engineConfig, io.radixkv.text.HfTokenizer tokenizer, ServerConfig serverConfig,
+                      java.util.function.Consumer<io.helidon.webserver.WebServerConfig.Builder> socketTweak) {
         this.engine = Engine.start(engineConfig);
         try {
-            this.server = OpenAiServer.start(engine, tokenizer, serverConfig);
+            this.server = OpenAiServer.start(engine, tokenizer, serverConfig, socketTweak);
         } catch (RuntimeException e) {
             engine.close();
             throw e;
@@ -86,6 +92,18 @@ final class ServerTestSupport implements AutoCloseable {
 
     private static String tail(String s) {
         return s.length() < 200 ? s : s.substring(s.length() - 200);
+    }
+
+    /** The access-log lines matching {@code p}, waiting up to 10 s for at least one to be written. */
+    static List<String> accessLines(java.util.function.Predicate<String> p) throws IOException, InterruptedException {
+        java.nio.file.Path log = java.nio.file.Path.of(System.getProperty("radixkv.test.accesslog"));
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        List<String> lines = java.nio.file.Files.readAllLines(log).stream().filter(p).toList();
+        while (lines.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            lines = java.nio.file.Files.readAllLines(log).stream().filter(p).toList();
+        }
+        return lines;
     }
 
     /** Waits until the engine is idle, then checks every page is free or the cache's. */

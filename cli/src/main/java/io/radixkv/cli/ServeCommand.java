@@ -4,6 +4,7 @@ import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
 import io.radixkv.engine.EngineWarmup;
 import io.radixkv.kvtier.KvTierExtension;
+import io.radixkv.server.HttpLimits;
 import io.radixkv.server.OpenAiServer;
 import io.radixkv.server.ServerConfig;
 import io.radixkv.text.HfTokenizer;
@@ -105,6 +106,25 @@ final class ServeCommand implements Callable<Integer> {
             description = "On SIGTERM, how long running requests may finish before they are aborted (default ${DEFAULT-VALUE}).")
     int shutdownGrace;
 
+    @Option(names = "--timeout-keep-alive", paramLabel = "SECONDS", defaultValue = "5",
+            description = "How long an idle connection waits for its next request before it is closed "
+                    + "(default ${DEFAULT-VALUE}, as uvicorn and vLLM).")
+    double timeoutKeepAlive;
+
+    @Option(names = "--read-timeout", paramLabel = "SECONDS", defaultValue = "30",
+            description = "How long a started request may wait for its next bytes (headers, body) before the "
+                    + "connection is closed (default ${DEFAULT-VALUE}).")
+    double readTimeout;
+
+    @Option(names = "--write-timeout", paramLabel = "SECONDS", defaultValue = "30",
+            description = "How long one write to a client that does not read may block before its request is "
+                    + "cancelled and the connection closed (default ${DEFAULT-VALUE}).")
+    double writeTimeout;
+
+    @Option(names = "--max-request-bytes", paramLabel = "BYTES", defaultValue = "8388608",
+            description = "Largest request body; larger ones get 413 before they are read (default ${DEFAULT-VALUE}).")
+    long maxRequestBytes;
+
     @Override
     public Integer call() throws IOException, InterruptedException {
         EngineOptions.Validated v = engineOptions.validate(spec);
@@ -116,6 +136,16 @@ final class ServeCommand implements Callable<Integer> {
         }
         if (shutdownGrace < 0) {
             throw CliSupport.usage(spec, "invalid value for --shutdown-grace: " + shutdownGrace + " (must be >= 0)");
+        }
+        if (maxRequestBytes <= 0) {
+            throw CliSupport.invalid(spec, "--max-request-bytes", maxRequestBytes, "must be > 0");
+        }
+        HttpLimits limits;
+        try {
+            limits = new HttpLimits(seconds("--timeout-keep-alive", timeoutKeepAlive), seconds("--read-timeout", readTimeout),
+                    seconds("--write-timeout", writeTimeout), maxRequestBytes);
+        } catch (IllegalArgumentException e) {
+            throw CliSupport.usage(spec, e.getMessage());
         }
         CliSupport.requirePositive(spec, "--max-running", maxRunning);
         CliSupport.requirePositive(spec, "--max-batch-tokens", maxBatchTokens);
@@ -132,7 +162,7 @@ final class ServeCommand implements Callable<Integer> {
         ServerConfig sc;
         EngineConfig ec;
         try {
-            sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace));
+            sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace), limits);
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
                     .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)
@@ -201,6 +231,15 @@ final class ServeCommand implements Callable<Integer> {
         }, "radixkv-serve-shutdown"));
         stopped.await();
         return Main.EXIT_OK;
+    }
+
+    /** A positive, finite number of seconds of at least a millisecond, as a duration. */
+    private Duration seconds(String option, double value) {
+        CliSupport.requirePositiveFinite(spec, option, value);
+        if (value < 1e-3) {
+            throw CliSupport.invalid(spec, option, value, "must be at least 0.001");
+        }
+        return Duration.ofNanos(Math.round(value * 1e9));
     }
 
     /** The KV event publisher's and the KV tier's counters on /metrics. */

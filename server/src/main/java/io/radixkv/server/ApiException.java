@@ -11,17 +11,34 @@ final class ApiException extends RuntimeException {
     private final int status;
     private final String type;
     private final String param;
+    private final boolean closeConnection;
 
     ApiException(int status, String type, String param, String message) {
+        this(status, type, param, message, false);
+    }
+
+    private ApiException(int status, String type, String param, String message, boolean closeConnection) {
         super(message);
         this.status = status;
         this.type = type;
         this.param = param;
+        this.closeConnection = closeConnection;
     }
 
     /** 400: malformed or out-of-range request; {@code param} names the field (may be null). */
     static ApiException badRequest(String param, String message) {
         return new ApiException(400, "invalid_request_error", param, message);
+    }
+
+    /** 400 for a body whose framing is broken: the rest of the connection's bytes cannot be trusted. */
+    static ApiException malformedBody(String message) {
+        return new ApiException(400, "invalid_request_error", null, message, true);
+    }
+
+    /** 413: a body over the server's limit; the connection is closed rather than the rest read. */
+    static ApiException tooLarge(long maxRequestBytes) {
+        return new ApiException(413, "invalid_request_error", null, "the request body is larger than this server's "
+                + "limit of " + maxRequestBytes + " bytes (--max-request-bytes)", true);
     }
 
     static ApiException notFound(String param, String message) {
@@ -38,6 +55,16 @@ final class ApiException extends RuntimeException {
 
     static ApiException internal(String message) {
         return new ApiException(500, "internal_error", null, message);
+    }
+
+    /** Whether the response closes the connection (a body that was not, or could not be, read to its end). */
+    boolean closeConnection() {
+        return closeConnection;
+    }
+
+    /** Seconds a client should wait before retrying (429, 503), or 0 for errors a retry does not fix. */
+    int retryAfterSeconds() {
+        return status == 429 || status == 503 ? 1 : 0;
     }
 
     int status() {

@@ -4,14 +4,20 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.http.RequestException;
 import io.helidon.http.sse.SseEvent;
+import io.helidon.webserver.CloseConnectionException;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import io.helidon.webserver.sse.SseSink;
 import io.radixkv.engine.Engine;
+import io.radixkv.server.conn.ClientChannel;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -35,23 +41,38 @@ final class CompletionService {
     private final ServerMetrics metrics;
     private final ObjectMapper json;
     private final String modelName;
+    private final StrictJson strictJson;
+    private final long maxRequestBytes;
     private final int contextLimit;
     /** Tests: makes the engine fail a request at a chosen token (see {@link Generation#start}). */
     volatile java.util.function.IntPredicate tokenFault;
     private final java.util.Set<Generation> active = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.Set<ClientChannel> activeChannels = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     CompletionService(Engine engine, TextModel text, Admission admission, ServerMetrics metrics, ObjectMapper json,
-                      String modelName) {
+                      String modelName, long maxRequestBytes) {
         this.engine = engine;
         this.text = text;
         this.admission = admission;
         this.metrics = metrics;
         this.json = json;
         this.modelName = modelName;
-        this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab());
+        this.strictJson = new StrictJson(json);
+        this.maxRequestBytes = maxRequestBytes;
+        this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab(), admission);
         int maxSeqLen = engine.config().maxSeqLen() == 0 ? engine.modelConfig().maxPositions()
                 : engine.config().maxSeqLen();
         this.contextLimit = (int) Math.min(maxSeqLen, (long) engine.numPages() * engine.config().pageSize());
+    }
+
+    /**
+     * Closes the connections of the requests still running (shutdown, after {@link #cancelAll()}
+     * left them time to answer): what remains is blocked writing to clients that do not read.
+     */
+    void closeConnections() {
+        for (ClientChannel c : activeChannels) {
+            c.close(ClientChannel.SHUTDOWN);
+        }
     }
 
     /** Cancels every running request (shutdown after the grace period); returns how many. */
@@ -75,12 +96,15 @@ final class CompletionService {
         int completionTokens;
         int cachedTokens;
         long ttftNanos = -1;
+        /** Why the connection ended the request early (a timeout, the client gone); null otherwise. */
+        String reason;
     }
 
     void handle(ServerRequest req, ServerResponse res, boolean chat) {
         long t0 = System.nanoTime();
         String id = (chat ? "chatcmpl-" : "cmpl-") + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         Access acc = new Access();
+        Optional<ClientChannel> channel = ClientChannel.current();
         try {
             JsonNode body = readJson(req);
             ParsedRequest pr = chat ? parser.chat(body) : parser.completion(body);
@@ -89,6 +113,10 @@ final class CompletionService {
             try {
                 List<Generation> gens = start(id, pr);
                 active.addAll(gens);
+                channel.ifPresent(activeChannels::add);
+                // a client that hangs up (or is cut off by a timeout) stops its prompts at once,
+                // not when they are done, whether it streams or waits for one JSON document
+                channel.ifPresent(c -> c.onHangup(() -> gens.forEach(Generation::cancel)));
                 try {
                     if (pr.stream()) {
                         stream(res, id, pr, gens, acc);
@@ -96,6 +124,8 @@ final class CompletionService {
                         complete(res, id, pr, gens, acc);
                     }
                 } finally {
+                    channel.ifPresent(ClientChannel::clearHangup);
+                    channel.ifPresent(activeChannels::remove);
                     gens.forEach(active::remove);
                     // whatever ended this request early (a failed choice, a client gone), no
                     // prompt of it keeps running: no-op for those that finished
@@ -104,33 +134,83 @@ final class CompletionService {
             } finally {
                 admission.release(n);
             }
+        } catch (ClientGone e) {
+            acc.status = 499;
+            // a connection closed while draining was closed by the shutdown, not by its client
+            acc.reason = admission.draining() ? ClientChannel.SHUTDOWN
+                    : channel.map(ClientChannel::closeReason).orElse(ClientChannel.CLIENT_CLOSED);
         } catch (ApiException e) {
             acc.status = e.status();
             OpenAiServer.sendError(res, json, e);
         } catch (RuntimeException e) {
-            acc.status = 500;
-            LOG.error("request {} failed", id, e);
-            OpenAiServer.sendError(res, json, ApiException.internal(e.toString()));
+            String gone = channel.map(ClientChannel::closeReason).orElse(null);
+            if (gone != null) {
+                // the connection was closed under the request (a timeout, the client gone): nothing to answer
+                acc.status = 499;
+                acc.reason = gone;
+            } else if (Thread.currentThread().isInterrupted() || admission.draining()) {
+                acc.status = 503;
+                acc.reason = ClientChannel.SHUTDOWN;
+                LOG.info("request {} ended by the server's shutdown: {}", id, e.toString());
+            } else {
+                acc.status = 500;
+                LOG.error("request {} failed", id, e);
+                OpenAiServer.sendError(res, json, ApiException.internal(e.toString()));
+            }
         } finally {
-            ACCESS.info("{} {} status={} prompt_tokens={} completion_tokens={} cached_tokens={} ttft_ms={} duration_ms={}",
+            // a shutdown that interrupted this thread has ended the request; Helidon's connection
+            // loop must not see the interrupt as a failure of its own
+            Thread.interrupted();
+            ACCESS.info("{} {} status={} prompt_tokens={} completion_tokens={} cached_tokens={} ttft_ms={} duration_ms={}{}",
                     id, req.path().path(), acc.status, acc.promptTokens, acc.completionTokens, acc.cachedTokens,
                     acc.ttftNanos < 0 ? "-" : String.format("%.1f", acc.ttftNanos / 1e6),
-                    String.format("%.1f", (System.nanoTime() - t0) / 1e6));
+                    String.format("%.1f", (System.nanoTime() - t0) / 1e6), acc.reason == null ? "" : " reason=" + acc.reason);
+        }
+        if (acc.status == 499 && !res.isSent()) {
+            // nobody to answer: end the connection rather than have Helidon answer on a dead socket
+            throw new CloseConnectionException("request " + id + " ended: " + acc.reason);
         }
     }
 
+    /**
+     * The body, read to its end before anything is parsed: at most the server's limit (Helidon
+     * refuses a larger Content-Length up front and a longer chunked body as it arrives), broken
+     * framing a 400 that closes the connection.
+     */
     private JsonNode readJson(ServerRequest req) {
-        String body;
+        byte[] body;
+        // not closed on failure: closing drains the rest of the body, which a broken or stalled
+        // body does not have; the error response closes the connection instead
         try {
-            body = req.content().as(String.class);
+            body = req.content().inputStream().readAllBytes();
+        } catch (CloseConnectionException e) {
+            throw new ClientGone(e); // the read timed out or the client went away mid-body
+        } catch (RequestException e) {
+            if (e.status().code() == 413) {
+                throw ApiException.tooLarge(maxRequestBytes);
+            }
+            throw ApiException.malformedBody("cannot read the request body: " + safe(e.getMessage()));
+        } catch (IOException | UncheckedIOException e) {
+            throw new ClientGone(e);
         } catch (RuntimeException e) {
-            throw ApiException.badRequest(null, "cannot read the request body: " + e.getMessage());
+            if (ClientChannel.current().map(ClientChannel::closeReason).orElse(null) != null) {
+                throw new ClientGone(e);
+            }
+            throw ApiException.malformedBody("cannot read the request body: " + safe(e.getMessage()));
         }
-        try {
-            return json.readTree(body);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-            throw ApiException.badRequest(null, "the request body is not valid JSON: " + e.getOriginalMessage());
+        return strictJson.parse(body);
+    }
+
+    private static String safe(String message) {
+        return message == null || message.isBlank() ? "malformed framing" : message;
+    }
+
+    /** How a prompt aborted by the engine ends the request: its client is gone, or the server is shutting down. */
+    private static RuntimeException aborted(Generation g) {
+        if (ClientChannel.current().map(ClientChannel::closeReason).orElse(null) != null) {
+            return new ClientGone(null);
         }
+        return ApiException.unavailable("request " + g.id() + " was aborted: the server is shutting down");
     }
 
     private List<Generation> start(String id, ParsedRequest pr) {
@@ -176,7 +256,7 @@ final class CompletionService {
                 throw ApiException.internal("engine fault in request " + g.id() + ": " + o.error());
             }
             if (o.finishReason().equals("abort")) {
-                throw ApiException.unavailable("request " + g.id() + " was aborted: the server is shutting down");
+                throw aborted(g);
             }
             ObjectNode c = choices.addObject();
             c.put("index", choices.size() - 1);
@@ -199,53 +279,51 @@ final class CompletionService {
     private void stream(ServerResponse res, String id, ParsedRequest pr, List<Generation> gens, Access acc) {
         long created = System.currentTimeMillis() / 1000;
         SseSink sink = res.sink(SseSink.TYPE);
-        try {
-            List<Generation.Outcome> outs = new ArrayList<>();
-            if (gens.size() == 1) {
-                outs.add(streamChoice(sink, id, pr, created, gens.get(0), 0));
-            } else {
-                // several prompts: their chunks interleave as they are generated, one writer at a time
-                try (ExecutorService each = Executors.newVirtualThreadPerTaskExecutor()) {
-                    List<Future<Generation.Outcome>> fs = new ArrayList<>();
-                    for (int i = 0; i < gens.size(); i++) {
-                        int index = i;
-                        fs.add(each.submit(() -> streamChoice(sink, id, pr, created, gens.get(index), index)));
-                    }
-                    for (Future<Generation.Outcome> f : fs) {
-                        outs.add(outcome(f));
-                    }
+        // a failed write throws ClientGone: handle() cancels what still runs and frees its pages
+        List<Generation.Outcome> outs = new ArrayList<>();
+        if (gens.size() == 1) {
+            outs.add(streamChoice(sink, id, pr, created, gens.get(0), 0));
+        } else {
+            // several prompts: their chunks interleave as they are generated, one writer at a time
+            try (ExecutorService each = Executors.newVirtualThreadPerTaskExecutor()) {
+                List<Future<Generation.Outcome>> fs = new ArrayList<>();
+                for (int i = 0; i < gens.size(); i++) {
+                    int index = i;
+                    fs.add(each.submit(() -> streamChoice(sink, id, pr, created, gens.get(index), index)));
+                }
+                for (Future<Generation.Outcome> f : fs) {
+                    outs.add(outcome(f));
                 }
             }
-            outs.forEach(o -> account(acc, o));
-            for (int i = 0; i < outs.size(); i++) {
-                Generation.Outcome o = outs.get(i);
-                if (o.finishReason().equals("error") || o.finishReason().equals("abort")) {
-                    ApiException e = o.finishReason().equals("error")
-                            ? ApiException.internal("engine fault in request " + gens.get(i).id() + ": " + o.error())
-                            : ApiException.unavailable("request " + gens.get(i).id() + " was aborted: the server is "
-                                    + "shutting down");
-                    acc.status = e.status();
-                    emit(sink, e.toJson(json));
-                    break;
+        }
+        outs.forEach(o -> account(acc, o));
+        for (int i = 0; i < outs.size(); i++) {
+            Generation.Outcome o = outs.get(i);
+            if (o.finishReason().equals("error") || o.finishReason().equals("abort")) {
+                RuntimeException r = o.finishReason().equals("error")
+                        ? ApiException.internal("engine fault in request " + gens.get(i).id() + ": " + o.error())
+                        : aborted(gens.get(i));
+                if (!(r instanceof ApiException e)) {
+                    throw r;
                 }
+                acc.status = e.status();
+                emit(sink, e.toJson(json));
+                break;
             }
-            if (pr.includeUsage() && acc.status == 200) {
-                ObjectNode u = json.createObjectNode();
-                u.put("id", id);
-                u.put("object", pr.chat() ? "chat.completion.chunk" : "text_completion");
-                u.put("created", created);
-                u.put("model", modelName);
-                u.putArray("choices");
-                u.set("usage", usage(outs));
-                emit(sink, u);
-            }
-            synchronized (sink) {
-                sink.emit(sseData("[DONE]"));
-                sink.close();
-            }
-        } catch (ClientGone e) {
-            // the generation already cancelled its request (pages freed); handle() stops the rest
-            acc.status = 499;
+        }
+        if (pr.includeUsage() && acc.status == 200) {
+            ObjectNode u = json.createObjectNode();
+            u.put("id", id);
+            u.put("object", pr.chat() ? "chat.completion.chunk" : "text_completion");
+            u.put("created", created);
+            u.put("model", modelName);
+            u.putArray("choices");
+            u.set("usage", usage(outs));
+            emit(sink, u);
+        }
+        synchronized (sink) {
+            sink.emit(sseData("[DONE]"));
+            sink.close();
         }
     }
 

@@ -3,12 +3,18 @@ package io.radixkv.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.http.HeaderNames;
+import io.helidon.http.HeaderValues;
+import io.helidon.webserver.CloseConnectionException;
 import io.helidon.http.Status;
 import io.helidon.webserver.WebServer;
+import io.helidon.webserver.WebServerConfig;
 import io.helidon.webserver.http.HttpRouting;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import io.helidon.webserver.http1.Http1Config;
 import io.radixkv.engine.Engine;
+import io.radixkv.server.conn.ClientChannel;
+import io.radixkv.server.conn.GuardedHttp1;
 import io.radixkv.text.HfTokenizer;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -37,23 +43,35 @@ public final class OpenAiServer implements AutoCloseable {
     private final ServerMetrics metrics;
     private final CompletionService completions;
     private final long created = System.currentTimeMillis() / 1000;
+    private final GuardedHttp1 connections;
     private final WebServer web;
     private volatile boolean stopped;
 
-    private OpenAiServer(Engine engine, HfTokenizer tokenizer, ServerConfig config) {
+    private OpenAiServer(Engine engine, HfTokenizer tokenizer, ServerConfig config,
+                         java.util.function.Consumer<WebServerConfig.Builder> socketTweak) {
         this.config = config;
         this.engine = engine;
         String name = config.servedModelName();
         TextModel text = tokenizer == null ? TextModel.none(name) : TextModel.of(tokenizer, name);
         this.admission = new Admission(engine.config().maxRunning(), config.maxWaiting());
         this.metrics = new ServerMetrics(name, engine::snapshot);
-        this.completions = new CompletionService(engine, text, admission, metrics, json, name);
-        this.web = WebServer.builder()
+        HttpLimits limits = config.limits();
+        this.completions = new CompletionService(engine, text, admission, metrics, json, name,
+                limits.maxRequestBytes());
+        this.connections = new GuardedHttp1(Http1Config.builder().build(), limits.keepAliveTimeout(),
+                limits.readTimeout(), limits.writeTimeout());
+        WebServerConfig.Builder web = WebServer.builder()
                 .host(config.host())
                 .port(config.port())
                 .shutdownHook(false)
-                .routing(this::routes)
-                .build();
+                // the guarded HTTP/1 selector is the only protocol: every connection gets its timeouts
+                .protocolsDiscoverServices(false)
+                .addConnectionSelector(connections)
+                .maxPayloadSize(limits.maxRequestBytes())
+                .directHandlers(JsonDirectHandler.all(json, limits.maxRequestBytes()))
+                .routing(this::routes);
+        socketTweak.accept(web);
+        this.web = web.build();
     }
 
     /**
@@ -63,7 +81,13 @@ public final class OpenAiServer implements AutoCloseable {
     public static OpenAiServer start(Engine engine, HfTokenizer tokenizer, ServerConfig config) {
         Objects.requireNonNull(engine, "engine");
         Objects.requireNonNull(config, "config");
-        OpenAiServer s = new OpenAiServer(engine, tokenizer, config);
+        return start(engine, tokenizer, config, b -> { });
+    }
+
+    /** Tests: {@code socketTweak} adjusts the listener (small socket buffers make a stalled client's writes block soon). */
+    static OpenAiServer start(Engine engine, HfTokenizer tokenizer, ServerConfig config,
+                              java.util.function.Consumer<WebServerConfig.Builder> socketTweak) {
+        OpenAiServer s = new OpenAiServer(engine, tokenizer, config, socketTweak);
         s.web.start();
         LOG.info("serving model '{}' on http://{}:{} (context {} tokens, {} running + {} waiting requests at most)",
                 config.servedModelName(), config.host(), s.web.port(), s.completions.contextLimit(),
@@ -99,7 +123,25 @@ public final class OpenAiServer implements AutoCloseable {
         completions.tokenFault = p;
     }
 
+    /** Connections open now (tests: every client connection is closed once idle past the keep-alive timeout). */
+    int openConnections() {
+        return connections.openConnections();
+    }
+
     private void routes(HttpRouting.Builder r) {
+        // after a response, the connection waits for the next request under the keep-alive timeout,
+        // unless either side said Connection: close (Helidon marks the response but would keep reading)
+        r.addFilter((chain, req, res) -> {
+            try {
+                chain.proceed();
+            } finally {
+                ClientChannel.current().ifPresent(ClientChannel::exchangeDone);
+            }
+            if (res.isSent() && (req.headers().containsToken(HeaderValues.CONNECTION_CLOSE)
+                    || res.headers().containsToken(HeaderValues.CONNECTION_CLOSE))) {
+                throw new CloseConnectionException("Connection: close");
+            }
+        });
         r.post("/v1/completions", (req, res) -> completions.handle(req, res, false))
                 .post("/v1/chat/completions", (req, res) -> completions.handle(req, res, true))
                 .get("/v1/models", this::models)
@@ -160,13 +202,20 @@ public final class OpenAiServer implements AutoCloseable {
         if (res.isSent()) {
             return;
         }
+        if (e.retryAfterSeconds() > 0) {
+            res.header(HeaderNames.RETRY_AFTER, Integer.toString(e.retryAfterSeconds()));
+        }
+        if (e.closeConnection()) {
+            res.header(HeaderNames.CONNECTION, "close");
+        }
         sendJson(res, json, e.status(), e.toJson(json));
     }
 
     /**
      * Graceful shutdown: refuses new requests (503), lets running ones finish for up to the
-     * grace period, cancels what is left (their clients get an error, their pages are freed),
-     * then stops the web server. The engine stays open (the caller closes it).
+     * grace period, cancels what is left (their clients get an error, their pages are freed;
+     * a second later the connections of any still blocked writing to a client that does not
+     * read are closed), then stops the web server. The engine stays open (the caller closes it).
      */
     public void shutdown() {
         if (stopped) {
@@ -179,12 +228,17 @@ public final class OpenAiServer implements AutoCloseable {
             if (!admission.awaitIdle(config.shutdownGrace())) {
                 int n = completions.cancelAll();
                 LOG.warn("grace period over: aborted {} running requests", n);
-                admission.awaitIdle(Duration.ofSeconds(10));
+                if (!admission.awaitIdle(Duration.ofSeconds(1))) {
+                    // the rest are blocked writing to clients that do not read: cut them off
+                    completions.closeConnections();
+                    admission.awaitIdle(Duration.ofSeconds(10));
+                }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         web.stop();
+        connections.close();
         LOG.info("server stopped");
     }
 

@@ -26,16 +26,22 @@ final class RequestParser {
     private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens", "top_logprobs", "tools",
             "tool_choice", "parallel_tool_calls", "functions", "function_call", "response_format",
             "chat_template_kwargs");
-    private static final int MAX_STOPS = 16;
+    /** Stop strings a request may give, and the longest (in UTF-16 units): each is matched against every piece. */
+    static final int MAX_STOPS = 16;
+    static final int MAX_STOP_LENGTH = 256;
+    /** The longest {@code cache_salt} in UTF-8 bytes: the engine keeps it while its namespace has cached pages. */
+    static final int MAX_CACHE_SALT_BYTES = 256;
 
     private final TextModel text;
     private final String servedModelName;
     private final int vocab;
+    private final Admission admission;
 
-    RequestParser(TextModel text, String servedModelName, int vocab) {
+    RequestParser(TextModel text, String servedModelName, int vocab, Admission admission) {
         this.text = text;
         this.servedModelName = servedModelName;
         this.vocab = vocab;
+        this.admission = admission;
     }
 
     ParsedRequest completion(JsonNode body) {
@@ -58,6 +64,9 @@ final class RequestParser {
             if (p.get(0).isIntegralNumber()) {
                 prompts.add(tokenIds(p, "prompt"));
             } else {
+                if (p.size() > admission.capacity()) {
+                    throw admission.neverFits("prompt", p.size()); // before tokenizing any of them
+                }
                 for (int i = 0; i < p.size(); i++) {
                     JsonNode e = p.get(i);
                     String param = "prompt[" + i + "]";
@@ -200,6 +209,12 @@ final class RequestParser {
             if (stops.stream().anyMatch(String::isEmpty)) {
                 throw ApiException.badRequest("stop", "stop strings must not be empty");
             }
+            for (String x : stops) {
+                if (x.length() > MAX_STOP_LENGTH) {
+                    throw ApiException.badRequest("stop", "stop strings are at most " + MAX_STOP_LENGTH
+                            + " characters long, got one of " + x.length());
+                }
+            }
             if (!stops.isEmpty()) {
                 text.requireTokenizer("stop", "stop strings");
             }
@@ -236,6 +251,12 @@ final class RequestParser {
         if (salt != null && !salt.isNull()) {
             if (!salt.isTextual() || salt.asText().isEmpty()) {
                 throw ApiException.badRequest("cache_salt", "'cache_salt' must be a non-empty string");
+            }
+            // the body was strict UTF-8 with no unpaired surrogate, so equal strings are equal bytes
+            int bytes = salt.asText().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            if (bytes > MAX_CACHE_SALT_BYTES) {
+                throw ApiException.badRequest("cache_salt", "'cache_salt' is at most " + MAX_CACHE_SALT_BYTES
+                        + " bytes (UTF-8), got " + bytes);
             }
             ns = Namespace.ofSalt(salt.asText());
         }

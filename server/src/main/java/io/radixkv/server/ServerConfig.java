@@ -12,8 +12,10 @@ import java.util.Objects;
  * @param maxWaiting requests queued beyond the engine's running slots before new ones are
  *     refused with 429 (the bounded waiting queue)
  * @param shutdownGrace how long shutdown lets running requests finish before aborting them
+ * @param limits connection timeouts and the largest request body
  */
-public record ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace) {
+public record ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace,
+                           HttpLimits limits) {
     public ServerConfig {
         Objects.requireNonNull(host, "host");
         if (port < 0 || port > 65535) {
@@ -29,18 +31,28 @@ public record ServerConfig(String host, int port, String servedModelName, int ma
         if (shutdownGrace.isNegative()) {
             throw new IllegalArgumentException("shutdownGrace must not be negative, got " + shutdownGrace);
         }
+        Objects.requireNonNull(limits, "limits");
     }
 
-    /** Loopback, an ephemeral port, 256 waiting requests, 30 s grace. */
+    /** With {@link HttpLimits#DEFAULT}. */
+    public ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace) {
+        this(host, port, servedModelName, maxWaiting, shutdownGrace, HttpLimits.DEFAULT);
+    }
+
+    /** Loopback, an ephemeral port, 256 waiting requests, 30 s grace, the default limits. */
     public static ServerConfig local(String servedModelName) {
         return new ServerConfig("127.0.0.1", 0, servedModelName, 256, Duration.ofSeconds(30));
     }
 
     public ServerConfig withMaxWaiting(int n) {
-        return new ServerConfig(host, port, servedModelName, n, shutdownGrace);
+        return new ServerConfig(host, port, servedModelName, n, shutdownGrace, limits);
     }
 
     public ServerConfig withShutdownGrace(Duration d) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, d);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, d, limits);
+    }
+
+    public ServerConfig withLimits(HttpLimits l) {
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, l);
     }
 }
