@@ -139,7 +139,7 @@ public final class LoadPlan {
         zeroUncovered(store);
         try (Arena mapArena = Arena.ofShared()) {
             Map<Path, MemorySegment> mapped = new LinkedHashMap<>();
-            for (SafetensorsFile f : checkpoint.files()) {
+            for (CheckpointFile f : checkpoint.files()) {
                 mapped.put(f.file(), map(f, mapArena));
             }
             // Chunks, so that one large tensor (the embedding table) is copied by several threads.
@@ -176,7 +176,7 @@ public final class LoadPlan {
     }
 
     /** Maps the whole file read-only, refusing a file whose size changed since its header was checked. */
-    private static MemorySegment map(SafetensorsFile f, Arena arena) throws IOException {
+    private static MemorySegment map(CheckpointFile f, Arena arena) throws IOException {
         try (FileChannel ch = FileChannel.open(f.file(), StandardOpenOption.READ)) {
             long size = ch.size();
             if (size != f.size()) {

@@ -27,7 +27,7 @@ import java.util.Map;
  * @param size its size in bytes
  * @param tensors its tensors by name, in header order
  */
-public record SafetensorsFile(Path file, long size, Map<String, TensorEntry> tensors) {
+public record SafetensorsFile(Path file, long size, Map<String, TensorEntry> tensors) implements CheckpointFile {
     /** The safetensors library's own limit on the header. */
     public static final long MAX_HEADER_BYTES = 100L << 20;
 

@@ -1,0 +1,71 @@
+package io.radixkv.quant;
+
+/** Q8_0 and Q4_0: blocks of 32 values with one f16 scale (ggml's {@code block_q8_0}, {@code block_q4_0}). */
+final class LegacyBlocks {
+    static final int QK = 32;
+
+    private LegacyBlocks() {}
+
+    /** d = max|x| / 127, q = round(x / d) (half away from zero, as C's roundf). */
+    static void quantizeQ8_0(float[] x, int xs, byte[] y, int ys) {
+        float amax = 0f;
+        for (int j = 0; j < QK; j++) {
+            amax = Math.max(amax, Math.abs(x[xs + j]));
+        }
+        float d = amax / 127f;
+        float id = d != 0f ? 1f / d : 0f;
+        BlockFormat.putHalf(y, ys, d);
+        for (int j = 0; j < QK; j++) {
+            y[ys + 2 + j] = (byte) roundAwayClamped(x[xs + j] * id, 127);
+        }
+    }
+
+    static void dequantizeQ8_0(byte[] y, int ys, float[] x, int xs) {
+        float d = BlockFormat.getHalf(y, ys);
+        for (int j = 0; j < QK; j++) {
+            x[xs + j] = y[ys + 2 + j] * d;
+        }
+    }
+
+    /**
+     * d = m / −8 where m is the value of largest magnitude (the first such), q = min(15,
+     * trunc(x / d + 8.5)); value j goes to the low nibble of byte j, value j + 16 to its high nibble.
+     */
+    static void quantizeQ4_0(float[] x, int xs, byte[] y, int ys) {
+        float amax = 0f;
+        float max = 0f;
+        for (int j = 0; j < QK; j++) {
+            float v = x[xs + j];
+            if (amax < Math.abs(v)) {
+                amax = Math.abs(v);
+                max = v;
+            }
+        }
+        float d = max / -8f;
+        float id = d != 0f ? 1f / d : 0f;
+        BlockFormat.putHalf(y, ys, d);
+        for (int j = 0; j < QK / 2; j++) {
+            int lo = Math.min(15, (int) (x[xs + j] * id + 8.5f));
+            int hi = Math.min(15, (int) (x[xs + QK / 2 + j] * id + 8.5f));
+            y[ys + 2 + j] = (byte) (lo | hi << 4);
+        }
+    }
+
+    static void dequantizeQ4_0(byte[] y, int ys, float[] x, int xs) {
+        float d = BlockFormat.getHalf(y, ys);
+        for (int j = 0; j < QK / 2; j++) {
+            int b = y[ys + 2 + j] & 0xFF;
+            x[xs + j] = ((b & 0x0F) - 8) * d;
+            x[xs + QK / 2 + j] = ((b >> 4) - 8) * d;
+        }
+    }
+
+    /**
+     * C's roundf (half away from zero), clamped to ±{@code limit}: the clamp only matters when
+     * the block's scale underflows so far that 1/d overflows, where ggml's conversion is undefined.
+     */
+    static int roundAwayClamped(float v, int limit) {
+        double r = Math.copySign(Math.floor(Math.abs((double) v) + 0.5), v);
+        return (int) Math.max(-limit, Math.min(limit, r));
+    }
+}
