@@ -66,6 +66,16 @@ final class GgufModelWriter {
      */
     static Path write(Path file, String arch, JsonNode config, Map<String, SafetensorsTestWriter.T> tensors,
                       int type) throws IOException {
+        return write(file, arch, config, tensors, type, true, null);
+    }
+
+    /**
+     * As {@link #write(Path, String, JsonNode, Map, int)}, optionally without the converter's
+     * transforms (permutation, 1 + w) and with one tensor ({@code quantized}, an HF name) written
+     * as Q8_0 blocks (zeros).
+     */
+    static Path write(Path file, String arch, JsonNode config, Map<String, SafetensorsTestWriter.T> tensors,
+                      int type, boolean converterTransforms, String quantized) throws IOException {
         boolean gemma = arch.equals("gemma3");
         String a = arch + ".";
         int heads = config.get("num_attention_heads").asInt();
@@ -100,12 +110,13 @@ final class GgufModelWriter {
         int hidden = config.get("hidden_size").asInt();
         for (SafetensorsTestWriter.T t : tensors.values()) {
             float[] v = t.values();
-            if (arch.equals("llama") && t.name().endsWith("q_proj.weight")) {
+            boolean llama = arch.equals("llama") && converterTransforms;
+            if (llama && t.name().endsWith("q_proj.weight")) {
                 v = permute(v, heads, hidden);
-            } else if (arch.equals("llama") && t.name().endsWith("k_proj.weight")) {
+            } else if (llama && t.name().endsWith("k_proj.weight")) {
                 v = permute(v, kvHeads, hidden);
             }
-            if (gemma && t.name().endsWith("norm.weight")) {
+            if (gemma && converterTransforms && t.name().endsWith("norm.weight")) {
                 v = v.clone();
                 for (int i = 0; i < v.length; i++) {
                     v[i] = 1f + v[i];
@@ -116,8 +127,9 @@ final class GgufModelWriter {
             for (int i = 0; i < shape.length; i++) {
                 ne[i] = shape[shape.length - 1 - i];
             }
-            int tt = shape.length == 1 ? GgufTestWriter.F32 : type;
+            int tt = t.name().equals(quantized) ? GgufTestWriter.Q8_0 : shape.length == 1 ? GgufTestWriter.F32 : type;
             byte[] data = switch (tt) {
+                case GgufTestWriter.Q8_0 -> new byte[v.length / 32 * 34];
                 case GgufTestWriter.F32 -> GgufTestWriter.f32(v);
                 case GgufTestWriter.F16 -> GgufTestWriter.f16(v);
                 case GgufTestWriter.BF16 -> GgufTestWriter.bf16Exact(v);
