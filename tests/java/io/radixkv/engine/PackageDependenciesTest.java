@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * sched             -> cache, paging
  * model             -> checkpoint, checkpoint.gguf, kernels, platform
  * checkpoint.gguf   -> checkpoint
- * checkpoint        -> kernels, platform
+ * checkpoint        -> kernels, platform, quant
  * paging            -> kernels
  * cache             -> (nothing)
  * kernels.select    -> kernels, kernels.cpu, kernels.cuda, kernels.reference
@@ -57,7 +57,7 @@ class PackageDependenciesTest {
         m.put("sched", Set.of("cache", "paging"));
         m.put("model", Set.of("checkpoint", "checkpoint.gguf", "kernels", "platform"));
         m.put("checkpoint.gguf", Set.of("checkpoint"));
-        m.put("checkpoint", Set.of("kernels", "platform"));
+        m.put("checkpoint", Set.of("kernels", "platform", "quant"));
         m.put("paging", Set.of("kernels"));
         m.put("cache", Set.of());
         m.put("kernels.select", Set.of("kernels", "kernels.cpu", "kernels.cuda", "kernels.reference"));

@@ -12,6 +12,7 @@ import io.radixkv.kernels.DType;
 import io.radixkv.kernels.cpu.CpuBackend;
 import io.radixkv.kernels.cpu.CpuDenseKernels;
 import io.radixkv.model.FamilyFixtures.Fixture;
+import io.radixkv.quant.GgmlQuantReference;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -31,7 +32,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * permuted q/k rows, gemma3's 1 + w norms) against the same weights from a Hugging Face
  * directory: equal configs, equal parameter blocks and identical logits for F32 and BF16 files
  * (the fixture values are bf16-exact, and 1 + w is exact in f32 for them), logits within f16
- * rounding for F16 files; and each unsupported file refused with one line naming the key or tensor.
+ * rounding for F16 files; quantized tensors dequantized at load exactly as ggml does; and each
+ * unsupported file refused with one line naming the key or tensor.
  */
 class GgufModelTest {
     @TempDir
@@ -209,8 +211,66 @@ class GgufModelTest {
         assertTrue(refused(missing).contains("no tensor blk.1.ffn_down.weight"));
     }
 
+    /** A qwen3 shape whose rows (256, 512) are whole k-quant super-blocks. */
+    private static Fixture qwen3Wide() {
+        ObjectNode c = FamilyFixtures.json(FamilyFixtures.qwen3().configJson());
+        c.put("hidden_size", 256).put("intermediate_size", 512).put("head_dim", 64);
+        double[] inv = FamilyFixtures.plain(1e6, 64);
+        ReferenceDecoder.Spec s = new ReferenceDecoder.Spec(256, 512, 2, 4, 2, 64, FamilyFixtures.VOCAB, 1e-6, 0, false,
+                true, false, false, 1, 1 / 8.0, 0, new int[2], new double[][] {inv, inv}, true);
+        return new Fixture("qwen3-wide", c.toString(), s, false);
+    }
+
+    static Stream<Arguments> quantizedTypes() {
+        return Stream.of(Arguments.of("Q8_0", GgufTestWriter.Q8_0, 0.02), Arguments.of("Q6_K", GgufTestWriter.Q6_K, 0.05),
+                Arguments.of("Q4_K", GgufTestWriter.Q4_K, 0.25), Arguments.of("Q4_0", GgufTestWriter.Q4_0, 0.3));
+    }
+
+    /**
+     * Quantized 2-D tensors are dequantized at load: the embedding and down-projection blocks are
+     * exactly ggml's dequantization of the file's blocks, and the logits stay near the f32
+     * model's (a loose check of the format's precision, not a bound).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("quantizedTypes")
+    void quantizedTensorsAreDequantizedAtLoad(String label, int type, double logitTolerance) throws IOException {
+        Fixture f = qwen3Wide();
+        var tensors = FamilyFixtures.tensors(f.spec(), 21);
+        Path dir = tmp.resolve("wide-hf");
+        FamilyFixtures.write(dir, f, tensors, "F32", false);
+        Path gguf = GgufModelWriter.write(tmp.resolve("wide-" + label + ".gguf"), "qwen3", GgufModelWriter.config(f),
+                tensors, type);
+        try (ModelWeights hf = ModelWeights.load(dir, DType.F32);
+             ModelWeights gg = ModelWeights.load(gguf, DType.F32)) {
+            for (String[] b : new String[][] {{"model.embed_tokens.weight", WeightLayout.EMBED},
+                {"model.layers.1.mlp.down_proj.weight", WeightLayout.layer(1, WeightLayout.DOWN)}}) {
+                float[] v = tensors.get(b[0]).values();
+                float[] expected = switch (label) {
+                    case "Q8_0" -> GgmlQuantReference.deq8_0(GgmlQuantReference.q8_0(v));
+                    case "Q4_0" -> GgmlQuantReference.deq4_0(GgmlQuantReference.q4_0(v));
+                    case "Q4_K" -> GgmlQuantReference.deq4_K(GgmlQuantReference.q4_K(v));
+                    default -> GgmlQuantReference.deq6_K(GgmlQuantReference.q6_K(v));
+                };
+                MemorySegment got = gg.block(b[1]);
+                for (int i = 0; i < expected.length; i++) {
+                    assertEquals(expected[i], got.getAtIndex(ValueLayout.JAVA_FLOAT, i), label + " " + b[0] + " value " + i);
+                }
+            }
+            float[] a = logits(hf);
+            float[] q = logits(gg);
+            double maxRef = 0;
+            double maxErr = 0;
+            for (int i = 0; i < a.length; i++) {
+                maxRef = Math.max(maxRef, Math.abs(a[i]));
+                maxErr = Math.max(maxErr, Math.abs(a[i] - q[i]));
+            }
+            assertTrue(maxErr <= logitTolerance * maxRef, label + ": logits differ by " + maxErr + " of " + maxRef);
+            assertTrue(maxErr > 0, label + ": the quantized model cannot equal the f32 one");
+        }
+    }
+
     @Test
-    void unknownArchitectureKeysAndQuantizedTensorsAreRefused() throws IOException {
+    void unknownArchitectureKeysAndUnconvertedTypesAreRefused() throws IOException {
         Fixture q3 = fixture("qwen3");
         var tensors = FamilyFixtures.tensors(q3.spec(), 2);
         ObjectNode cfg = GgufModelWriter.config(q3);
@@ -226,6 +286,7 @@ class GgufModelTest {
 
         Path quant = GgufModelWriter.write(tmp.resolve("quant.gguf"), "qwen3", cfg, tensors, GgufTestWriter.F32, true,
                 "model.layers.0.mlp.up_proj.weight");
-        assertTrue(refused(quant).contains("quantized GGUF tensors (Q8_0, e.g. blk.0.ffn_up.weight) are not supported yet"));
+        assertTrue(refused(quant).contains("tensor blk.0.ffn_up.weight has dtype 'Q4_1', not one of F32, BF16, F16, Q8_0, "
+                + "Q4_0, Q4_K, Q6_K"));
     }
 }

@@ -3,6 +3,7 @@ package io.radixkv.model;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.checkpoint.gguf.GgufTestWriter;
+import io.radixkv.quant.GgmlQuantReference;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;
@@ -15,6 +16,9 @@ import java.util.Map;
  * norm weights stored as 1 + w. Written from the converter's rules, independently of the loader.
  */
 final class GgufModelWriter {
+    /** ggml's Q4_1, which the loader does not convert. */
+    static final int Q4_1 = 3;
+
     private GgufModelWriter() {}
 
     /** HF tensor name to GGUF name (gguf-py's tensor map for these architectures). */
@@ -71,11 +75,12 @@ final class GgufModelWriter {
 
     /**
      * As {@link #write(Path, String, JsonNode, Map, int)}, optionally without the converter's
-     * transforms (permutation, 1 + w) and with one tensor ({@code quantized}, an HF name) written
-     * as Q8_0 blocks (zeros).
+     * transforms (permutation, 1 + w) and with one tensor ({@code oddOne}, an HF name) written as
+     * Q4_1 blocks (zeros), a type the loader does not convert. {@code type} may also be Q8_0, Q4_0,
+     * Q4_K or Q6_K, quantized by ggml's reference quantizers ({@link GgmlQuantReference}).
      */
     static Path write(Path file, String arch, JsonNode config, Map<String, SafetensorsTestWriter.T> tensors,
-                      int type, boolean converterTransforms, String quantized) throws IOException {
+                      int type, boolean converterTransforms, String oddOne) throws IOException {
         boolean gemma = arch.equals("gemma3");
         String a = arch + ".";
         int heads = config.get("num_attention_heads").asInt();
@@ -127,9 +132,13 @@ final class GgufModelWriter {
             for (int i = 0; i < shape.length; i++) {
                 ne[i] = shape[shape.length - 1 - i];
             }
-            int tt = t.name().equals(quantized) ? GgufTestWriter.Q8_0 : shape.length == 1 ? GgufTestWriter.F32 : type;
+            int tt = t.name().equals(oddOne) ? Q4_1 : shape.length == 1 ? GgufTestWriter.F32 : type;
             byte[] data = switch (tt) {
-                case GgufTestWriter.Q8_0 -> new byte[v.length / 32 * 34];
+                case Q4_1 -> new byte[v.length / 32 * 20];
+                case GgufTestWriter.Q8_0 -> GgmlQuantReference.q8_0(v);
+                case GgufTestWriter.Q4_0 -> GgmlQuantReference.q4_0(v);
+                case GgufTestWriter.Q4_K -> GgmlQuantReference.q4_K(v);
+                case GgufTestWriter.Q6_K -> GgmlQuantReference.q6_K(v);
                 case GgufTestWriter.F32 -> GgufTestWriter.f32(v);
                 case GgufTestWriter.F16 -> GgufTestWriter.f16(v);
                 case GgufTestWriter.BF16 -> GgufTestWriter.bf16Exact(v);

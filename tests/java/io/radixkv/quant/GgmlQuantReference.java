@@ -13,7 +13,7 @@ import java.nio.ByteOrder;
  * scale searches are written as loops over candidate scales. The float operations of the
  * searches follow ggml's order, since bit-equality depends on it.
  */
-final class GgmlQuantReference {
+public final class GgmlQuantReference {
     private GgmlQuantReference() {}
 
     static int nearest(float v) {
@@ -34,7 +34,7 @@ final class GgmlQuantReference {
 
     // ---- Q8_0: {f16 d; i8 qs[32]}
 
-    static byte[] q8_0(float[] x) {
+    public static byte[] q8_0(float[] x) {
         byte[] out = new byte[x.length / 32 * 34];
         ByteBuffer b = le(out);
         for (int blk = 0; blk < x.length / 32; blk++) {
@@ -54,7 +54,7 @@ final class GgmlQuantReference {
         return out;
     }
 
-    static float[] deq8_0(byte[] y) {
+    public static float[] deq8_0(byte[] y) {
         float[] x = new float[y.length / 34 * 32];
         ByteBuffer b = le(y);
         for (int blk = 0; blk < x.length / 32; blk++) {
@@ -68,7 +68,7 @@ final class GgmlQuantReference {
 
     // ---- Q4_0: {f16 d; u8 qs[16]}, value i in byte i % 16, high nibble for i >= 16
 
-    static byte[] q4_0(float[] x) {
+    public static byte[] q4_0(float[] x) {
         byte[] out = new byte[x.length / 32 * 18];
         for (int blk = 0; blk < x.length / 32; blk++) {
             float max = 0;
@@ -90,7 +90,7 @@ final class GgmlQuantReference {
         return out;
     }
 
-    static float[] deq4_0(byte[] y) {
+    public static float[] deq4_0(byte[] y) {
         float[] x = new float[y.length / 18 * 32];
         for (int blk = 0; blk < x.length / 32; blk++) {
             float d = Float.float16ToFloat(le(y).getShort(18 * blk));
@@ -171,7 +171,7 @@ final class GgmlQuantReference {
         return new Fit(scale, -min, best);
     }
 
-    static byte[] q4_K(float[] x) {
+    public static byte[] q4_K(float[] x) {
         byte[] out = new byte[x.length / 256 * 144];
         for (int sb = 0; sb < x.length / 256; sb++) {
             int base = 256 * sb;
@@ -243,7 +243,7 @@ final class GgmlQuantReference {
         return s;
     }
 
-    static float[] deq4_K(byte[] y) {
+    public static float[] deq4_K(byte[] y) {
         float[] x = new float[y.length / 144 * 256];
         for (int sb = 0; sb < x.length / 256; sb++) {
             int o = 144 * sb;
@@ -312,7 +312,7 @@ final class GgmlQuantReference {
         return bestScale;
     }
 
-    static byte[] q6_K(float[] x) {
+    public static byte[] q6_K(float[] x) {
         byte[] out = new byte[x.length / 256 * 210];
         for (int sb = 0; sb < x.length / 256; sb++) {
             int base = 256 * sb;
@@ -357,7 +357,7 @@ final class GgmlQuantReference {
         return out;
     }
 
-    static float[] deq6_K(byte[] y) {
+    public static float[] deq6_K(byte[] y) {
         float[] x = new float[y.length / 210 * 256];
         for (int sb = 0; sb < x.length / 256; sb++) {
             int o = 210 * sb;

@@ -26,7 +26,7 @@ final class EngineOptions {
 
     @Option(names = "--model", paramLabel = "PRESET|DIR|FILE.gguf", defaultValue = "small",
             description = "Built-in model preset (${COMPLETION-CANDIDATES}; random weights), a model directory "
-                    + "or a GGUF file with F32/F16/BF16 tensors (default ${DEFAULT-VALUE}).",
+                    + "or a GGUF file (quantized tensors are dequantized at load) (default ${DEFAULT-VALUE}).",
             completionCandidates = Presets.class)
     String model;
 

@@ -13,18 +13,19 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
  * Loads a model from a GGUF file: the config from its metadata ({@link GgufConfig}), its tensors
  * renamed to the Hugging Face names {@link WeightLayout} asks for and loaded by the same
- * {@link CheckpointLoader} (F32, F16 and BF16 tensors), then two conversions llama.cpp's
+ * {@link CheckpointLoader}, then two conversions llama.cpp's
  * converter applied undone in place:
  *
  * <ul>
@@ -36,10 +37,14 @@ import java.util.TreeMap;
  *       sum {@code 1 + w} the norm then forms is the stored f32 value exactly).
  * </ul>
  *
- * Every tensor of the file must be one the model uses, and none may be block-quantized (not
- * supported yet): either is refused naming the tensor.
+ * Every tensor of the file must be one the model uses (else it is refused naming the tensor).
+ * Block-quantized tensors (Q8_0, Q4_0, Q4_K, Q6_K) are dequantized into the weights' dtype at
+ * load, with a log line saying so: the engine has no quantized kernels yet, so such a file takes
+ * the memory of its f32/bf16 form; other quantized types are refused naming the tensor.
  */
 final class GgufWeights {
+    private static final Logger LOG = LogManager.getLogger(GgufWeights.class);
+
     private GgufWeights() {}
 
     /** Loads {@code file}; matrices become {@code dtype}. */
@@ -50,6 +55,7 @@ final class GgufWeights {
             WeightLayout layout = WeightLayout.of(config, dtype);
             Checkpoint checkpoint = checkpoint(f, config, layout);
             ParameterStore store = CheckpointLoader.load(checkpoint, layout.params(), layout.tensors());
+            logDequantized(f, checkpoint, dtype);
             try {
                 if (arch.equals("llama")) {
                     unpermuteQk(store, config, dtype);
@@ -113,13 +119,12 @@ final class GgufWeights {
 
     /**
      * The file's tensors under the Hugging Face names of {@code layout}, after checking that each
-     * required one is present, none is quantized, and the file holds nothing else.
+     * required one is present and the file holds nothing else.
      */
     static Checkpoint checkpoint(GgufFile f, ModelConfig config, WeightLayout layout) throws CheckpointException {
         boolean sandwich = config.arch().sandwichNorms();
         Map<String, TensorEntry> entries = new LinkedHashMap<>();
         Set<String> used = new LinkedHashSet<>();
-        Map<String, List<String>> quantized = new TreeMap<>();
         for (TensorSpec spec : layout.tensors()) {
             String name = ggufName(spec.hfName(), sandwich);
             GgufTensor t = f.tensors().get(name);
@@ -130,16 +135,8 @@ final class GgufWeights {
                 throw new CheckpointException(f.file() + ": no tensor " + name + " (" + spec.hfName() + ")");
             }
             used.add(name);
-            if (t.type().quantized()) {
-                quantized.computeIfAbsent(t.type().label(), k -> new ArrayList<>()).add(name);
-            }
             entries.put(spec.hfName(), new TensorEntry(name, f.file(), t.type().label(), t.shape(), t.offset(),
                     t.bytes()));
-        }
-        if (!quantized.isEmpty()) {
-            Map.Entry<String, List<String>> first = quantized.entrySet().iterator().next();
-            throw new CheckpointException(f.file() + ": quantized GGUF tensors (" + String.join(", ", quantized.keySet())
-                    + ", e.g. " + first.getValue().get(0) + ") are not supported yet: use an F32, F16 or BF16 GGUF");
         }
         for (String name : f.tensors().keySet()) {
             if (!used.contains(name)) {
@@ -150,6 +147,19 @@ final class GgufWeights {
             }
         }
         return new Checkpoint(f.file(), List.of(f), entries);
+    }
+
+    private static void logDequantized(GgufFile f, Checkpoint checkpoint, DType dtype) {
+        Map<String, Integer> quantized = new TreeMap<>();
+        for (TensorEntry t : checkpoint.tensors().values()) {
+            if (!Set.of("F32", "F16", "BF16").contains(t.dtype())) {
+                quantized.merge(t.dtype(), 1, Integer::sum);
+            }
+        }
+        if (!quantized.isEmpty()) {
+            LOG.info(f.file() + ": quantized tensors " + quantized + " were dequantized to " + dtype.label()
+                    + " at load: the engine does not run quantized weights yet");
+        }
     }
 
     /** Puts llama's q and k rows back in rotate-half order, head by head. */
