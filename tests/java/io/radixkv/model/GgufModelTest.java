@@ -1,5 +1,6 @@
 package io.radixkv.model;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,11 +9,16 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.checkpoint.CheckpointException;
 import io.radixkv.checkpoint.ParamSpec;
 import io.radixkv.checkpoint.gguf.GgufTestWriter;
+import io.radixkv.engine.Engine;
+import io.radixkv.engine.EngineConfig;
+import io.radixkv.engine.GenerateRequest;
+import io.radixkv.engine.RequestResult;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.cpu.CpuBackend;
 import io.radixkv.kernels.cpu.CpuDenseKernels;
 import io.radixkv.model.FamilyFixtures.Fixture;
 import io.radixkv.quant.GgmlQuantReference;
+import io.radixkv.sched.FinishReason;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -142,6 +148,32 @@ class GgufModelTest {
                 assertEquals(Float.floatToRawIntBits(a[i]), Float.floatToRawIntBits(b[i]),
                         arch + ": logit " + i + " differs: " + a[i] + " vs " + b[i]);
             }
+        }
+    }
+
+    private static List<int[]> generate(Path model) {
+        EngineConfig cfg = EngineConfig.builder().model(model.toString()).backend("cpu").kvDtype("f32")
+                .weightsDtype("f32").pageSize(4).numPages(64).maxBatchTokens(64).build();
+        List<int[]> out = new ArrayList<>();
+        try (Engine e = Engine.start(cfg)) {
+            for (int i = 0; i < 3; i++) {
+                int[] prompt = {1 + i, 7, 30 + i, 2, 50, 11 + 3 * i};
+                RequestResult r = e.submit(new GenerateRequest("r" + i, prompt, SamplingParams.greedy(5))).result().join();
+                assertEquals(FinishReason.LENGTH, r.reason(), r.error());
+                out.add(r.outputTokens());
+            }
+        }
+        return out;
+    }
+
+    /** The engine takes a .gguf path as its model and generates what the HF directory generates. */
+    @Test
+    void engineRunsAGgufFile() throws IOException {
+        Files2 f = write("gemma3", GgufTestWriter.BF16, 17);
+        List<int[]> a = generate(f.dir());
+        List<int[]> b = generate(f.gguf());
+        for (int i = 0; i < a.size(); i++) {
+            assertArrayEquals(a.get(i), b.get(i), "prompt " + i);
         }
     }
 
