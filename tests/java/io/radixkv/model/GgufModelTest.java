@@ -120,6 +120,17 @@ class GgufModelTest {
         return a;
     }
 
+    /** Max |a - b| relative to the largest |a|. */
+    private static double relError(float[] a, float[] b) {
+        double maxRef = 0;
+        double maxErr = 0;
+        for (int i = 0; i < a.length; i++) {
+            maxRef = Math.max(maxRef, Math.abs(a[i]));
+            maxErr = Math.max(maxErr, Math.abs(a[i] - b[i]));
+        }
+        return maxErr / maxRef;
+    }
+
     @ParameterizedTest(name = "{0}, ggml type {1}")
     @MethodSource("archsAndTypes")
     void ggufMatchesTheHuggingFaceDirectory(String arch, int type) throws IOException {
@@ -130,13 +141,8 @@ class GgufModelTest {
             float[] a = logits(hf);
             float[] b = logits(gg);
             if (type == GgufTestWriter.F16) {
-                double maxRef = 0;
-                double maxErr = 0;
-                for (int i = 0; i < a.length; i++) {
-                    maxRef = Math.max(maxRef, Math.abs(a[i]));
-                    maxErr = Math.max(maxErr, Math.abs(a[i] - b[i]));
-                }
-                assertTrue(maxErr <= 1e-3 * maxRef, arch + " F16: logits differ by " + maxErr + " of " + maxRef);
+                double err = relError(a, b);
+                assertTrue(err <= 1e-3, arch + " F16: logits differ by " + err + " of the largest");
                 return;
             }
             for (ParamSpec p : hf.store().specs()) {
@@ -192,15 +198,8 @@ class GgufModelTest {
                     GgufTestWriter.F32, false, null);
             try (ModelWeights hf = ModelWeights.load(dir, DType.F32);
                  ModelWeights gg = ModelWeights.load(raw, DType.F32)) {
-                float[] a = logits(hf);
-                float[] b = logits(gg);
-                double maxRef = 0;
-                double maxErr = 0;
-                for (int i = 0; i < a.length; i++) {
-                    maxRef = Math.max(maxRef, Math.abs(a[i]));
-                    maxErr = Math.max(maxErr, Math.abs(a[i] - b[i]));
-                }
-                assertTrue(maxErr > 0.05 * maxRef, arch + ": untransformed file changes the logits by only " + maxErr);
+                double err = relError(logits(hf), logits(gg));
+                assertTrue(err > 0.05, arch + ": the untransformed file changes the logits by only " + err);
             }
         }
     }
@@ -288,16 +287,9 @@ class GgufModelTest {
                     assertEquals(expected[i], got.getAtIndex(ValueLayout.JAVA_FLOAT, i), label + " " + b[0] + " value " + i);
                 }
             }
-            float[] a = logits(hf);
-            float[] q = logits(gg);
-            double maxRef = 0;
-            double maxErr = 0;
-            for (int i = 0; i < a.length; i++) {
-                maxRef = Math.max(maxRef, Math.abs(a[i]));
-                maxErr = Math.max(maxErr, Math.abs(a[i] - q[i]));
-            }
-            assertTrue(maxErr <= logitTolerance * maxRef, label + ": logits differ by " + maxErr + " of " + maxRef);
-            assertTrue(maxErr > 0, label + ": the quantized model cannot equal the f32 one");
+            double err = relError(logits(hf), logits(gg));
+            assertTrue(err <= logitTolerance, label + ": logits differ by " + err + " of the largest");
+            assertTrue(err > 0, label + ": the quantized model cannot equal the f32 one");
         }
     }
 

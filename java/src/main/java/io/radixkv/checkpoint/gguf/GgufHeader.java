@@ -1,5 +1,6 @@
 package io.radixkv.checkpoint.gguf;
 
+import io.radixkv.checkpoint.ByteRanges;
 import io.radixkv.checkpoint.CheckpointException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -7,7 +8,6 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -191,7 +191,8 @@ record GgufHeader(int version, GgufMetadata metadata, Map<String, GgufTensor> te
                 throw c.error("tensor " + t.name() + " appears twice");
             }
         }
-        checkNoOverlap(c, tensors);
+        ByteRanges.checkDisjoint(tensors.values(), GgufTensor::offset, GgufTensor::bytes,
+                (b, a) -> c.error("tensor " + b.name() + " overlaps tensor " + a.name()));
         return new GgufHeader(version, metadata, tensors, alignment, dataOffset);
     }
 
@@ -221,19 +222,6 @@ record GgufHeader(int version, GgufMetadata metadata, Map<String, GgufTensor> te
                     + ") runs past the end of the data section (" + dataBytes + " bytes; truncated or bad offset?)");
         }
         return new GgufTensor(name, ne, type, dataOffset + offset, bytes);
-    }
-
-    private static void checkNoOverlap(Cursor c, Map<String, GgufTensor> tensors) throws CheckpointException {
-        List<GgufTensor> byOffset = new ArrayList<>(tensors.values());
-        byOffset.removeIf(t -> t.bytes() == 0);
-        byOffset.sort(Comparator.comparingLong(GgufTensor::offset));
-        for (int i = 1; i < byOffset.size(); i++) {
-            GgufTensor a = byOffset.get(i - 1);
-            GgufTensor b = byOffset.get(i);
-            if (b.offset() < a.offset() + a.bytes()) {
-                throw c.error("tensor " + b.name() + " overlaps tensor " + a.name());
-            }
-        }
     }
 
     static long alignUp(long pos, int alignment) {
