@@ -254,7 +254,8 @@ class GgufModelTest {
 
     static Stream<Arguments> quantizedTypes() {
         return Stream.of(Arguments.of("Q8_0", GgufTestWriter.Q8_0, 0.02), Arguments.of("Q6_K", GgufTestWriter.Q6_K, 0.05),
-                Arguments.of("Q4_K", GgufTestWriter.Q4_K, 0.25), Arguments.of("Q4_0", GgufTestWriter.Q4_0, 0.3));
+                Arguments.of("Q4_K", GgufTestWriter.Q4_K, 0.25), Arguments.of("Q4_0", GgufTestWriter.Q4_0, 0.3),
+                Arguments.of("Q5_0", GgufTestWriter.Q5_0, 0.15));
     }
 
     /**
@@ -279,6 +280,7 @@ class GgufModelTest {
                 float[] expected = switch (label) {
                     case "Q8_0" -> GgmlQuantReference.deq8_0(GgmlQuantReference.q8_0(v));
                     case "Q4_0" -> GgmlQuantReference.deq4_0(GgmlQuantReference.q4_0(v));
+                    case "Q5_0" -> GgmlQuantReference.deq5_0(GgmlQuantReference.q5_0(v));
                     case "Q4_K" -> GgmlQuantReference.deq4_K(GgmlQuantReference.q4_K(v));
                     default -> GgmlQuantReference.deq6_K(GgmlQuantReference.q6_K(v));
                 };
@@ -311,6 +313,6 @@ class GgufModelTest {
         Path quant = GgufModelWriter.write(tmp.resolve("quant.gguf"), "qwen3", cfg, tensors, GgufTestWriter.F32, true,
                 "model.layers.0.mlp.up_proj.weight");
         assertTrue(refused(quant).contains("tensor blk.0.ffn_up.weight has dtype 'Q4_1', not one of F32, BF16, F16, Q8_0, "
-                + "Q4_0, Q4_K, Q6_K"));
+                + "Q4_0, Q5_0, Q4_K, Q6_K"));
     }
 }

@@ -77,7 +77,7 @@ final class GgufModelWriter {
      * As {@link #write(Path, String, JsonNode, Map, int)}, optionally without the converter's
      * transforms (permutation, 1 + w) and with one tensor ({@code oddOne}, an HF name) written as
      * Q4_1 blocks (zeros), a type the loader does not convert. {@code type} may also be Q8_0, Q4_0,
-     * Q4_K or Q6_K, quantized by ggml's reference quantizers ({@link GgmlQuantReference}).
+     * Q5_0, Q4_K or Q6_K, quantized by ggml's reference quantizers ({@link GgmlQuantReference}).
      */
     static Path write(Path file, String arch, JsonNode config, Map<String, SafetensorsTestWriter.T> tensors,
                       int type, boolean converterTransforms, String oddOne) throws IOException {
@@ -137,6 +137,7 @@ final class GgufModelWriter {
                 case Q4_1 -> new byte[v.length / 32 * 20];
                 case GgufTestWriter.Q8_0 -> GgmlQuantReference.q8_0(v);
                 case GgufTestWriter.Q4_0 -> GgmlQuantReference.q4_0(v);
+                case GgufTestWriter.Q5_0 -> GgmlQuantReference.q5_0(v);
                 case GgufTestWriter.Q4_K -> GgmlQuantReference.q4_K(v);
                 case GgufTestWriter.Q6_K -> GgmlQuantReference.q6_K(v);
                 case GgufTestWriter.F32 -> GgufTestWriter.f32(v);

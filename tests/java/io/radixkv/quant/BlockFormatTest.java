@@ -27,6 +27,7 @@ class BlockFormatTest {
         return switch (f) {
             case Q8_0 -> GgmlQuantReference.q8_0(x);
             case Q4_0 -> GgmlQuantReference.q4_0(x);
+            case Q5_0 -> GgmlQuantReference.q5_0(x);
             case Q4_K -> GgmlQuantReference.q4_K(x);
             case Q6_K -> GgmlQuantReference.q6_K(x);
         };
@@ -36,6 +37,7 @@ class BlockFormatTest {
         Function<byte[], float[]> d = switch (f) {
             case Q8_0 -> GgmlQuantReference::deq8_0;
             case Q4_0 -> GgmlQuantReference::deq4_0;
+            case Q5_0 -> GgmlQuantReference::deq5_0;
             case Q4_K -> GgmlQuantReference::deq4_K;
             case Q6_K -> GgmlQuantReference::deq6_K;
         };
@@ -140,11 +142,13 @@ class BlockFormatTest {
                 double bound = switch (f) {
                     case Q8_0 -> amax / 127 * 0.5 * 1.01;
                     case Q4_0 -> amax / 8 * 1.01;
+                    case Q5_0 -> amax / 16 * 1.01;
                     case Q4_K -> (hi - lo) / 15 * 1.05;
                     case Q6_K -> amax / 32 * 1.05;
                 } + amax * 1e-3 + switch (f) {
                     case Q8_0 -> 127;
                     case Q4_0 -> 8;
+                    case Q5_0 -> 16;
                     case Q4_K -> 16 * 63;
                     case Q6_K -> 32 * 128;
                 } * 0x1p-25;

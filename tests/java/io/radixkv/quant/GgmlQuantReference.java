@@ -103,6 +103,46 @@ public final class GgmlQuantReference {
         return x;
     }
 
+    // ---- Q5_0: {f16 d; u8 qh[4]; u8 qs[16]}, low 4 bits as Q4_0, bit 4 of value i = bit i of qh (u32 LE)
+
+    public static byte[] q5_0(float[] x) {
+        byte[] out = new byte[x.length / 32 * 22];
+        for (int blk = 0; blk < x.length / 32; blk++) {
+            float max = 0;
+            for (int i = 0; i < 32; i++) {
+                float v = x[32 * blk + i];
+                if (Math.abs(v) > Math.abs(max)) {
+                    max = v;
+                }
+            }
+            float d = max / -16;
+            float id = d == 0 ? 0 : 1 / d;
+            le(out).putShort(22 * blk, Float.floatToFloat16(d));
+            long qh = 0;
+            for (int i = 0; i < 32; i++) {
+                int q = Math.min(31, (int) (x[32 * blk + i] * id + 16.5f));
+                out[22 * blk + 6 + i % 16] |= (byte) (i < 16 ? q & 15 : (q & 15) << 4);
+                qh |= (long) (q >> 4) << i;
+            }
+            le(out).putInt(22 * blk + 2, (int) qh);
+        }
+        return out;
+    }
+
+    public static float[] deq5_0(byte[] y) {
+        float[] x = new float[y.length / 22 * 32];
+        for (int blk = 0; blk < x.length / 32; blk++) {
+            float d = Float.float16ToFloat(le(y).getShort(22 * blk));
+            long qh = le(y).getInt(22 * blk + 2) & 0xFFFFFFFFL;
+            for (int i = 0; i < 32; i++) {
+                int byt = y[22 * blk + 6 + i % 16] & 0xFF;
+                int q = (i < 16 ? byt & 15 : byt >> 4) | (int) ((qh >> i) & 1) << 4;
+                x[32 * blk + i] = (q - 16) * d;
+            }
+        }
+        return x;
+    }
+
     // ---- Q4_K: {f16 d, dmin; u8 scales[12]; u8 qs[128]}
 
     /** Sub-block fit result. */

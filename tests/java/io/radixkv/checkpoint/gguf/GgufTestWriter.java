@@ -37,6 +37,7 @@ public final class GgufTestWriter {
     public static final int F32 = 0;
     public static final int F16 = 1;
     public static final int Q4_0 = 2;
+    public static final int Q5_0 = 6;
     public static final int Q8_0 = 8;
     public static final int Q4_K = 12;
     public static final int Q6_K = 14;

@@ -111,7 +111,7 @@ public final class LoadPlan {
     }
 
     /**
-     * The block format of a quantized tensor (GGUF's Q8_0, Q4_0, Q4_K, Q6_K), checked to hold whole
+     * The block format of a quantized tensor (a GGUF {@link BlockFormat}), checked to hold whole
      * rows of blocks in exactly its bytes.
      */
     private static BlockFormat blockFormat(TensorEntry t) throws CheckpointException {

@@ -38,7 +38,7 @@ import org.apache.logging.log4j.Logger;
  * </ul>
  *
  * Every tensor of the file must be one the model uses (else it is refused naming the tensor).
- * Block-quantized tensors (Q8_0, Q4_0, Q4_K, Q6_K) are dequantized into the weights' dtype at
+ * Block-quantized tensors (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K) are dequantized into the weights' dtype at
  * load, with a log line saying so: the engine has no quantized kernels yet, so such a file takes
  * the memory of its f32/bf16 form; other quantized types are refused naming the tensor.
  */

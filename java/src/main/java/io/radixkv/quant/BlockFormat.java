@@ -10,6 +10,11 @@ public enum BlockFormat {
     Q8_0(32, 34),
     /** {@code {f16 d; u8 qs[16]}}: x = d·(q − 8); byte j holds value j (low nibble) and j + 16 (high nibble). */
     Q4_0(32, 18),
+    /**
+     * {@code {f16 d; u8 qh[4]; u8 qs[16]}}: x = d·(q − 16), q 5-bit: low 4 bits as in Q4_0, bit 4
+     * of value j is bit j of the little-endian u32 {@code qh}.
+     */
+    Q5_0(32, 22),
     /** {@code {f16 d, dmin; u8 scales[12]; u8 qs[128]}}: 8 sub-blocks of 32, x = d·sc·q − dmin·m (6-bit sc, m). */
     Q4_K(256, 144),
     /** {@code {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}}: 16 sub-blocks of 16, x = d·sc·(q − 32), q 6-bit. */
@@ -64,6 +69,7 @@ public enum BlockFormat {
             switch (this) {
                 case Q8_0 -> LegacyBlocks.quantizeQ8_0(x, xs, y, ys);
                 case Q4_0 -> LegacyBlocks.quantizeQ4_0(x, xs, y, ys);
+                case Q5_0 -> LegacyBlocks.quantizeQ5_0(x, xs, y, ys);
                 case Q4_K -> Q4KBlocks.quantize(x, xs, y, ys);
                 case Q6_K -> Q6KBlocks.quantize(x, xs, y, ys);
                 default -> throw new IllegalStateException();
@@ -82,6 +88,7 @@ public enum BlockFormat {
             switch (this) {
                 case Q8_0 -> LegacyBlocks.dequantizeQ8_0(y, ys, x, xs);
                 case Q4_0 -> LegacyBlocks.dequantizeQ4_0(y, ys, x, xs);
+                case Q5_0 -> LegacyBlocks.dequantizeQ5_0(y, ys, x, xs);
                 case Q4_K -> Q4KBlocks.dequantize(y, ys, x, xs);
                 case Q6_K -> Q6KBlocks.dequantize(y, ys, x, xs);
                 default -> throw new IllegalStateException();

@@ -1,6 +1,9 @@
 package io.radixkv.quant;
 
-/** Q8_0 and Q4_0: blocks of 32 values with one f16 scale (ggml's {@code block_q8_0}, {@code block_q4_0}). */
+/**
+ * Q8_0, Q4_0 and Q5_0: blocks of 32 values with one f16 scale (ggml's {@code block_q8_0},
+ * {@code block_q4_0}, {@code block_q5_0}).
+ */
 final class LegacyBlocks {
     static final int QK = 32;
 
@@ -57,6 +60,48 @@ final class LegacyBlocks {
             int b = y[ys + 2 + j] & 0xFF;
             x[xs + j] = ((b & 0x0F) - 8) * d;
             x[xs + QK / 2 + j] = ((b >> 4) - 8) * d;
+        }
+    }
+
+    /**
+     * As Q4_0 with 5 bits: d = m / −16, q = min(31, trunc(x / d + 16.5)); the low 4 bits packed as
+     * Q4_0's nibbles (after the 4 {@code qh} bytes), bit 4 of value j in bit j of {@code qh}.
+     */
+    static void quantizeQ5_0(float[] x, int xs, byte[] y, int ys) {
+        float amax = 0f;
+        float max = 0f;
+        for (int j = 0; j < QK; j++) {
+            float v = x[xs + j];
+            if (amax < Math.abs(v)) {
+                amax = Math.abs(v);
+                max = v;
+            }
+        }
+        float d = max / -16f;
+        float id = d != 0f ? 1f / d : 0f;
+        BlockFormat.putHalf(y, ys, d);
+        int qh = 0;
+        for (int j = 0; j < QK / 2; j++) {
+            int lo = Math.min(31, (int) (x[xs + j] * id + 16.5f));
+            int hi = Math.min(31, (int) (x[xs + QK / 2 + j] * id + 16.5f));
+            y[ys + 6 + j] = (byte) ((lo & 0x0F) | (hi & 0x0F) << 4);
+            qh |= ((lo & 0x10) >> 4) << j;
+            qh |= ((hi & 0x10) >> 4) << (j + QK / 2);
+        }
+        for (int b = 0; b < 4; b++) {
+            y[ys + 2 + b] = (byte) (qh >>> (8 * b));
+        }
+    }
+
+    static void dequantizeQ5_0(byte[] y, int ys, float[] x, int xs) {
+        float d = BlockFormat.getHalf(y, ys);
+        int qh = (y[ys + 2] & 0xFF) | (y[ys + 3] & 0xFF) << 8 | (y[ys + 4] & 0xFF) << 16 | (y[ys + 5] & 0xFF) << 24;
+        for (int j = 0; j < QK / 2; j++) {
+            int b = y[ys + 6 + j] & 0xFF;
+            int lo = (b & 0x0F) | ((qh >>> j) & 1) << 4;
+            int hi = (b >> 4) | ((qh >>> (j + QK / 2)) & 1) << 4;
+            x[xs + j] = (lo - 16) * d;
+            x[xs + QK / 2 + j] = (hi - 16) * d;
         }
     }
 
