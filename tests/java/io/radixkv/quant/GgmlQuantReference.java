@@ -66,19 +66,23 @@ public final class GgmlQuantReference {
         return x;
     }
 
+    /** The first value of largest magnitude among the 32 from {@code off}. */
+    private static float extreme(float[] x, int off) {
+        float max = 0;
+        for (int i = 0; i < 32; i++) {
+            if (Math.abs(x[off + i]) > Math.abs(max)) {
+                max = x[off + i];
+            }
+        }
+        return max;
+    }
+
     // ---- Q4_0: {f16 d; u8 qs[16]}, value i in byte i % 16, high nibble for i >= 16
 
     public static byte[] q4_0(float[] x) {
         byte[] out = new byte[x.length / 32 * 18];
         for (int blk = 0; blk < x.length / 32; blk++) {
-            float max = 0;
-            for (int i = 0; i < 32; i++) {
-                float v = x[32 * blk + i];
-                if (Math.abs(v) > Math.abs(max)) {
-                    max = v;
-                }
-            }
-            float d = max / -8;
+            float d = extreme(x, 32 * blk) / -8;
             float id = d == 0 ? 0 : 1 / d;
             le(out).putShort(18 * blk, Float.floatToFloat16(d));
             for (int i = 0; i < 32; i++) {
@@ -108,14 +112,7 @@ public final class GgmlQuantReference {
     public static byte[] q5_0(float[] x) {
         byte[] out = new byte[x.length / 32 * 22];
         for (int blk = 0; blk < x.length / 32; blk++) {
-            float max = 0;
-            for (int i = 0; i < 32; i++) {
-                float v = x[32 * blk + i];
-                if (Math.abs(v) > Math.abs(max)) {
-                    max = v;
-                }
-            }
-            float d = max / -16;
+            float d = extreme(x, 32 * blk) / -16;
             float id = d == 0 ? 0 : 1 / d;
             le(out).putShort(22 * blk, Float.floatToFloat16(d));
             long qh = 0;

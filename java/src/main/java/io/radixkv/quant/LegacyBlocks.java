@@ -35,16 +35,7 @@ final class LegacyBlocks {
      * trunc(x / d + 8.5)); value j goes to the low nibble of byte j, value j + 16 to its high nibble.
      */
     static void quantizeQ4_0(float[] x, int xs, byte[] y, int ys) {
-        float amax = 0f;
-        float max = 0f;
-        for (int j = 0; j < QK; j++) {
-            float v = x[xs + j];
-            if (amax < Math.abs(v)) {
-                amax = Math.abs(v);
-                max = v;
-            }
-        }
-        float d = max / -8f;
+        float d = largestMagnitude(x, xs) / -8f;
         float id = d != 0f ? 1f / d : 0f;
         BlockFormat.putHalf(y, ys, d);
         for (int j = 0; j < QK / 2; j++) {
@@ -68,16 +59,7 @@ final class LegacyBlocks {
      * Q4_0's nibbles (after the 4 {@code qh} bytes), bit 4 of value j in bit j of {@code qh}.
      */
     static void quantizeQ5_0(float[] x, int xs, byte[] y, int ys) {
-        float amax = 0f;
-        float max = 0f;
-        for (int j = 0; j < QK; j++) {
-            float v = x[xs + j];
-            if (amax < Math.abs(v)) {
-                amax = Math.abs(v);
-                max = v;
-            }
-        }
-        float d = max / -16f;
+        float d = largestMagnitude(x, xs) / -16f;
         float id = d != 0f ? 1f / d : 0f;
         BlockFormat.putHalf(y, ys, d);
         int qh = 0;
@@ -103,6 +85,20 @@ final class LegacyBlocks {
             x[xs + j] = (lo - 16) * d;
             x[xs + QK / 2 + j] = (hi - 16) * d;
         }
+    }
+
+    /** The block's value of largest magnitude, the first of equals (0 for an all-zero block). */
+    private static float largestMagnitude(float[] x, int xs) {
+        float amax = 0f;
+        float max = 0f;
+        for (int j = 0; j < QK; j++) {
+            float v = x[xs + j];
+            if (amax < Math.abs(v)) {
+                amax = Math.abs(v);
+                max = v;
+            }
+        }
+        return max;
     }
 
     /**
