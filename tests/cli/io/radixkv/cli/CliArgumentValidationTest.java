@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.radixkv.model.ModelPresets;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -101,5 +102,14 @@ class CliArgumentValidationTest {
         for (String p : ModelPresets.names()) {
             assertTrue(r.err().contains(p), () -> "preset " + p + " missing from: " + r.err());
         }
+    }
+
+    /** --model takes an existing *.gguf file; a file that is not GGUF fails with the reader's one line. */
+    @Test
+    void ggufModelMustBeAnExistingGgufFile() throws IOException {
+        CliRun.of("generate", "--prompt-tokens", "1,2", "--model", dir.resolve("absent.gguf").toString())
+                .assertUsageError("a .gguf file");
+        Path bad = Files.write(dir.resolve("bad.gguf"), new byte[] {'G', 'G', 'U', 'F', 9, 9});
+        CliRun.of("generate", "--prompt-tokens", "1,2", "--model", bad.toString()).assertFailure("not a GGUF file");
     }
 }

@@ -137,8 +137,12 @@ class BadCheckpointTest {
     @Test
     void unknownAndUnsupportedDtypes() throws IOException {
         Path f = new SafetensorsBytes().tensor("a.weight", "F32", new long[] {4, 8}, f32(ramp(32, 0.1f)))
-                .tensor("a.norm", "Q4_K", new long[] {8}, new byte[5]).write(tmp.resolve("u/model.safetensors"));
-        fails(f.getParent(), f.toString(), "tensor a.norm has dtype 'Q4_K'");
+                .tensor("a.norm", "Q3_K", new long[] {8}, new byte[5]).write(tmp.resolve("u/model.safetensors"));
+        fails(f.getParent(), f.toString(), "tensor a.norm has dtype 'Q3_K', not one of F32, BF16, F16, Q8_0, Q4_0, Q5_0, Q4_K, Q6_K");
+        // A block format LoadPlan converts (as GGUF files declare it) must hold whole blocks in exactly its bytes.
+        f = new SafetensorsBytes().tensor("a.weight", "F32", new long[] {4, 8}, f32(ramp(32, 0.1f)))
+                .tensor("a.norm", "Q4_K", new long[] {8}, new byte[5]).write(tmp.resolve("q/model.safetensors"));
+        fails(f.getParent(), f.toString(), "tensor a.norm of Q4_K has rows of 8 values in 5 bytes, not whole 256-value blocks");
         f = new SafetensorsBytes().tensor("a.weight", "F32", new long[] {4, 8}, f32(ramp(32, 0.1f)))
                 .tensor("a.norm", "I8", new long[] {8}, new byte[8]).write(tmp.resolve("i8/model.safetensors"));
         fails(f.getParent(), f.toString(), "tensor a.norm has dtype 'I8'");

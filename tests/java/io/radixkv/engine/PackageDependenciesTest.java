@@ -27,8 +27,9 @@ import org.junit.jupiter.api.Test;
  * <pre>
  * engine            -> sched, model, cache, paging, kernels, kernels.select, platform
  * sched             -> cache, paging
- * model             -> checkpoint, kernels, platform
- * checkpoint        -> kernels, platform
+ * model             -> checkpoint, checkpoint.gguf, kernels, platform
+ * checkpoint.gguf   -> checkpoint
+ * checkpoint        -> kernels, platform, quant
  * paging            -> kernels
  * cache             -> (nothing)
  * kernels.select    -> kernels, kernels.cpu, kernels.cuda, kernels.reference
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.Test;
  * kernels.cpu       -> kernels, platform, bindings
  * kernels.reference -> kernels, platform
  * kernels           -> platform
+ * quant             -> (nothing)
  * platform          -> (nothing)
  * </pre>
  *
@@ -53,8 +55,9 @@ class PackageDependenciesTest {
         Map<String, Set<String>> m = new LinkedHashMap<>();
         m.put("engine", Set.of("sched", "model", "cache", "paging", "kernels", "kernels.select", "platform"));
         m.put("sched", Set.of("cache", "paging"));
-        m.put("model", Set.of("checkpoint", "kernels", "platform"));
-        m.put("checkpoint", Set.of("kernels", "platform"));
+        m.put("model", Set.of("checkpoint", "checkpoint.gguf", "kernels", "platform"));
+        m.put("checkpoint.gguf", Set.of("checkpoint"));
+        m.put("checkpoint", Set.of("kernels", "platform", "quant"));
         m.put("paging", Set.of("kernels"));
         m.put("cache", Set.of());
         m.put("kernels.select", Set.of("kernels", "kernels.cpu", "kernels.cuda", "kernels.reference"));
@@ -62,6 +65,7 @@ class PackageDependenciesTest {
         m.put("kernels.cpu", Set.of("kernels", "platform", "bindings"));
         m.put("kernels.reference", Set.of("kernels", "platform"));
         m.put("kernels", Set.of("platform"));
+        m.put("quant", Set.of());
         m.put("platform", Set.of());
         return m;
     }

@@ -3,9 +3,9 @@ package io.radixkv.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.checkpoint.Checkpoint;
+import io.radixkv.checkpoint.CheckpointFile;
 import io.radixkv.checkpoint.ParamSpec;
 import io.radixkv.checkpoint.ParameterStore;
-import io.radixkv.checkpoint.SafetensorsFile;
 import io.radixkv.checkpoint.TensorSpec;
 import io.radixkv.kernels.DType;
 import io.radixkv.model.ModelConfig;
@@ -84,7 +84,7 @@ public class CheckpointLoadBench {
         dir = Path.of(System.getProperty("radixkv.bench.checkpoint", "build/bench-checkpoint")).toAbsolutePath();
         write(dir, CONFIG, (long) shardMib << 20);
         files = new ArrayList<>();
-        for (SafetensorsFile f : Checkpoint.open(dir).files()) {
+        for (CheckpointFile f : Checkpoint.open(dir).files()) {
             files.add(f.file());
         }
         fileBytes = Checkpoint.open(dir).fileBytes();

@@ -5,6 +5,7 @@ import io.radixkv.engine.EngineConfig;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.select.Backends;
 import io.radixkv.model.ModelPresets;
+import io.radixkv.model.ModelWeights;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,9 +24,10 @@ final class EngineOptions {
     static final List<String> NAMES = List.of("--model", "--kv-dtype", "--page-size", "--weights-dtype", "--backend",
             "--pack-weights");
 
-    @Option(names = "--model", paramLabel = "PRESET|DIR", defaultValue = "small",
-            description = "Built-in model preset (${COMPLETION-CANDIDATES}; random weights) or a model directory "
-                    + "(default ${DEFAULT-VALUE}).", completionCandidates = Presets.class)
+    @Option(names = "--model", paramLabel = "PRESET|DIR|FILE.gguf", defaultValue = "small",
+            description = "Built-in model preset (${COMPLETION-CANDIDATES}; random weights), a model directory "
+                    + "or a GGUF file (quantized tensors are dequantized at load) (default ${DEFAULT-VALUE}).",
+            completionCandidates = Presets.class)
     String model;
 
     @Option(names = "--kv-dtype", paramLabel = "f32|bf16|f16|fp8", defaultValue = "bf16",
@@ -85,8 +87,9 @@ final class EngineOptions {
             throw CliSupport.invalid(spec, "--model", "''", "empty");
         }
         List<String> presets = ModelPresets.names();
-        if (!presets.contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))) {
-            throw CliSupport.invalid(spec, "--model", "'" + m + "'", "neither a directory nor a preset: "
+        if (!presets.contains(m.toLowerCase(Locale.ROOT)) && !Files.isDirectory(Path.of(m))
+                && !ModelWeights.isGgufFile(Path.of(m))) {
+            throw CliSupport.invalid(spec, "--model", "'" + m + "'", "neither a directory, a .gguf file nor a preset: "
                     + String.join(", ", presets));
         }
         return new Validated(m, kv, pageSize, be, wd, pack);

@@ -15,16 +15,18 @@ import java.util.TreeSet;
 import java.util.stream.Stream;
 
 /**
- * The safetensors files of a Hugging Face checkpoint directory and the tensors they declare
- * (headers only; no data is read). With {@code model.safetensors.index.json} the files are the
+ * The files of a checkpoint and the tensors they declare, under the names the model's
+ * {@link TensorSpec}s use (headers only; no data is read). {@link #open} reads the safetensors
+ * files of a Hugging Face checkpoint directory; another container (a GGUF file) builds one with
+ * its tensors renamed to Hugging Face names. With {@code model.safetensors.index.json} the files are the
  * shards its {@code weight_map} names, and each listed tensor must be in its shard; without it,
  * every {@code *.safetensors} file of the directory. A tensor may appear in only one file.
  *
- * @param dir the directory
+ * @param dir the directory (or the single file)
  * @param files the files, in name order
  * @param tensors every tensor by name
  */
-public record Checkpoint(Path dir, List<SafetensorsFile> files, Map<String, TensorEntry> tensors) {
+public record Checkpoint(Path dir, List<CheckpointFile> files, Map<String, TensorEntry> tensors) {
     /** The index file transformers writes beside sharded checkpoints. */
     public static final String INDEX = "model.safetensors.index.json";
 
@@ -40,7 +42,7 @@ public record Checkpoint(Path dir, List<SafetensorsFile> files, Map<String, Tens
         Path index = dir.resolve(INDEX);
         Map<String, String> weightMap = Files.isRegularFile(index) ? weightMap(index) : null;
         List<Path> paths = weightMap != null ? shards(dir, index, weightMap) : listed(dir);
-        List<SafetensorsFile> files = new ArrayList<>();
+        List<CheckpointFile> files = new ArrayList<>();
         Map<String, TensorEntry> tensors = new LinkedHashMap<>();
         for (Path p : paths) {
             SafetensorsFile f = SafetensorsFile.read(p);
@@ -121,6 +123,6 @@ public record Checkpoint(Path dir, List<SafetensorsFile> files, Map<String, Tens
 
     /** Total bytes of the files. */
     public long fileBytes() {
-        return files.stream().mapToLong(SafetensorsFile::size).sum();
+        return files.stream().mapToLong(CheckpointFile::size).sum();
     }
 }

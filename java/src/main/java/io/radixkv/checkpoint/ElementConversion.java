@@ -2,17 +2,19 @@ package io.radixkv.checkpoint;
 
 import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
+import io.radixkv.quant.BlockFormat;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 
 /**
  * Element conversions between the checkpoint dtypes (f32, bf16, f16), little-endian as
- * safetensors stores them. Round to nearest even; NaN stays a (quiet) NaN; bf16 to f32 is exact.
+ * safetensors stores them, and dequantization of GGUF's block formats into them. Round to nearest even; NaN stays a (quiet) NaN; bf16 to f32 is exact.
  */
 public final class ElementConversion {
     private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfFloat F32_LE = ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private ElementConversion() {}
 
@@ -108,6 +110,34 @@ public final class ElementConversion {
                 MemorySegment.copy(out16, 0, dst, I16, (dstOffset + done) * 2, m);
             } else {
                 MemorySegment.copy(out32, 0, dst, I32, (dstOffset + done) * 4, m);
+            }
+        }
+    }
+
+    /**
+     * Dequantizes {@code n} values of {@code format} blocks from {@code src} into {@code dst} (f32,
+     * bf16 or f16) from element {@code dstOffset}, a few blocks at a time through heap arrays.
+     * {@code n} is a whole number of blocks.
+     */
+    public static void dequantize(MemorySegment src, BlockFormat format, MemorySegment dst, DType dstType,
+                                  long dstOffset, long n) {
+        if (!convertible(dstType)) {
+            throw new IllegalArgumentException("no conversion from " + format + " to " + dstType);
+        }
+        int piece = BLOCK / format.blockElements() * format.blockElements();
+        byte[] in = new byte[(int) format.rowBytes(piece)];
+        float[] out = new float[piece];
+        for (long done = 0; done < n; done += piece) {
+            int m = (int) Math.min(piece, n - done);
+            int bytes = (int) format.rowBytes(m);
+            MemorySegment.copy(src, ValueLayout.JAVA_BYTE, format.rowBytes(done), in, 0, bytes);
+            format.dequantize(in, 0, out, 0, m);
+            if (dstType == DType.F32) {
+                MemorySegment.copy(out, 0, dst, F32_LE, (dstOffset + done) * 4, m);
+            } else {
+                for (int i = 0; i < m; i++) {
+                    store(dst, dstOffset + done + i, dstType, out[i]);
+                }
             }
         }
     }

@@ -1,6 +1,7 @@
 package io.radixkv.checkpoint;
 
 import io.radixkv.kernels.DType;
+import io.radixkv.quant.BlockFormat;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,22 +20,31 @@ import java.util.Map;
 /**
  * Which checkpoint tensor goes where, fully checked before anything large is allocated: every
  * required tensor is present with the shape its {@link TensorSpec} needs and a dtype that
- * converts (F32, BF16, F16), and every destination lies inside its block. {@link #copyInto}
+ * converts (F32, BF16, F16, or one of the {@link BlockFormat}s, dequantized), and every
+ * destination lies inside its block. {@link #copyInto}
  * then memory-maps each file once and copies each tensor once, converting where the dtypes
  * differ.
  */
 public final class LoadPlan {
     private static final long CHUNK_ELEMENTS = 4L << 20;
 
-    /** One tensor (or a chunk of one) to copy. */
-    private record Copy(Path file, long srcOffset, DType srcType, String param, DType dstType, long dstOffset,
-                        long elements) {
+    /**
+     * One tensor (or a chunk of one) to copy: elements of {@code srcType}, or, when
+     * {@code blocks} is set, blocks of that quantized format (dequantized on the way).
+     */
+    private record Copy(Path file, long srcOffset, DType srcType, BlockFormat blocks, String param, DType dstType,
+                        long dstOffset, long elements) {
         long srcBytes() {
-            return elements * srcType.bytes();
+            return bytesOf(elements);
         }
 
+        long bytesOf(long n) {
+            return blocks != null ? blocks.rowBytes(n) : n * srcType.bytes();
+        }
+
+        /** Elements [start, start + n); for blocks, start is a whole number of blocks. */
         Copy part(long start, long n) {
-            return new Copy(file, srcOffset + start * srcType.bytes(), srcType, param, dstType, dstOffset + start, n);
+            return new Copy(file, srcOffset + bytesOf(start), srcType, blocks, param, dstType, dstOffset + start, n);
         }
     }
 
@@ -91,13 +101,32 @@ public final class LoadPlan {
                 case "F32" -> DType.F32;
                 case "BF16" -> DType.BF16;
                 case "F16" -> DType.F16;
-                default -> throw new CheckpointException(t.file() + ": tensor " + t.name() + " has dtype '" + t.dtype()
-                        + "', not one of F32, BF16, F16");
+                default -> null;
             };
-            copies.add(new Copy(t.file(), t.offset(), srcType, spec.param(), block.dtype(), spec.offset(),
+            BlockFormat quantized = srcType == null ? blockFormat(t) : null;
+            copies.add(new Copy(t.file(), t.offset(), srcType, quantized, spec.param(), block.dtype(), spec.offset(),
                     spec.elements()));
         }
         return new LoadPlan(checkpoint, copies);
+    }
+
+    /**
+     * The block format of a quantized tensor (a GGUF {@link BlockFormat}), checked to hold whole
+     * rows of blocks in exactly its bytes.
+     */
+    private static BlockFormat blockFormat(TensorEntry t) throws CheckpointException {
+        BlockFormat f = Arrays.stream(BlockFormat.values()).filter(b -> b.name().equals(t.dtype())).findFirst()
+                .orElseThrow(() -> new CheckpointException(t.file() + ": tensor " + t.name() + " has dtype '" + t.dtype()
+                        + "', not one of F32, BF16, F16, " + Arrays.stream(BlockFormat.values()).map(Enum::name)
+                        .collect(java.util.stream.Collectors.joining(", "))));
+        long[] shape = t.shape();
+        long rowLength = shape.length == 0 ? 1 : shape[shape.length - 1];
+        long elements = Arrays.stream(shape).reduce(1, Math::multiplyExact);
+        if (rowLength % f.blockElements() != 0 || f.rowBytes(elements) != t.bytes()) {
+            throw new CheckpointException(t.file() + ": tensor " + t.name() + " of " + f + " has rows of " + rowLength
+                    + " values in " + t.bytes() + " bytes, not whole " + f.blockElements() + "-value blocks");
+        }
+        return f;
     }
 
     /** Two specs filling the same elements of a block is a bug in the model's spec list. */
@@ -139,7 +168,7 @@ public final class LoadPlan {
         zeroUncovered(store);
         try (Arena mapArena = Arena.ofShared()) {
             Map<Path, MemorySegment> mapped = new LinkedHashMap<>();
-            for (SafetensorsFile f : checkpoint.files()) {
+            for (CheckpointFile f : checkpoint.files()) {
                 mapped.put(f.file(), map(f, mapArena));
             }
             // Chunks, so that one large tensor (the embedding table) is copied by several threads.
@@ -151,8 +180,13 @@ public final class LoadPlan {
             }
             chunks.parallelStream().forEach(c -> {
                 MemorySegment src = mapped.get(c.file()).asSlice(c.srcOffset(), c.srcBytes());
-                ElementConversion.convert(src, c.srcType(), store.get(c.param()), c.dstType(), c.dstOffset(),
-                        c.elements());
+                if (c.blocks() != null) {
+                    ElementConversion.dequantize(src, c.blocks(), store.get(c.param()), c.dstType(), c.dstOffset(),
+                            c.elements());
+                } else {
+                    ElementConversion.convert(src, c.srcType(), store.get(c.param()), c.dstType(), c.dstOffset(),
+                            c.elements());
+                }
             });
         }
         return new Stats(bytes, (System.nanoTime() - t0) / 1e9);
@@ -176,7 +210,7 @@ public final class LoadPlan {
     }
 
     /** Maps the whole file read-only, refusing a file whose size changed since its header was checked. */
-    private static MemorySegment map(SafetensorsFile f, Arena arena) throws IOException {
+    private static MemorySegment map(CheckpointFile f, Arena arena) throws IOException {
         try (FileChannel ch = FileChannel.open(f.file(), StandardOpenOption.READ)) {
             long size = ch.size();
             if (size != f.size()) {

@@ -10,11 +10,8 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -27,7 +24,7 @@ import java.util.Map;
  * @param size its size in bytes
  * @param tensors its tensors by name, in header order
  */
-public record SafetensorsFile(Path file, long size, Map<String, TensorEntry> tensors) {
+public record SafetensorsFile(Path file, long size, Map<String, TensorEntry> tensors) implements CheckpointFile {
     /** The safetensors library's own limit on the header. */
     public static final long MAX_HEADER_BYTES = 100L << 20;
 
@@ -123,22 +120,10 @@ public record SafetensorsFile(Path file, long size, Map<String, TensorEntry> ten
             }
             out.put(name, new TensorEntry(name, file, dtype, shape, dataStart + begin, bytes));
         }
-        checkNoOverlap(file, out);
+        ByteRanges.checkDisjoint(out.values(), TensorEntry::offset, TensorEntry::bytes, (b, a) -> new CheckpointException(
+                file + ": tensor " + b.name() + " overlaps tensor " + a.name() + " (data bytes " + b.offset() + " and "
+                        + a.offset() + "+" + a.bytes() + " of the file)"));
         return out;
-    }
-
-    private static void checkNoOverlap(Path file, Map<String, TensorEntry> entries) throws CheckpointException {
-        List<TensorEntry> byOffset = new ArrayList<>(entries.values());
-        byOffset.removeIf(t -> t.bytes() == 0);
-        byOffset.sort(Comparator.comparingLong(TensorEntry::offset));
-        for (int i = 1; i < byOffset.size(); i++) {
-            TensorEntry a = byOffset.get(i - 1);
-            TensorEntry b = byOffset.get(i);
-            if (b.offset() < a.offset() + a.bytes()) {
-                throw new CheckpointException(file + ": tensor " + b.name() + " overlaps tensor " + a.name()
-                        + " (data bytes " + b.offset() + " and " + a.offset() + "+" + a.bytes() + " of the file)");
-            }
-        }
     }
 
     private static long nonNegativeLong(JsonNode n, String message) throws CheckpointException {

@@ -10,8 +10,8 @@ import java.util.Objects;
  * again against the model in {@link #validateFor} (pool vs model, sequence length), with
  * messages naming the setting.
  *
- * @param model a preset name ({@code tiny}, {@code small}) or a checkpoint directory
- *     ({@code config.json} + {@code *.safetensors})
+ * @param model a preset name ({@code tiny}, {@code small}), a checkpoint directory
+ *     ({@code config.json} + {@code *.safetensors}) or a {@code .gguf} file
  * @param weightsSeed seed of a preset's pseudo-random weights
  * @param kvDtype KV cache element type (f32, bf16, f16, fp8_e4m3, fp8_e5m2)
  * @param kvScale FP8 scale of the K and V pools (stored = real / scale); 1 for other dtypes

@@ -8,12 +8,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 
-/** The engine's only entry into weight loading: a preset (random weights) or a checkpoint directory. */
+/**
+ * The engine's only entry into weight loading: a preset (random weights), a checkpoint directory
+ * or a GGUF file.
+ */
 final class ModelLoading {
     private ModelLoading() {}
 
     /**
-     * @throws IllegalArgumentException when {@code config.model()} is neither a preset nor a directory
+     * @throws IllegalArgumentException when {@code config.model()} is neither a preset, a directory nor a
+     *     {@code .gguf} file
      * @throws UncheckedIOException when the checkpoint cannot be read
      */
     static ModelWeights load(EngineConfig config) {
@@ -22,9 +26,9 @@ final class ModelLoading {
             return ModelWeights.random(ModelPresets.byName(m), config.weightsDtype(), config.weightsSeed());
         }
         Path dir = Path.of(m);
-        if (!Files.isDirectory(dir)) {
+        if (!Files.isDirectory(dir) && !ModelWeights.isGgufFile(dir)) {
             throw new IllegalArgumentException("model '" + m + "' is neither a preset " + ModelPresets.names()
-                    + " nor a checkpoint directory");
+                    + " nor a checkpoint directory nor a .gguf file");
         }
         try {
             return ModelWeights.load(dir, config.weightsDtype());

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -22,7 +23,7 @@ import java.util.Objects;
  * <p>Two sources: {@link #random} (deterministic pseudo-random from a seed, scaled so
  * activations stay near unit RMS through the layers) and {@link #load} (a Hugging Face
  * checkpoint directory: {@code config.json} + {@code *.safetensors} with f32/bf16/f16 tensors,
- * single or sharded).
+ * single or sharded; or a GGUF file with F32/F16/BF16 tensors).
  */
 public final class ModelWeights implements AutoCloseable {
     /**
@@ -83,13 +84,26 @@ public final class ModelWeights implements AutoCloseable {
         return new ModelWeights(config, dtype, RandomWeights.create(layout(config, dtype), seed));
     }
 
-    /** Loads {@code dir/config.json} and the safetensors files beside it; matrices become {@code dtype}. */
+    /**
+     * Loads {@code dir/config.json} and the safetensors files beside it, or, when {@code dir} is a
+     * {@code *.gguf} file, the model that GGUF file holds (F32, F16 or BF16 tensors; see
+     * {@link GgufWeights}); matrices become {@code dtype}.
+     */
     public static ModelWeights load(Path dir, DType dtype) throws IOException {
+        if (isGgufFile(dir)) {
+            GgufWeights.Loaded g = GgufWeights.load(dir, dtype);
+            return new ModelWeights(g.config(), dtype, g.store());
+        }
         Path cfg = dir.resolve("config.json");
         if (!Files.isRegularFile(cfg)) {
             throw new IOException("no config.json in " + dir);
         }
         return load(dir, ModelConfig.fromHfConfig(cfg), dtype);
+    }
+
+    /** True for a regular file named {@code *.gguf} (any case): what {@link #load(Path, DType)} reads as GGUF. */
+    public static boolean isGgufFile(Path path) {
+        return Files.isRegularFile(path) && path.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".gguf");
     }
 
     /**
