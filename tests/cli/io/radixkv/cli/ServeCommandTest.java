@@ -30,6 +30,12 @@ class ServeCommandTest {
     }
 
     @Test
+    void tokenizerDirectoryMustHoldTokenizerJson() {
+        CliRun.of("serve", "--model", "tiny", "--tokenizer", "/nonexistent-tokenizer-dir")
+                .assertUsageError("invalid value for --tokenizer: '/nonexistent-tokenizer-dir' (no tokenizer.json in it)");
+    }
+
+    @Test
     void connectionLimitsAreValidated() {
         CliRun.of("serve", "--model", "tiny", "--timeout-keep-alive", "0")
                 .assertUsageError("invalid value for --timeout-keep-alive: 0.0 (must be > 0 and finite)");

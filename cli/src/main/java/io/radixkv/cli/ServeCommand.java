@@ -37,6 +37,12 @@ final class ServeCommand implements Callable<Integer> {
     @Mixin
     EngineOptions engineOptions;
 
+    @Option(names = "--tokenizer", paramLabel = "DIR",
+            description = "Directory with tokenizer.json (and tokenizer_config.json for the chat template) to serve text "
+                    + "with; default: the model directory's own. Needed to serve text from a .gguf file, as vLLM's "
+                    + "--tokenizer is.")
+    Path tokenizerDir;
+
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1",
             description = "Address to bind; 0.0.0.0 for every interface (default ${DEFAULT-VALUE}).")
     String host;
@@ -171,7 +177,12 @@ final class ServeCommand implements Callable<Integer> {
             throw CliSupport.usage(spec, e.getMessage());
         }
         PrintWriter out = spec.commandLine().getOut();
-        HfTokenizer tokenizer = isDir && Files.isRegularFile(dir.resolve("tokenizer.json")) ? HfTokenizer.load(dir) : null;
+        if (tokenizerDir != null && !Files.isRegularFile(tokenizerDir.resolve("tokenizer.json"))) {
+            throw CliSupport.invalid(spec, "--tokenizer", "'" + tokenizerDir + "'", "no tokenizer.json in it");
+        }
+        Path tokDir = tokenizerDir != null ? tokenizerDir : dir;
+        HfTokenizer tokenizer = tokenizerDir != null || isDir && Files.isRegularFile(dir.resolve("tokenizer.json"))
+                ? HfTokenizer.load(tokDir) : null;
         if (kvEventsReplay != null && kvEvents == null) {
             throw CliSupport.usage(spec, "--kv-events-replay needs --kv-events");
         }
@@ -208,7 +219,7 @@ final class ServeCommand implements Callable<Integer> {
             kvMetrics(server, kv);
         }
         if (tokenizer == null) {
-            out.println("radixkv serve: model '" + v.model() + "' has no tokenizer.json: prompts must be token ids");
+            out.println("radixkv serve: model '" + v.model() + "' has no tokenizer.json (--tokenizer DIR names one): prompts must be token ids");
         }
         out.println("radixkv serve: model '" + name + "' listening on " + server.baseUri() + " (Ctrl-C or SIGTERM stops it)");
         out.flush();
