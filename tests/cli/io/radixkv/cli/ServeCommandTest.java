@@ -30,6 +30,12 @@ class ServeCommandTest {
     }
 
     @Test
+    void metricsPrefixMustBeAPrometheusName() {
+        CliRun.of("serve", "--model", "tiny", "--metrics-prefix", "vllm:x")
+                .assertUsageError("metricsPrefix must be a Prometheus name ([a-zA-Z_][a-zA-Z0-9_]*), got vllm:x");
+    }
+
+    @Test
     void tokenizerDirectoryMustHoldTokenizerJson() {
         CliRun.of("serve", "--model", "tiny", "--tokenizer", "/nonexistent-tokenizer-dir")
                 .assertUsageError("invalid value for --tokenizer: '/nonexistent-tokenizer-dir' (no tokenizer.json in it)");
@@ -59,7 +65,7 @@ class ServeCommandTest {
                 "-m", "io.radixkv.cli/io.radixkv.cli.Main",
                 "serve", "--model", "tiny", "--backend", "cpu", "--port", "0", "--pages", "64",
                 "--max-seq-len", "512", "--shutdown-grace", "120", "--timeout-keep-alive", "0.5",
-                "--max-request-bytes", "4096"));
+                "--max-request-bytes", "4096", "--metrics-prefix", "vllm"));
         Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -80,6 +86,10 @@ class ServeCommandTest {
 
             HttpURLConnection health = (HttpURLConnection) base.resolve("/health").toURL().openConnection();
             assertEquals(200, health.getResponseCode());
+            // --metrics-prefix vllm: every series scrapes under vLLM's names
+            HttpURLConnection metrics = (HttpURLConnection) base.resolve("/metrics").toURL().openConnection();
+            String scrape = new String(metrics.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(scrape.contains("vllm:kv_cache_usage_perc{") && !scrape.contains("radixkv:"), scrape);
 
             HttpURLConnection c = (HttpURLConnection) base.resolve("/v1/completions").toURL().openConnection();
             c.setRequestMethod("POST");

@@ -231,7 +231,6 @@ class ServerBehaviourTest {
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"echo\":true}"), 400, "echo");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"frequency_penalty\":0.5}"), 400, "frequency_penalty");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"best_of\":3}"), 400, "best_of");
-        assertError(t.post("/v1/completions", "{\"prompt\":[1],\"frobnicate\":1}"), 400, "frobnicate");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"stream_options\":{\"include_usage\":true}}"), 400,
                 "stream_options");
         assertError(t.post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
@@ -241,6 +240,40 @@ class ServerBehaviourTest {
         // neutral values of unsupported fields pass
         complete("{\"prompt\":[1,2],\"max_tokens\":1,\"n\":1,\"echo\":false,\"logprobs\":null,"
                 + "\"presence_penalty\":0,\"user\":\"u1\"}");
+    }
+
+    @Test
+    void fieldsThatChangeNothingAreAcceptedAndIgnored() throws Exception {
+        JsonNode j = complete("{\"prompt\":[1,2],\"max_tokens\":2,\"store\":true,\"metadata\":{\"k\":\"v\"},"
+                + "\"user\":\"u1\",\"service_tier\":\"auto\",\"reasoning_effort\":\"low\",\"frobnicate\":[1]}");
+        assertEquals(2, j.get("usage").get("completion_tokens").asInt());
+        // an ignored field is still strict JSON
+        assertError(t.post("/v1/completions", "{\"prompt\":[1],\"frobnicate\":[1,}"), 400, null);
+    }
+
+    @Test
+    void fieldsRadixkvCannotHonourAre400NamingThem() throws Exception {
+        String[][] refused = {{"top_k", "5"}, {"min_p", "0.1"}, {"repetition_penalty", "1.2"},
+            {"presence_penalty", "0.5"}, {"logit_bias", "{\"1\":5}"}, {"min_tokens", "3"}, {"best_of", "2"},
+            {"n", "2"}, {"echo", "true"}, {"logprobs", "0"}, {"response_format", "{\"type\":\"json_object\"}"},
+            {"guided_json", "{}"}, {"prompt_logprobs", "1"}, {"use_beam_search", "true"},
+            {"spaces_between_special_tokens", "false"}, {"ignore_eos", "1"}};
+        for (String[] f : refused) {
+            assertError(t.post("/v1/completions", "{\"prompt\":[1],\"" + f[0] + "\":" + f[1] + "}"), 400, f[0]);
+        }
+        // vLLM's neutral values change nothing and pass
+        complete("{\"prompt\":[1,2],\"max_tokens\":1,\"top_k\":-1,\"min_p\":0,\"repetition_penalty\":1,"
+                + "\"min_tokens\":0,\"best_of\":1,\"frequency_penalty\":0.0,\"logit_bias\":{},"
+                + "\"spaces_between_special_tokens\":true,\"guided_json\":null}");
+        complete("{\"prompt\":[1,2],\"max_tokens\":1,\"top_k\":0}");
+    }
+
+    @Test
+    void completionsWithoutMaxTokensGenerateSixteen() throws Exception {
+        // a preset has no EOS, so only the default limit ends it
+        JsonNode j = complete("{\"prompt\":[1,2,3]}");
+        assertEquals(RequestParser.COMPLETION_DEFAULT_MAX_TOKENS, j.get("usage").get("completion_tokens").asInt());
+        assertEquals("length", j.get("choices").get(0).get("finish_reason").asText());
     }
 
     @Test

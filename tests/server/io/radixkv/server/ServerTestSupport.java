@@ -59,6 +59,23 @@ final class ServerTestSupport implements AutoCloseable {
         return http.send(r, HttpResponse.BodyHandlers.ofString());
     }
 
+    /** POSTs {@code body}, asserts a 200 and returns the JSON answer. */
+    JsonNode postOk(String path, com.fasterxml.jackson.databind.node.ObjectNode body) throws Exception {
+        HttpResponse<String> r = post(path, body.toString());
+        assertEquals(200, r.statusCode(), r.body());
+        return json(r);
+    }
+
+    /** Closes the server, then the tokenizer; either may be null (a failed start). */
+    static void close(ServerTestSupport t, io.radixkv.text.HfTokenizer tokenizer) {
+        if (t != null) {
+            t.close();
+        }
+        if (tokenizer != null) {
+            tokenizer.close();
+        }
+    }
+
     HttpResponse<String> get(String path) throws IOException, InterruptedException {
         return http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(60)).GET().build(),
                 HttpResponse.BodyHandlers.ofString());

@@ -56,4 +56,13 @@ class StopStringsTest {
         assertEquals(emoji + "?", s.accept("?"));
         assertEquals("ok", run(List.of(emoji + "!"), "ok" + emoji, "!", "tail"));
     }
+
+    @Test
+    void includeStopStringKeepsTheFirstMatchAndNothingAfter() {
+        StopStrings s = new StopStrings(List.of("xyz", "EN"), true);
+        assertEquals("ab", s.accept("abE"));
+        assertEquals("EN", s.accept("ND and more xyz"), "the held start and the rest of the stop, nothing after");
+        assertTrue(s.matched());
+        assertEquals("", s.accept("later"));
+    }
 }

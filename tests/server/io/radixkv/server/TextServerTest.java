@@ -36,12 +36,7 @@ class TextServerTest {
 
     @BeforeAll
     static void start() throws IOException {
-        Path tokDir = TinyLlamaCheckpoint.tokenizerDir("llama3_1");
-        int vocab;
-        try (HfTokenizer probe = HfTokenizer.load(tokDir)) {
-            vocab = probe.vocabSize();
-        }
-        Path model = TinyLlamaCheckpoint.write(tmp.resolve("tiny-llama"), tokDir, vocab, 42);
+        Path model = TinyLlamaCheckpoint.withTokenizer(tmp.resolve("tiny-llama"), "llama3_1", 42);
         tokenizer = HfTokenizer.load(model);
         EngineConfig ec = EngineConfig.builder().model(model.toString()).backend("cpu").numPages(256)
                 .maxRunning(8).maxBatchTokens(256).maxSeqLen(1024).build();
@@ -50,18 +45,11 @@ class TextServerTest {
 
     @AfterAll
     static void stop() {
-        if (t != null) {
-            t.close();
-        }
-        if (tokenizer != null) {
-            tokenizer.close();
-        }
+        ServerTestSupport.close(t, tokenizer);
     }
 
     private static JsonNode post(String path, ObjectNode body) throws Exception {
-        HttpResponse<String> r = t.post(path, body.toString());
-        assertEquals(200, r.statusCode(), r.body());
-        return ServerTestSupport.json(r);
+        return t.postOk(path, body);
     }
 
     private static ObjectNode completion(String prompt, int maxTokens) {

@@ -40,6 +40,14 @@ final class TinyLlamaCheckpoint {
         return p;
     }
 
+    /** Writes the checkpoint to {@code dir} with the named fetched tokenizer, sized to its vocabulary. */
+    static Path withTokenizer(Path dir, String tokenizerName, long seed) throws IOException {
+        Path tokDir = tokenizerDir(tokenizerName);
+        try (io.radixkv.text.HfTokenizer probe = io.radixkv.text.HfTokenizer.load(tokDir)) {
+            return write(dir, tokDir, probe.vocabSize(), seed);
+        }
+    }
+
     /** Writes the checkpoint to {@code dir} for a vocabulary of {@code vocab} ids. */
     static Path write(Path dir, Path tokenizerDir, int vocab, long seed) throws IOException {
         Files.createDirectories(dir);

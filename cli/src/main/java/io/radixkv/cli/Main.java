@@ -162,11 +162,6 @@ public final class Main implements Callable<Integer> {
     }
 
     static String version() {
-        Module m = Main.class.getModule();
-        if (m.getDescriptor() != null && m.getDescriptor().rawVersion().isPresent()) {
-            return m.getDescriptor().rawVersion().get();
-        }
-        String v = Main.class.getPackage().getImplementationVersion();
-        return v != null ? v : "development build";
+        return io.radixkv.server.OpenAiServer.version();
     }
 }

@@ -55,6 +55,10 @@ final class ServeCommand implements Callable<Integer> {
             description = "Model id clients send (default: the preset name or the model directory's name).")
     String servedModelName;
 
+    @Option(names = "--metrics-prefix", paramLabel = "NAME", defaultValue = ServerConfig.DEFAULT_METRICS_PREFIX,
+            description = "Prefix of every /metrics series (default ${DEFAULT-VALUE}; vllm scrapes as vLLM's vllm: names).")
+    String metricsPrefix;
+
     @Option(names = "--max-waiting", paramLabel = "N", defaultValue = "256",
             description = "Requests that may wait beyond the running ones before new ones get 429 (default ${DEFAULT-VALUE}).")
     int maxWaiting;
@@ -168,7 +172,7 @@ final class ServeCommand implements Callable<Integer> {
         ServerConfig sc;
         EngineConfig ec;
         try {
-            sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace), limits);
+            sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace), limits, metricsPrefix);
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
                     .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)
@@ -255,27 +259,27 @@ final class ServeCommand implements Callable<Integer> {
 
     /** The KV event publisher's and the KV tier's counters on /metrics. */
     private static void kvMetrics(OpenAiServer server, KvTierExtension kv) {
-        server.addCounter("radixkv:kv_events_dropped", "KV events dropped because the publisher's queue was full",
+        server.addCounter("kv_events_dropped", "KV events dropped because the publisher's queue was full",
                 kv::eventsDropped);
-        server.addCounter("radixkv:kv_event_batches_published", "KV event batches published",
+        server.addCounter("kv_event_batches_published", "KV event batches published",
                 kv::eventBatchesPublished);
-        server.addCounter("radixkv:kv_tier_pages_written", "KV pages stored in the shared tier",
+        server.addCounter("kv_tier_pages_written", "KV pages stored in the shared tier",
                 () -> kv.tierStats().pagesWritten());
-        server.addCounter("radixkv:kv_tier_bytes_written", "Bytes stored in the shared tier (headers included)",
+        server.addCounter("kv_tier_bytes_written", "Bytes stored in the shared tier (headers included)",
                 () -> kv.tierStats().bytesWritten());
-        server.addCounter("radixkv:kv_tier_writes_dropped",
+        server.addCounter("kv_tier_writes_dropped",
                 "KV pages not stored: queue full, byte budget spent or tier unreachable",
                 () -> kv.tierStats().writesDropped());
-        server.addCounter("radixkv:kv_tier_pages_fetched", "KV pages loaded from the shared tier into the pool",
+        server.addCounter("kv_tier_pages_fetched", "KV pages loaded from the shared tier into the pool",
                 () -> kv.tierStats().pagesFetched());
-        server.addCounter("radixkv:kv_tier_bytes_fetched", "Bytes loaded from the shared tier",
+        server.addCounter("kv_tier_bytes_fetched", "Bytes loaded from the shared tier",
                 () -> kv.tierStats().bytesFetched());
-        server.addCounter("radixkv:kv_tier_rejected",
+        server.addCounter("kv_tier_rejected",
                 "Tier entries refused by the header check (foreign model or layout, corrupt, truncated)",
                 () -> kv.tierStats().rejected());
-        server.addCounter("radixkv:kv_tier_errors", "Shared tier errors (each a miss or a dropped write)",
+        server.addCounter("kv_tier_errors", "Shared tier errors (each a miss or a dropped write)",
                 () -> kv.tierStats().errors());
-        server.addCounter("radixkv:kv_tier_fetch_seconds", "Engine-thread time spent fetching from the shared tier",
+        server.addCounter("kv_tier_fetch_seconds", "Engine-thread time spent fetching from the shared tier",
                 () -> kv.tierStats().fetchNanos() / 1e9);
     }
 

@@ -85,6 +85,10 @@ final class CompletionService {
         return n;
     }
 
+    RequestParser parser() {
+        return parser;
+    }
+
     int contextLimit() {
         return contextLimit;
     }
@@ -177,7 +181,7 @@ final class CompletionService {
      * refuses a larger Content-Length up front and a longer chunked body as it arrives), broken
      * framing a 400 that closes the connection.
      */
-    private JsonNode readJson(ServerRequest req) {
+    JsonNode readJson(ServerRequest req) {
         byte[] body;
         // not closed on failure: closing drains the rest of the body, which a broken or stalled
         // body does not have; the error response closes the connection instead

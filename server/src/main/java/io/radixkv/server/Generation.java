@@ -56,11 +56,11 @@ final class Generation {
     private boolean reported;
 
     private Generation(Engine engine, GenerateRequest request, Set<Integer> stopIds, Detokenizer detok,
-                       List<String> stops, boolean idsOnly, Listener listener, IntPredicate fault) {
+                       StopStrings stops, boolean idsOnly, Listener listener, IntPredicate fault) {
         this.promptTokens = request.promptTokens().length;
         this.stopIds = stopIds;
         this.detok = detok;
-        this.stops = new StopStrings(stops);
+        this.stops = stops;
         this.idsOnly = idsOnly;
         this.listener = listener;
         RequestHandle h;
@@ -99,12 +99,21 @@ final class Generation {
      */
     static Generation start(Engine engine, String id, int[] prompt, ParsedRequest req, int maxTokens, TextModel text,
                             Listener listener, IntPredicate fault) {
-        Set<Integer> stopIds = new HashSet<>(text.stopTokenIds());
-        stopIds.addAll(req.stopTokenIds());
+        Set<Integer> stopIds = stopIds(text, req);
         SamplingParams p = new SamplingParams(maxTokens, req.temperature(), req.topP(), req.seed(),
                 List.copyOf(stopIds));
         return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p), Set.copyOf(stopIds),
-                text.detokenizer(prompt), req.stops(), !text.hasTokenizer(), listener, fault);
+                text.detokenizer(prompt, req.output().skipSpecialTokens()), new StopStrings(req.stops(),
+                req.output().includeStopString()), !text.hasTokenizer(), listener, fault);
+    }
+
+    /** The ids that end generation: the request's {@code stop_token_ids}, plus EOS unless {@code ignore_eos}. */
+    static Set<Integer> stopIds(TextModel text, ParsedRequest req) {
+        Set<Integer> ids = new HashSet<>(req.stopTokenIds());
+        if (!req.output().ignoreEos()) {
+            ids.addAll(text.stopTokenIds());
+        }
+        return ids;
     }
 
     String id() {

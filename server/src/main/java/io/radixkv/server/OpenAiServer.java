@@ -42,6 +42,7 @@ public final class OpenAiServer implements AutoCloseable {
     private final Admission admission;
     private final ServerMetrics metrics;
     private final CompletionService completions;
+    private final TokenizeService tokens;
     private final long created = System.currentTimeMillis() / 1000;
     private final GuardedHttp1 connections;
     private final WebServer web;
@@ -54,10 +55,11 @@ public final class OpenAiServer implements AutoCloseable {
         String name = config.servedModelName();
         TextModel text = tokenizer == null ? TextModel.none(name) : TextModel.of(tokenizer, name);
         this.admission = new Admission(engine.config().maxRunning(), config.maxWaiting());
-        this.metrics = new ServerMetrics(name, engine::snapshot);
+        this.metrics = new ServerMetrics(name, config.metricsPrefix(), engine::snapshot);
         HttpLimits limits = config.limits();
         this.completions = new CompletionService(engine, text, admission, metrics, json, name,
                 limits.maxRequestBytes());
+        this.tokens = new TokenizeService(completions, text, json);
         this.connections = new GuardedHttp1(Http1Config.builder().build(), limits.keepAliveTimeout(),
                 limits.readTimeout(), limits.writeTimeout());
         WebServerConfig.Builder web = WebServer.builder()
@@ -98,8 +100,8 @@ public final class OpenAiServer implements AutoCloseable {
     /**
      * Adds a counter to {@code /metrics}, read from {@code value} at each scrape (labelled with the
      * served model's name like the others): counters of parts wired beside the server, such as
-     * the KV event publisher and the shared KV tier. Names follow Prometheus rules
-     * ({@code radixkv:...}).
+     * the KV event publisher and the shared KV tier. {@code name} follows Prometheus rules and
+     * gets the configured prefix ({@code kv_events_dropped} scrapes as {@code radixkv:kv_events_dropped_total}).
      *
      * @throws IllegalArgumentException for a name already registered
      */
@@ -144,6 +146,9 @@ public final class OpenAiServer implements AutoCloseable {
         });
         r.post("/v1/completions", (req, res) -> completions.handle(req, res, false))
                 .post("/v1/chat/completions", (req, res) -> completions.handle(req, res, true))
+                .post("/tokenize", tokens::tokenize)
+                .post("/detokenize", tokens::detokenize)
+                .get("/version", this::version)
                 .get("/v1/models", this::models)
                 .get("/health", this::health)
                 .get("/metrics", this::metricsEndpoint)
@@ -166,6 +171,20 @@ public final class OpenAiServer implements AutoCloseable {
         m.put("root", engine.config().model());
         m.put("max_model_len", completions.contextLimit());
         sendJson(res, json, 200, root);
+    }
+
+    private void version(ServerRequest req, ServerResponse res) {
+        sendJson(res, json, 200, json.createObjectNode().put("version", version()));
+    }
+
+    /** radixkv's version (the server module's jar's), or "development build" when run from classes. */
+    public static String version() {
+        Module m = OpenAiServer.class.getModule();
+        if (m.getDescriptor() != null && m.getDescriptor().rawVersion().isPresent()) {
+            return m.getDescriptor().rawVersion().get();
+        }
+        String v = OpenAiServer.class.getPackage().getImplementationVersion();
+        return v != null ? v : "development build";
     }
 
     private void health(ServerRequest req, ServerResponse res) {

@@ -11,10 +11,22 @@ import java.util.List;
  * @param stops stop strings, matched on the detokenized text
  * @param stopTokenIds extra stop token ids (vLLM's {@code stop_token_ids}), besides the model's EOS
  * @param ns cache namespace ({@code cache_salt}): tenants never share prefix pages
+ * @param output how generated tokens become text (vLLM's output options)
  */
 record ParsedRequest(boolean chat, List<int[]> prompts, int maxTokens, float temperature, float topP, long seed,
                      List<String> stops, List<Integer> stopTokenIds, boolean stream, boolean includeUsage,
-                     Namespace ns) {
+                     Namespace ns, Output output) {
+    /**
+     * vLLM's output options.
+     *
+     * @param ignoreEos generation does not end at the model's EOS / generation-config stop ids
+     *     ({@code stop_token_ids} still end it)
+     * @param includeStopString a matched stop string stays at the end of the text
+     * @param skipSpecialTokens special tokens are left out of the text
+     */
+    record Output(boolean ignoreEos, boolean includeStopString, boolean skipSpecialTokens) {
+    }
+
     ParsedRequest {
         prompts = List.copyOf(prompts);
         stops = List.copyOf(stops);

@@ -2,30 +2,45 @@ package io.radixkv.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.radixkv.cache.Namespace;
-import io.radixkv.text.ChatMessage;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.Logger;
 
 /**
- * Validates request bodies against what radixkv supports: every field is known, has the right
- * type and range, or the request is refused with a 400 that names the field. Fields radixkv
- * does not implement ({@code n > 1}, {@code logprobs}, tools, penalties, ...) are refused
- * rather than silently ignored; they pass only at their neutral value.
+ * Validates request bodies against what radixkv supports, as vLLM's OpenAI server does: a field
+ * whose meaning radixkv cannot honour ({@code n > 1}, {@code logprobs}, tools, penalties,
+ * {@code top_k}, ...) is refused with a 400 that names it, and passes only at its neutral value;
+ * a field that changes nothing here ({@code store}, {@code metadata}, {@code user},
+ * {@code service_tier}, ... and any field neither OpenAI nor vLLM defines) is accepted and ignored,
+ * with one log line per request naming the ignored fields. Known fields are type-checked.
  */
 final class RequestParser {
+    private static final Logger LOG = LogManager.getLogger(RequestParser.class);
     private static final Set<String> COMMON = Set.of("model", "max_tokens", "temperature", "top_p", "seed", "stop",
             "stop_token_ids", "stream", "stream_options", "cache_salt", "n", "presence_penalty", "frequency_penalty",
-            "logit_bias", "logprobs", "user");
-    private static final Set<String> COMPLETION = Set.of("prompt", "echo", "suffix", "best_of", "add_special_tokens");
-    private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens", "top_logprobs", "tools",
-            "tool_choice", "parallel_tool_calls", "functions", "function_call", "response_format",
-            "chat_template_kwargs");
+            "logit_bias", "logprobs", "top_k", "min_p", "repetition_penalty", "min_tokens", "ignore_eos",
+            "include_stop_str_in_output", "skip_special_tokens", "spaces_between_special_tokens", "use_beam_search",
+            "prompt_logprobs", "guided_json", "guided_regex", "guided_choice", "guided_grammar", "structured_outputs",
+            "bad_words", "allowed_token_ids", "logits_processors", "truncate_prompt_tokens", "echo", "best_of",
+            "top_logprobs", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
+            "response_format");
+    private static final Set<String> COMPLETION = Set.of("prompt", "suffix", "add_special_tokens");
+    private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens", "chat_template_kwargs", "chat_template", "add_generation_prompt", "continue_final_message");
+    /** vLLM's fields that select what radixkv does not do: refused unless null (or false). */
+    private static final List<String> VLLM_UNSUPPORTED = List.of("prompt_logprobs", "guided_json", "guided_regex",
+            "guided_choice", "guided_grammar", "structured_outputs", "bad_words", "allowed_token_ids",
+            "logits_processors", "truncate_prompt_tokens");
+    /** OpenAI's fields that change nothing about the generated text: accepted and ignored. */
+    private static final Set<String> IGNORED = Set.of("store", "metadata", "user", "service_tier", "reasoning_effort",
+            "prediction", "modalities", "audio", "web_search_options", "request_id", "priority");
+    /** OpenAI's {@code max_tokens} default for {@code /v1/completions} (vLLM keeps it). */
+    static final int COMPLETION_DEFAULT_MAX_TOKENS = 16;
     /** Stop strings a request may give, and the longest (in UTF-16 units): each is matched against every piece. */
     static final int MAX_STOPS = 16;
     static final int MAX_STOP_LENGTH = 256;
@@ -46,11 +61,9 @@ final class RequestParser {
 
     ParsedRequest completion(JsonNode body) {
         requireObject(body);
-        checkFields(body, COMPLETION);
+        checkFields(body, COMPLETION, "/v1/completions");
         common(body);
-        unsupportedUnless(body, "echo", n -> n.isBoolean() && !n.asBoolean(), "echoing the prompt is not supported");
         unsupportedUnless(body, "suffix", n -> n.isTextual() && n.asText().isEmpty(), "suffix is not supported");
-        unsupportedUnless(body, "best_of", n -> n.isIntegralNumber() && n.asInt() == 1, "best_of > 1 is not supported");
         unsupportedUnless(body, "logprobs", n -> false, "log probabilities are not returned");
         boolean addSpecial = bool(body, "add_special_tokens", true);
         JsonNode p = body.get("prompt");
@@ -84,90 +97,21 @@ final class RequestParser {
             throw ApiException.badRequest("prompt", "'prompt' must be a string, an array of token ids or a non-empty "
                     + "array of those, got " + (p.isArray() ? "an empty array" : kind(p)));
         }
-        return build(body, false, prompts, maxTokens(body, "max_tokens"));
+        int maxTokens = maxTokens(body, "max_tokens");
+        return build(body, false, prompts, maxTokens == 0 ? COMPLETION_DEFAULT_MAX_TOKENS : maxTokens);
     }
 
     ParsedRequest chat(JsonNode body) {
         requireObject(body);
-        checkFields(body, CHAT);
+        checkFields(body, CHAT, "/v1/chat/completions");
         common(body);
         unsupportedUnless(body, "logprobs", n -> n.isBoolean() && !n.asBoolean(), "log probabilities are not returned");
-        unsupportedUnless(body, "top_logprobs", n -> false, "log probabilities are not returned");
-        unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tool calling is not supported");
-        unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(), "function calling is not supported");
-        unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),
-                "tool calling is not supported");
-        unsupportedUnless(body, "function_call", n -> n.isTextual() && n.asText().equals("none"),
-                "function calling is not supported");
-        unsupportedUnless(body, "parallel_tool_calls", n -> n.isBoolean(), "tool calling is not supported");
-        unsupportedUnless(body, "response_format", n -> n.isObject() && n.path("type").asText("").equals("text"),
-                "structured output (response_format) is not supported");
-        JsonNode msgs = body.get("messages");
-        if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
-            throw ApiException.badRequest("messages", "'messages' must be a non-empty array");
-        }
-        List<ChatMessage> messages = new ArrayList<>();
-        for (int i = 0; i < msgs.size(); i++) {
-            messages.add(message(msgs.get(i), "messages[" + i + "]"));
-        }
-        Map<String, Object> extra = new HashMap<>();
-        JsonNode kw = body.get("chat_template_kwargs");
-        if (kw != null && !kw.isNull()) {
-            if (!kw.isObject()) {
-                throw ApiException.badRequest("chat_template_kwargs", "'chat_template_kwargs' must be an object");
-            }
-            for (Iterator<Map.Entry<String, JsonNode>> it = kw.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
-                extra.put(e.getKey(), plain(e.getValue()));
-            }
-        }
-        String rendered = text.renderChat(messages, extra);
-        // the rendered prompt already holds the BOS text
-        int[] ids = text.encode(rendered, false, "messages");
+        int[] ids = ChatPrompt.ids(text, body);
         int maxTokens = maxTokens(body, "max_completion_tokens");
         if (maxTokens == 0) {
             maxTokens = maxTokens(body, "max_tokens");
         }
         return build(body, true, List.of(ids), maxTokens);
-    }
-
-    private ChatMessage message(JsonNode m, String param) {
-        if (m == null || !m.isObject()) {
-            throw ApiException.badRequest(param, "'" + param + "' must be an object with 'role' and 'content'");
-        }
-        for (Iterator<String> it = m.fieldNames(); it.hasNext(); ) {
-            String f = it.next();
-            if (!f.equals("role") && !f.equals("content") && !f.equals("name")) {
-                throw ApiException.badRequest(param + "." + f, "'" + param + "." + f + "' is not supported");
-            }
-        }
-        JsonNode role = m.get("role");
-        if (role == null || !role.isTextual() || role.asText().isBlank()) {
-            throw ApiException.badRequest(param + ".role", "'" + param + ".role' must be a non-empty string");
-        }
-        JsonNode c = m.get("content");
-        String content;
-        if (c == null || c.isNull()) {
-            content = "";
-        } else if (c.isTextual()) {
-            content = c.asText();
-        } else if (c.isArray()) {
-            StringBuilder sb = new StringBuilder();
-            for (int i = 0; i < c.size(); i++) {
-                JsonNode part = c.get(i);
-                String pp = param + ".content[" + i + "]";
-                if (!part.isObject() || !part.path("type").asText("").equals("text") || !part.path("text").isTextual()) {
-                    throw ApiException.badRequest(pp, "'" + pp + "' must be {\"type\": \"text\", \"text\": ...}: "
-                            + "only text content is supported");
-                }
-                sb.append(part.get("text").asText());
-            }
-            content = sb.toString();
-        } else {
-            throw ApiException.badRequest(param + ".content", "'" + param
-                    + ".content' must be a string or an array of text parts, got " + kind(c));
-        }
-        return new ChatMessage(role.asText(), content);
     }
 
     private ParsedRequest build(JsonNode body, boolean chat, List<int[]> prompts, int maxTokens) {
@@ -260,12 +204,60 @@ final class RequestParser {
             }
             ns = Namespace.ofSalt(salt.asText());
         }
+        boolean ignoreEos = bool(body, "ignore_eos", false);
+        boolean includeStop = bool(body, "include_stop_str_in_output", false);
+        boolean skipSpecial = bool(body, "skip_special_tokens", true);
+        // the Rust decoder joins special tokens without spaces either way; only the default is honoured
+        unsupportedUnless(body, "spaces_between_special_tokens", n -> n.isBoolean() && n.asBoolean(),
+                "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
-                ns);
+                ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial));
     }
 
     /** Model, n and the sampling fields radixkv does not implement, shared by both endpoints. */
     private void common(JsonNode body) {
+        model(body);
+        unsupportedUnless(body, "n", n -> n.isIntegralNumber() && n.asInt() == 1, "n > 1 is not supported");
+        unsupportedUnless(body, "best_of", n -> n.isIntegralNumber() && n.asInt() == 1, "best_of > 1 is not supported");
+        unsupportedUnless(body, "echo", n -> n.isBoolean() && !n.asBoolean(), "echoing the prompt is not supported");
+        unsupportedUnless(body, "top_logprobs", n -> n.isIntegralNumber() && n.asInt() == 0,
+                "log probabilities are not returned");
+        unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tool calling is not supported");
+        unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(), "function calling is not supported");
+        unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),
+                "tool calling is not supported");
+        unsupportedUnless(body, "function_call", n -> n.isTextual() && n.asText().equals("none"),
+                "function calling is not supported");
+        // without tools it changes nothing (the tools check above refused any non-empty list)
+        bool(body, "parallel_tool_calls", true);
+        unsupportedUnless(body, "response_format", n -> n.isObject() && n.path("type").asText("").equals("text"),
+                "structured output (response_format) is not supported");
+        unsupportedUnless(body, "presence_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
+                "presence_penalty is not supported");
+        unsupportedUnless(body, "frequency_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
+                "frequency_penalty is not supported");
+        unsupportedUnless(body, "logit_bias", n -> n.isObject() && n.isEmpty(), "logit_bias is not supported");
+        // vLLM's "disabled" values: top_k -1 (or 0), min_p 0, repetition_penalty 1, min_tokens 0
+        unsupportedUnless(body, "top_k", n -> n.isIntegralNumber() && (n.asInt() == -1 || n.asInt() == 0),
+                "top_k sampling is not supported");
+        unsupportedUnless(body, "min_p", n -> n.isNumber() && n.asDouble() == 0.0, "min_p sampling is not supported");
+        unsupportedUnless(body, "repetition_penalty", n -> n.isNumber() && n.asDouble() == 1.0,
+                "repetition_penalty is not supported");
+        unsupportedUnless(body, "min_tokens", n -> n.isIntegralNumber() && n.asInt() == 0,
+                "min_tokens is not supported");
+        unsupportedUnless(body, "use_beam_search", n -> n.isBoolean() && !n.asBoolean(),
+                "beam search is not supported");
+        for (String f : VLLM_UNSUPPORTED) {
+            unsupportedUnless(body, f, n -> n.isBoolean() && !n.asBoolean(), "not supported");
+        }
+        JsonNode user = body.get("user");
+        if (user != null && !user.isNull() && !user.isTextual()) {
+            throw ApiException.badRequest("user", "'user' must be a string, got " + kind(user));
+        }
+    }
+
+    /** 404 unless {@code model} is absent, null or the served model's name. */
+    void model(JsonNode body) {
         JsonNode model = body.get("model");
         if (model != null && !model.isNull()) {
             if (!model.isTextual()) {
@@ -276,30 +268,31 @@ final class RequestParser {
                         + "serves '" + servedModelName + "'");
             }
         }
-        unsupportedUnless(body, "n", n -> n.isIntegralNumber() && n.asInt() == 1, "n > 1 is not supported");
-        unsupportedUnless(body, "presence_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
-                "presence_penalty is not supported");
-        unsupportedUnless(body, "frequency_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
-                "frequency_penalty is not supported");
-        unsupportedUnless(body, "logit_bias", n -> n.isObject() && n.isEmpty(), "logit_bias is not supported");
-        JsonNode user = body.get("user");
-        if (user != null && !user.isNull() && !user.isTextual()) {
-            throw ApiException.badRequest("user", "'user' must be a string, got " + kind(user));
-        }
     }
 
-    private static void requireObject(JsonNode body) {
+    static void requireObject(JsonNode body) {
         if (body == null || !body.isObject()) {
             throw ApiException.badRequest(null, "the request body must be a JSON object");
         }
     }
 
-    private static void checkFields(JsonNode body, Set<String> endpointFields) {
+    /**
+     * Logs (once, field names only) the fields that change nothing here: {@link #IGNORED} and
+     * any field this endpoint does not know, as vLLM accepts extra fields.
+     */
+    private static void checkFields(JsonNode body, Set<String> endpointFields, String endpoint) {
+        Set<String> ignored = new TreeSet<>();
         for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!COMMON.contains(f) && !endpointFields.contains(f)) {
-                throw ApiException.badRequest(f, "unknown or unsupported field '" + f + "'");
+                ignored.add(f);
             }
+        }
+        if (!ignored.isEmpty()) {
+            Set<String> extra = new TreeSet<>(ignored);
+            extra.removeAll(IGNORED);
+            LOG.info("{}: ignoring fields {}{}", endpoint, ignored,
+                    extra.isEmpty() ? "" : " (unknown: " + extra + ")");
         }
     }
 
@@ -323,7 +316,7 @@ final class RequestParser {
         return ids;
     }
 
-    private int[] tokenIds(JsonNode arr, String param) {
+    int[] tokenIds(JsonNode arr, String param) {
         if (!arr.isArray()) {
             throw ApiException.badRequest(param, "'" + param + "' must be an array of token ids, got " + kind(arr));
         }
@@ -346,7 +339,7 @@ final class RequestParser {
         return ids;
     }
 
-    private static boolean bool(JsonNode body, String field, boolean dflt) {
+    static boolean bool(JsonNode body, String field, boolean dflt) {
         JsonNode n = body.get(field);
         if (n == null || n.isNull()) {
             return dflt;
@@ -381,27 +374,6 @@ final class RequestParser {
             throw ApiException.badRequest(field, "'" + field + "' must be at least 1, got " + n.asInt());
         }
         return n.asInt();
-    }
-
-    private static Object plain(JsonNode n) {
-        if (n.isTextual()) {
-            return n.asText();
-        } else if (n.isBoolean()) {
-            return n.asBoolean();
-        } else if (n.isIntegralNumber()) {
-            return n.asLong();
-        } else if (n.isNumber()) {
-            return n.asDouble();
-        } else if (n.isArray()) {
-            List<Object> l = new ArrayList<>();
-            n.forEach(e -> l.add(plain(e)));
-            return l;
-        } else if (n.isObject()) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            n.fields().forEachRemaining(e -> m.put(e.getKey(), plain(e.getValue())));
-            return m;
-        }
-        return null;
     }
 
     static String kind(JsonNode n) {

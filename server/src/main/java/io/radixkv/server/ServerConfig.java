@@ -13,9 +13,14 @@ import java.util.Objects;
  *     refused with 429 (the bounded waiting queue)
  * @param shutdownGrace how long shutdown lets running requests finish before aborting them
  * @param limits connection timeouts and the largest request body
+ * @param metricsPrefix the prefix of every {@code /metrics} series ({@code radixkv:...}; {@code vllm}
+ *     makes them vLLM's names)
  */
 public record ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace,
-                           HttpLimits limits) {
+                           HttpLimits limits, String metricsPrefix) {
+    /** The default {@link #metricsPrefix}. */
+    public static final String DEFAULT_METRICS_PREFIX = "radixkv";
+
     public ServerConfig {
         Objects.requireNonNull(host, "host");
         if (port < 0 || port > 65535) {
@@ -32,6 +37,16 @@ public record ServerConfig(String host, int port, String servedModelName, int ma
             throw new IllegalArgumentException("shutdownGrace must not be negative, got " + shutdownGrace);
         }
         Objects.requireNonNull(limits, "limits");
+        if (metricsPrefix == null || !metricsPrefix.matches("[a-zA-Z_][a-zA-Z0-9_]*")) {
+            throw new IllegalArgumentException("metricsPrefix must be a Prometheus name ([a-zA-Z_][a-zA-Z0-9_]*), got "
+                    + metricsPrefix);
+        }
+    }
+
+    /** With the {@link #DEFAULT_METRICS_PREFIX}. */
+    public ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace,
+                        HttpLimits limits) {
+        this(host, port, servedModelName, maxWaiting, shutdownGrace, limits, DEFAULT_METRICS_PREFIX);
     }
 
     /** With {@link HttpLimits#DEFAULT}. */
@@ -45,14 +60,18 @@ public record ServerConfig(String host, int port, String servedModelName, int ma
     }
 
     public ServerConfig withMaxWaiting(int n) {
-        return new ServerConfig(host, port, servedModelName, n, shutdownGrace, limits);
+        return new ServerConfig(host, port, servedModelName, n, shutdownGrace, limits, metricsPrefix);
     }
 
     public ServerConfig withShutdownGrace(Duration d) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, d, limits);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, d, limits, metricsPrefix);
     }
 
     public ServerConfig withLimits(HttpLimits l) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, l);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, l, metricsPrefix);
+    }
+
+    public ServerConfig withMetricsPrefix(String p) {
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, p);
     }
 }

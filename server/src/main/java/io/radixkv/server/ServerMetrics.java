@@ -15,8 +15,8 @@ import java.io.UncheckedIOException;
 import java.util.function.Supplier;
 
 /**
- * Prometheus metrics with vLLM's names under a {@code radixkv:} prefix ({@code vllm:X} →
- * {@code radixkv:X}): per-request counters and latency histograms fed as requests finish,
+ * Prometheus metrics with vLLM's names under a prefix ({@code vllm:X} → {@code radixkv:X} by
+ * default; {@code vllm} scrapes as vLLM's own names): per-request counters and latency histograms fed as requests finish,
  * engine gauges read from {@link EngineStats} at scrape time. A registry per server, so
  * several servers in one JVM (tests) never mix their numbers.
  */
@@ -32,6 +32,7 @@ final class ServerMetrics {
 
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private final String modelName;
+    private final String prefix;
     private final Counter promptTokens;
     private final Counter generationTokens;
     private final Counter cacheQueries;
@@ -42,40 +43,41 @@ final class ServerMetrics {
     private final Histogram e2e;
     private final Histogram queueTime;
 
-    ServerMetrics(String modelName, Supplier<EngineStats> stats) {
+    ServerMetrics(String modelName, String prefix, Supplier<EngineStats> stats) {
         this.modelName = modelName;
-        promptTokens = Counter.builder().name("radixkv:prompt_tokens").help("Prefill tokens processed (prompt tokens)")
+        this.prefix = prefix;
+        promptTokens = Counter.builder().name(prefix + ":prompt_tokens").help("Prefill tokens processed (prompt tokens)")
                 .labelNames("model_name").register(registry);
-        generationTokens = Counter.builder().name("radixkv:generation_tokens").help("Generation tokens produced")
+        generationTokens = Counter.builder().name(prefix + ":generation_tokens").help("Generation tokens produced")
                 .labelNames("model_name").register(registry);
-        cacheQueries = Counter.builder().name("radixkv:prefix_cache_queries")
+        cacheQueries = Counter.builder().name(prefix + ":prefix_cache_queries")
                 .help("Prompt tokens looked up in the prefix cache").labelNames("model_name").register(registry);
-        cacheHits = Counter.builder().name("radixkv:prefix_cache_hits")
+        cacheHits = Counter.builder().name(prefix + ":prefix_cache_hits")
                 .help("Prompt tokens whose KV came from the prefix cache").labelNames("model_name").register(registry);
-        requestSuccess = Counter.builder().name("radixkv:request_success").help("Finished requests by finish reason")
+        requestSuccess = Counter.builder().name(prefix + ":request_success").help("Finished requests by finish reason")
                 .labelNames("model_name", "finished_reason").register(registry);
-        ttft = histogram("radixkv:time_to_first_token_seconds", "Time to first token", TTFT_BUCKETS);
-        interToken = histogram("radixkv:inter_token_latency_seconds", "Time between consecutive output tokens",
+        ttft = histogram(prefix + ":time_to_first_token_seconds", "Time to first token", TTFT_BUCKETS);
+        interToken = histogram(prefix + ":inter_token_latency_seconds", "Time between consecutive output tokens",
                 ITL_BUCKETS);
-        e2e = histogram("radixkv:e2e_request_latency_seconds", "Submission to last token", E2E_BUCKETS);
-        queueTime = histogram("radixkv:request_queue_time_seconds", "Time waiting before first admission",
+        e2e = histogram(prefix + ":e2e_request_latency_seconds", "Submission to last token", E2E_BUCKETS);
+        queueTime = histogram(prefix + ":request_queue_time_seconds", "Time waiting before first admission",
                 E2E_BUCKETS);
-        gauge(modelName, "radixkv:num_requests_running", "Requests admitted to the engine", () -> stats.get().running());
-        gauge(modelName, "radixkv:num_requests_waiting", "Requests waiting for admission", () -> stats.get().waiting());
-        gauge(modelName, "radixkv:kv_pages_total", "KV pool size in pages", () -> stats.get().numPages());
-        gauge(modelName, "radixkv:kv_pages_free", "KV pages free", () -> stats.get().freePages());
-        gauge(modelName, "radixkv:kv_pages_cached", "KV pages owned by the prefix cache", () -> stats.get().cachedPages());
-        gauge(modelName, "radixkv:kv_pages_used", "KV pages held privately by running requests", () -> {
+        gauge(modelName, prefix + ":num_requests_running", "Requests admitted to the engine", () -> stats.get().running());
+        gauge(modelName, prefix + ":num_requests_waiting", "Requests waiting for admission", () -> stats.get().waiting());
+        gauge(modelName, prefix + ":kv_pages_total", "KV pool size in pages", () -> stats.get().numPages());
+        gauge(modelName, prefix + ":kv_pages_free", "KV pages free", () -> stats.get().freePages());
+        gauge(modelName, prefix + ":kv_pages_cached", "KV pages owned by the prefix cache", () -> stats.get().cachedPages());
+        gauge(modelName, prefix + ":kv_pages_used", "KV pages held privately by running requests", () -> {
             EngineStats s = stats.get();
             return s.numPages() - s.freePages() - s.cachedPages();
         });
-        gauge(modelName, "radixkv:kv_cache_usage_perc", "Fraction of KV pages allocated (private + cached)", () -> {
+        gauge(modelName, prefix + ":kv_cache_usage_perc", "Fraction of KV pages allocated (private + cached)", () -> {
             EngineStats s = stats.get();
             return (double) (s.numPages() - s.freePages()) / s.numPages();
         });
-        counter(modelName, "radixkv:num_preemptions", "Requests preempted for lack of KV pages",
+        counter(modelName, prefix + ":num_preemptions", "Requests preempted for lack of KV pages",
                 () -> stats.get().preemptions());
-        counter(modelName, "radixkv:kv_pages_evicted", "Cached KV pages evicted", () -> stats.get().evictedPages());
+        counter(modelName, prefix + ":kv_pages_evicted", "Cached KV pages evicted", () -> stats.get().evictedPages());
     }
 
     private Histogram histogram(String name, String help, double[] buckets) {
@@ -88,9 +90,12 @@ final class ServerMetrics {
                 .callback(cb -> cb.call(value.get().doubleValue(), model)).register(registry);
     }
 
-    /** A counter read from {@code value} at each scrape (for parts outside the server: KV events, KV tier). */
+    /**
+     * A counter read from {@code value} at each scrape (for parts outside the server: KV events,
+     * KV tier); {@code name} gets the prefix.
+     */
     void counter(String name, String help, Supplier<Number> value) {
-        counter(modelName, name, help, value);
+        counter(modelName, prefix + ":" + name, help, value);
     }
 
     private void counter(String model, String name, String help, Supplier<Number> value) {

@@ -4,17 +4,24 @@ import java.util.List;
 
 /**
  * Stop strings matched on the generated text, as vLLM does: the output ends just before the
- * first stop string, which is not included, and no text past it is ever released. The end of
+ * first stop string (or just after it, with {@code include_stop_str_in_output}), and no text
+ * past it is ever released. The end of
  * the text that could still be the start of a stop string is held back until it cannot.
  */
 final class StopStrings {
     private final List<String> stops;
     private final int holdBack;
     private final StringBuilder pending = new StringBuilder();
+    private final boolean includeStop;
     private boolean matched;
 
     StopStrings(List<String> stops) {
+        this(stops, false);
+    }
+
+    StopStrings(List<String> stops, boolean includeStop) {
         this.stops = List.copyOf(stops);
+        this.includeStop = includeStop;
         this.holdBack = stops.stream().mapToInt(String::length).max().orElse(1) - 1;
     }
 
@@ -28,15 +35,17 @@ final class StopStrings {
             return drain();
         }
         int cut = -1;
+        int end = -1;
         for (String s : stops) {
             int i = pending.indexOf(s);
             if (i >= 0 && (cut < 0 || i < cut)) {
                 cut = i;
+                end = i + s.length();
             }
         }
         if (cut >= 0) {
             matched = true;
-            String out = pending.substring(0, cut);
+            String out = pending.substring(0, includeStop ? end : cut);
             pending.setLength(0);
             return out;
         }

@@ -40,26 +40,51 @@ final class TextModel {
         return tokenizer.encode(text, addSpecialTokens);
     }
 
-    /** Renders chat messages through the model's template (generation prompt appended). */
-    String renderChat(List<ChatMessage> messages, Map<String, Object> extra) {
-        requireTokenizer("messages", "chat messages");
-        Optional<ChatTemplate> t = tokenizer.chatTemplate();
-        if (t.isEmpty()) {
-            throw ApiException.badRequest("messages", "model '" + modelName
-                    + "' has no chat template (tokenizer_config.json chat_template); use /v1/completions");
-        }
-        try {
-            return t.get().render(messages, true, extra);
-        } catch (RuntimeException e) {
-            throw ApiException.badRequest("messages", "the chat template refused these messages: " + e.getMessage());
-        }
+    /**
+     * How a conversation is rendered: vLLM's chat options.
+     *
+     * @param template the request's own Jinja template, or null for the model's
+     * @param continueFinal the last message is continued: rendered without its end of turn and
+     *     without a generation prompt
+     */
+    record ChatOptions(boolean addGenerationPrompt, boolean continueFinal, String template, Map<String, Object> kwargs) {
     }
 
-    Detokenizer detokenizer(int[] promptIds) {
+    /** Renders chat messages through the request's or the model's template. */
+    String renderChat(List<ChatMessage> messages, ChatOptions o) {
+        requireTokenizer("messages", "chat messages");
+        Optional<ChatTemplate> t = o.template() != null ? Optional.of(tokenizer.chatTemplateOf(o.template()))
+                : tokenizer.chatTemplate();
+        if (t.isEmpty()) {
+            throw ApiException.badRequest("messages", "model '" + modelName
+                    + "' has no chat template (tokenizer_config.json chat_template); send 'chat_template' or use "
+                    + "/v1/completions");
+        }
+        String rendered;
+        try {
+            rendered = t.get().render(messages, o.addGenerationPrompt() && !o.continueFinal(), o.kwargs());
+        } catch (RuntimeException e) {
+            String param = o.template() != null ? "chat_template" : "messages";
+            throw ApiException.badRequest(param, "the chat template refused these messages: " + e.getMessage());
+        }
+        if (!o.continueFinal()) {
+            return rendered;
+        }
+        // as transformers' continue_final_message: cut after the final message's content
+        String last = messages.getLast().content().strip();
+        int at = last.isEmpty() ? -1 : rendered.lastIndexOf(last);
+        if (at < 0) {
+            throw ApiException.badRequest("continue_final_message",
+                    "the final message's content is not in the rendered conversation, so it cannot be continued");
+        }
+        return rendered.substring(0, at + last.length());
+    }
+
+    Detokenizer detokenizer(int[] promptIds, boolean skipSpecialTokens) {
         if (tokenizer == null) {
             return Detokenizer.NONE;
         }
-        IncrementalDetokenizer d = tokenizer.detokenizer(promptIds, true);
+        IncrementalDetokenizer d = tokenizer.detokenizer(promptIds, skipSpecialTokens);
         return new Detokenizer() {
             @Override
             public String next(int id) {
@@ -71,6 +96,12 @@ final class TextModel {
                 return d.flush();
             }
         };
+    }
+
+    /** The text of {@code ids}, special tokens included (vLLM's {@code /detokenize}). */
+    String decode(int[] ids) {
+        requireTokenizer("tokens", "detokenizing");
+        return tokenizer.decode(ids, false);
     }
 
     /** EOS and generation-config stop ids: generation ends on them (empty without a tokenizer). */

@@ -207,6 +207,14 @@ public final class HfTokenizer implements AutoCloseable {
         return ChatTemplates.named(files.config().get("chat_template"), name, ChatTemplates.specialTokens(files));
     }
 
+    /**
+     * A chat template from its Jinja source (a request's own {@code chat_template}), with this
+     * tokenizer's special-token variables; compiled when rendered.
+     */
+    public ChatTemplate chatTemplateOf(String source) {
+        return ChatTemplate.of(source, ChatTemplates.specialTokens(files));
+    }
+
     public Path directory() {
         return dir;
     }
