@@ -39,7 +39,8 @@ class OpenAiCompatibilityTest {
         tokenizer = HfTokenizer.load(model);
         EngineConfig ec = EngineConfig.builder().model(model.toString()).backend("cpu").numPages(64)
                 .maxRunning(4).maxBatchTokens(256).maxSeqLen(MAX_SEQ_LEN).build();
-        t = new ServerTestSupport(ec, tokenizer, ServerConfig.local("tiny-llama").withMetricsPrefix("vllm"));
+        t = new ServerTestSupport(ec, tokenizer, ServerConfig.local("tiny-llama").withMetricsPrefix("vllm")
+                .withTrustRequestChatTemplate(true));
     }
 
     @AfterAll
@@ -59,7 +60,7 @@ class OpenAiCompatibilityTest {
     }
 
     private static RequestParser parser() {
-        return new RequestParser(TextModel.of(tokenizer, "tiny-llama"), "tiny-llama", tokenizer.vocabSize(),
+        return new RequestParser(TextModel.of(tokenizer, "tiny-llama", true), "tiny-llama", tokenizer.vocabSize(),
                 new Admission(1, 1));
     }
 
@@ -76,7 +77,7 @@ class OpenAiCompatibilityTest {
 
     @Test
     void ignoreEosKeepsOnlyTheRequestsStopTokenIds() throws Exception {
-        TextModel text = TextModel.of(tokenizer, "tiny-llama");
+        TextModel text = TextModel.of(tokenizer, "tiny-llama", true);
         Set<Integer> eos = tokenizer.stopTokenIds();
         assertFalse(eos.isEmpty());
         ObjectNode b = ServerTestSupport.JSON.createObjectNode().put("prompt", "hi");
@@ -88,7 +89,7 @@ class OpenAiCompatibilityTest {
 
     @Test
     void skipSpecialTokensFalseKeepsThemInTheText() {
-        TextModel text = TextModel.of(tokenizer, "tiny-llama");
+        TextModel text = TextModel.of(tokenizer, "tiny-llama", true);
         int bos = tokenizer.bosTokenId().orElseThrow();
         ObjectNode b = ServerTestSupport.JSON.createObjectNode().put("prompt", "hi");
         ParsedRequest dflt = parser().completion(b);
@@ -161,6 +162,10 @@ class OpenAiCompatibilityTest {
         b.put("chat_template", "{% for m in messages %}[{{ m.role }}]{{ m.content }}{{ mark }}{% endfor %}");
         b.putObject("chat_template_kwargs").put("mark", "!");
         assertEquals("[user]a\nb!", rendered(b));
+        var untrusting = new RequestParser(TextModel.of(tokenizer, "tiny-llama", false), "tiny-llama",
+                tokenizer.vocabSize(), new Admission(1, 1));
+        ApiException refused = assertThrows(ApiException.class, () -> untrusting.chat(b));
+        assertEquals("chat_template", refused.param(), "without --trust-request-chat-template, as vLLM");
         HttpResponse<String> r = t.post("/v1/chat/completions", b.put("chat_template", "{% for %}").toString());
         assertEquals(400, r.statusCode(), r.body());
         assertEquals("chat_template", ServerTestSupport.json(r).get("error").get("param").asText());

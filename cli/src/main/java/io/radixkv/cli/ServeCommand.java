@@ -59,6 +59,10 @@ final class ServeCommand implements Callable<Integer> {
             description = "Prefix of every /metrics series (default ${DEFAULT-VALUE}; vllm scrapes as vLLM's vllm: names).")
     String metricsPrefix;
 
+    @Option(names = "--trust-request-chat-template",
+            description = "Let requests bring their own chat_template (Jinja rendered by the server; off by default, as in vLLM).")
+    boolean trustRequestChatTemplate;
+
     @Option(names = "--max-waiting", paramLabel = "N", defaultValue = "256",
             description = "Requests that may wait beyond the running ones before new ones get 429 (default ${DEFAULT-VALUE}).")
     int maxWaiting;
@@ -172,7 +176,8 @@ final class ServeCommand implements Callable<Integer> {
         ServerConfig sc;
         EngineConfig ec;
         try {
-            sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace), limits, metricsPrefix);
+            sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace), limits, metricsPrefix,
+                    trustRequestChatTemplate);
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
                     .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)

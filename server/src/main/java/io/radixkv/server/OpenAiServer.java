@@ -53,7 +53,7 @@ public final class OpenAiServer implements AutoCloseable {
         this.config = config;
         this.engine = engine;
         String name = config.servedModelName();
-        TextModel text = tokenizer == null ? TextModel.none(name) : TextModel.of(tokenizer, name);
+        TextModel text = tokenizer == null ? TextModel.none(name) : TextModel.of(tokenizer, name, config.trustRequestChatTemplate());
         this.admission = new Admission(engine.config().maxRunning(), config.maxWaiting());
         this.metrics = new ServerMetrics(name, config.metricsPrefix(), engine::snapshot);
         HttpLimits limits = config.limits();

@@ -15,9 +15,11 @@ import java.util.Objects;
  * @param limits connection timeouts and the largest request body
  * @param metricsPrefix the prefix of every {@code /metrics} series ({@code radixkv:...}; {@code vllm}
  *     makes them vLLM's names)
+ * @param trustRequestChatTemplate whether a request may bring its own {@code chat_template}: off by
+ *     default, as in vLLM, because the server then renders client-written Jinja
  */
 public record ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace,
-                           HttpLimits limits, String metricsPrefix) {
+                           HttpLimits limits, String metricsPrefix, boolean trustRequestChatTemplate) {
     /** The default {@link #metricsPrefix}. */
     public static final String DEFAULT_METRICS_PREFIX = "radixkv";
 
@@ -46,7 +48,7 @@ public record ServerConfig(String host, int port, String servedModelName, int ma
     /** With the {@link #DEFAULT_METRICS_PREFIX}. */
     public ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace,
                         HttpLimits limits) {
-        this(host, port, servedModelName, maxWaiting, shutdownGrace, limits, DEFAULT_METRICS_PREFIX);
+        this(host, port, servedModelName, maxWaiting, shutdownGrace, limits, DEFAULT_METRICS_PREFIX, false);
     }
 
     /** With {@link HttpLimits#DEFAULT}. */
@@ -60,18 +62,22 @@ public record ServerConfig(String host, int port, String servedModelName, int ma
     }
 
     public ServerConfig withMaxWaiting(int n) {
-        return new ServerConfig(host, port, servedModelName, n, shutdownGrace, limits, metricsPrefix);
+        return new ServerConfig(host, port, servedModelName, n, shutdownGrace, limits, metricsPrefix, trustRequestChatTemplate);
     }
 
     public ServerConfig withShutdownGrace(Duration d) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, d, limits, metricsPrefix);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, d, limits, metricsPrefix, trustRequestChatTemplate);
     }
 
     public ServerConfig withLimits(HttpLimits l) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, l, metricsPrefix);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, l, metricsPrefix, trustRequestChatTemplate);
     }
 
     public ServerConfig withMetricsPrefix(String p) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, p);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, p, trustRequestChatTemplate);
+    }
+
+    public ServerConfig withTrustRequestChatTemplate(boolean trust) {
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, metricsPrefix, trust);
     }
 }

@@ -16,18 +16,21 @@ import java.util.Set;
 final class TextModel {
     private final HfTokenizer tokenizer;
     private final String modelName;
+    private final boolean requestTemplates;
 
-    private TextModel(HfTokenizer tokenizer, String modelName) {
+    private TextModel(HfTokenizer tokenizer, String modelName, boolean requestTemplates) {
         this.tokenizer = tokenizer;
         this.modelName = modelName;
+        this.requestTemplates = requestTemplates;
     }
 
-    static TextModel of(HfTokenizer tokenizer, String modelName) {
-        return new TextModel(tokenizer, modelName);
+    /** @param requestTemplates whether a request may bring its own {@code chat_template} */
+    static TextModel of(HfTokenizer tokenizer, String modelName, boolean requestTemplates) {
+        return new TextModel(tokenizer, modelName, requestTemplates);
     }
 
     static TextModel none(String modelName) {
-        return new TextModel(null, modelName);
+        return new TextModel(null, modelName, false);
     }
 
     boolean hasTokenizer() {
@@ -53,6 +56,10 @@ final class TextModel {
     /** Renders chat messages through the request's or the model's template. */
     String renderChat(List<ChatMessage> messages, ChatOptions o) {
         requireTokenizer("messages", "chat messages");
+        if (o.template() != null && !requestTemplates) {
+            throw ApiException.badRequest("chat_template", "this server does not render a request's own "
+                    + "'chat_template' (start it with --trust-request-chat-template)");
+        }
         Optional<ChatTemplate> t = o.template() != null ? Optional.of(tokenizer.chatTemplateOf(o.template()))
                 : tokenizer.chatTemplate();
         if (t.isEmpty()) {
