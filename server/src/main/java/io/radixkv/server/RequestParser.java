@@ -31,7 +31,8 @@ final class RequestParser {
             "top_logprobs", "tools", "tool_choice", "parallel_tool_calls", "functions", "function_call",
             "response_format");
     private static final Set<String> COMPLETION = Set.of("prompt", "suffix", "add_special_tokens");
-    private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens", "chat_template_kwargs", "chat_template", "add_generation_prompt", "continue_final_message");
+    private static final Set<String> CHAT = Set.of("messages", "max_completion_tokens", "chat_template_kwargs",
+            "chat_template", "add_generation_prompt", "continue_final_message");
     /** vLLM's fields that select what radixkv does not do: refused unless null (or false). */
     private static final List<String> VLLM_UNSUPPORTED = List.of("prompt_logprobs", "guided_json", "guided_regex",
             "guided_choice", "guided_grammar", "structured_outputs", "bad_words", "allowed_token_ids",
