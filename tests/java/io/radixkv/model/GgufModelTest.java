@@ -50,7 +50,7 @@ class GgufModelTest {
         return switch (arch) {
             case "llama" -> {
                 ObjectNode c = FamilyFixtures.json(FamilyFixtures.llama32().configJson());
-                c.putNull("rope_scaling"); // llama3 bands travel as a rope_freqs tensor, not supported yet
+                c.putNull("rope_scaling"); // llama3 bands: llama3RopeBandsTravelAsRopeFreqsFactors
                 yield new Fixture("llama-plain", c.toString(), FamilyFixtures.llama32().spec(), false);
             }
             case "qwen2" -> FamilyFixtures.qwen25();
@@ -89,6 +89,11 @@ class GgufModelTest {
 
     /** Logits of three sequences over a prefill and a decode step. */
     private static float[] logits(ModelWeights w) {
+        return logits(w, new int[][] {{13, 9, 5}, {1, 1, 1}});
+    }
+
+    /** Logits of three sequences, appending {@code steps[s][i]} tokens to sequence i in step s. */
+    private static float[] logits(ModelWeights w, int[][] steps) {
         ModelConfig c = w.config();
         Random r = new Random(3);
         List<Float> out = new ArrayList<>();
@@ -96,7 +101,7 @@ class GgufModelTest {
              PagedHarness hs = new PagedHarness(c, DType.F32, 64, 4, 3);
              LlamaModel model = new LlamaModel(c, w, new CpuDenseKernels(), backend, 64)) {
             List<PagedHarness.Seq> seqs = List.of(new PagedHarness.Seq(), new PagedHarness.Seq(), new PagedHarness.Seq());
-            for (int[] lens : new int[][] {{13, 9, 5}, {1, 1, 1}}) {
+            for (int[] lens : steps) {
                 List<int[]> toks = new ArrayList<>();
                 for (int n : lens) {
                     int[] t = new int[n];
@@ -202,6 +207,70 @@ class GgufModelTest {
                 assertTrue(err > 0.05, arch + ": the untransformed file changes the logits by only " + err);
             }
         }
+    }
+
+    /**
+     * A Llama 3.x checkpoint as the converter writes it: no rope scaling keys, the llama3 bands as
+     * {@code rope_freqs.weight} factors (at this head size some are 1, some the factor, some
+     * smoothed). Its inverse frequencies and its logits over 71 positions equal the Hugging Face
+     * directory's within float rounding; the same file without the tensor gives other logits.
+     */
+    @Test
+    void llama3RopeBandsTravelAsRopeFreqsFactors() throws IOException {
+        Fixture fx = FamilyFixtures.llama32();
+        ObjectNode cfg = GgufModelWriter.config(fx);
+        float[] factors = GgufModelWriter.llama3Factors(cfg);
+        assertEquals(1f, factors[0]);
+        assertEquals(8f, factors[factors.length - 1]);
+        assertTrue(factors[1] > 1f && factors[1] < 8f, "smoothed band: " + factors[1]);
+        var tensors = FamilyFixtures.tensors(fx.spec(), 5);
+        Path dir = tmp.resolve("llama3-hf");
+        FamilyFixtures.write(dir, fx, tensors, "F32", false);
+        Path gguf = GgufModelWriter.write(tmp.resolve("llama3.gguf"), "llama", cfg, tensors, GgufTestWriter.F32);
+        Path noFactors = GgufModelWriter.write(tmp.resolve("llama3-plain.gguf"), "llama", cfg, tensors,
+                GgufTestWriter.F32, true, null, null);
+        int[][] steps = {{30, 20, 10}, {30, 20, 10}, {10, 10, 10}, {1, 1, 1}};
+        try (ModelWeights hf = ModelWeights.load(dir, DType.F32);
+             ModelWeights gg = ModelWeights.load(gguf, DType.F32);
+             ModelWeights plain = ModelWeights.load(noFactors, DType.F32)) {
+            ModelConfig a = hf.config();
+            ModelConfig b = gg.config();
+            assertEquals(RopeSpec.Scaling.FACTORS, b.layerAttention().get(0).rope().scaling());
+            assertEquals(a, b.withLayerAttention(a.layerAttention()), "configs differ beyond RoPE");
+            for (int l = 0; l < a.layers(); l++) {
+                double[] x = a.layerAttention().get(l).rope().invFreq(a.headDim());
+                double[] y = b.layerAttention().get(l).rope().invFreq(b.headDim());
+                for (int i = 0; i < x.length; i++) {
+                    assertEquals(x[i], y[i], 1e-6 * x[i], "layer " + l + " inv_freq " + i);
+                }
+            }
+            float[] ref = logits(hf, steps);
+            double err = relError(ref, logits(gg, steps));
+            assertTrue(err <= 1e-5, "logits differ by " + err + " of the largest");
+            double without = relError(ref, logits(plain, steps));
+            assertTrue(without > 1e-2, "without rope_freqs the logits change by only " + without);
+        }
+    }
+
+    @Test
+    void badRopeFreqsAreRefusedNamingTheTensor() throws IOException {
+        Fixture fx = FamilyFixtures.llama32();
+        ObjectNode cfg = GgufModelWriter.config(fx);
+        var tensors = FamilyFixtures.tensors(fx.spec(), 6);
+        Path shortFile = GgufModelWriter.write(tmp.resolve("short.gguf"), "llama", cfg, tensors, GgufTestWriter.F32, true,
+                null, new float[] {1f, 2f, 3f});
+        assertTrue(refused(shortFile).contains("tensor rope_freqs.weight must be F32 with head_dim/2 = 8 values, got F32 "
+                + "[3]"), refused(shortFile));
+        float[] nan = GgufModelWriter.llama3Factors(cfg);
+        nan[2] = Float.NaN;
+        Path nanFile = GgufModelWriter.write(tmp.resolve("nan.gguf"), "llama", cfg, tensors, GgufTestWriter.F32, true,
+                null, nan);
+        assertTrue(refused(nanFile).contains("tensor rope_freqs.weight value 2 is NaN"), refused(nanFile));
+        float[] zero = GgufModelWriter.llama3Factors(cfg);
+        zero[0] = 0f;
+        Path zeroFile = GgufModelWriter.write(tmp.resolve("zero.gguf"), "llama", cfg, tensors, GgufTestWriter.F32, true,
+                null, zero);
+        assertTrue(refused(zeroFile).contains("tensor rope_freqs.weight value 0 is 0.0"), refused(zeroFile));
     }
 
     private String refused(Path gguf) {

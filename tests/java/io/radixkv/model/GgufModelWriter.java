@@ -81,6 +81,48 @@ final class GgufModelWriter {
      */
     static Path write(Path file, String arch, JsonNode config, Map<String, SafetensorsTestWriter.T> tensors,
                       int type, boolean converterTransforms, String oddOne) throws IOException {
+        return write(file, arch, config, tensors, type, converterTransforms, oddOne, llama3Factors(config));
+    }
+
+    /**
+     * The factors llama.cpp's converter writes as {@code rope_freqs.weight} for a config with
+     * llama3 {@code rope_scaling} (null for any other): per frequency {@code f = theta^(-2i/d)}
+     * of wavelength {@code w = 2π/f}, 1 below {@code L/high_freq_factor}, {@code factor} above
+     * {@code L/low_freq_factor}, and {@code 1 / ((1 - s)/factor + s)} with
+     * {@code s = (L/w - low) / (high - low)} in between.
+     */
+    static float[] llama3Factors(JsonNode config) {
+        JsonNode r = config.get("rope_scaling");
+        if (r == null || r.isNull() || !r.path("rope_type").asText().equals("llama3")) {
+            return null;
+        }
+        double factor = r.get("factor").asDouble();
+        double low = r.get("low_freq_factor").asDouble();
+        double high = r.get("high_freq_factor").asDouble();
+        double len = r.get("original_max_position_embeddings").asDouble();
+        int d = config.get("head_dim").asInt();
+        float[] out = new float[d / 2];
+        for (int i = 0; i < out.length; i++) {
+            double wavelen = 2 * Math.PI * Math.pow(config.get("rope_theta").asDouble(), 2.0 * i / d);
+            if (wavelen < len / high) {
+                out[i] = 1f;
+            } else if (wavelen > len / low) {
+                out[i] = (float) factor;
+            } else {
+                double smooth = (len / wavelen - low) / (high - low);
+                out[i] = (float) (1 / ((1 - smooth) / factor + smooth));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * As {@link #write(Path, String, JsonNode, Map, int, boolean, String)} with {@code ropeFreqs}
+     * (any length and values; null for none) as the {@code rope_freqs.weight} tensor. A llama3
+     * {@code rope_scaling} writes no metadata keys, as the converter writes none.
+     */
+    static Path write(Path file, String arch, JsonNode config, Map<String, SafetensorsTestWriter.T> tensors,
+                      int type, boolean converterTransforms, String oddOne, float[] ropeFreqs) throws IOException {
         boolean gemma = arch.equals("gemma3");
         String a = arch + ".";
         int heads = config.get("num_attention_heads").asInt();
@@ -102,7 +144,7 @@ final class GgufModelWriter {
                     .u32(a + "rope.dimension_count", config.get("head_dim").asLong());
         }
         JsonNode scaling = config.get("rope_scaling");
-        if (scaling != null && !scaling.isNull()) {
+        if (scaling != null && !scaling.isNull() && !scaling.path("rope_type").asText().equals("llama3")) {
             w.str(a + "rope.scaling.type", scaling.get("rope_type").asText())
                     .f32(a + "rope.scaling.factor", (float) scaling.get("factor").asDouble());
         }
@@ -146,6 +188,9 @@ final class GgufModelWriter {
                 default -> throw new IllegalArgumentException("type " + tt);
             };
             w.tensor(name(t.name(), gemma), tt, data, ne);
+        }
+        if (ropeFreqs != null) {
+            w.tensor("rope_freqs.weight", GgufTestWriter.F32, GgufTestWriter.f32(ropeFreqs), new long[] {ropeFreqs.length});
         }
         return w.write(file);
     }

@@ -3,9 +3,14 @@ package io.radixkv.model;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.checkpoint.CheckpointException;
+import io.radixkv.checkpoint.gguf.GgmlType;
 import io.radixkv.checkpoint.gguf.GgufFile;
 import io.radixkv.checkpoint.gguf.GgufMetadata;
 import io.radixkv.checkpoint.gguf.GgufTensor;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -24,7 +29,9 @@ import java.util.Set;
  * layers with base 10000, every 6th layer global, and query scale {@code head_dim^-0.5}
  * ({@code (hidden/heads)^-0.5} for the 62-layer model, as llama.cpp decides by size). The vocabulary
  * size is {@code token_embd.weight}'s row count; embeddings are tied when {@code output.weight}
- * is absent.
+ * is absent. A llama file's {@code rope_freqs.weight} (F32, {@code head_dim/2} factors, as the
+ * converter writes Llama 3.1+ {@code llama3} rope bands) divides each inverse frequency by its
+ * factor, as llama.cpp's {@code freq_factors} do.
  */
 final class GgufConfig {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -47,14 +54,44 @@ final class GgufConfig {
 
     private GgufConfig() {}
 
+    /** The tensor of per-frequency RoPE factors. */
+    static final String ROPE_FREQS = "rope_freqs.weight";
+
     /** The config of the model {@code f} holds. */
     static ModelConfig read(GgufFile f) throws CheckpointException {
         ObjectNode hf = toHfConfig(f);
+        ModelConfig c;
         try {
-            return HfConfig.parse(hf);
+            c = HfConfig.parse(hf);
         } catch (IllegalArgumentException e) {
             throw new CheckpointException(f.file() + ": " + e.getMessage() + " (read from the GGUF metadata)", e);
         }
+        return architecture(f).equals("llama") ? withRopeFreqs(f, c) : c;
+    }
+
+    /** {@code c} with the file's {@link #ROPE_FREQS} factors applied to every layer, if it has them. */
+    private static ModelConfig withRopeFreqs(GgufFile f, ModelConfig c) throws CheckpointException {
+        GgufTensor t = f.tensors().get(ROPE_FREQS);
+        if (t == null) {
+            return c;
+        }
+        int n = c.headDim() / 2;
+        if (t.type() != GgmlType.F32 || t.ne().length != 1 || t.elements() != n) {
+            throw new CheckpointException(f.file() + ": tensor " + ROPE_FREQS + " must be F32 with head_dim/2 = " + n
+                    + " values, got " + t.type().label() + " " + Arrays.toString(t.ne()));
+        }
+        MemorySegment data = f.data(t);
+        double[] factors = new double[n];
+        for (int i = 0; i < n; i++) {
+            float v = data.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN), i);
+            if (!Float.isFinite(v) || v <= 0) {
+                throw new CheckpointException(f.file() + ": tensor " + ROPE_FREQS + " value " + i + " is " + v
+                        + " (each factor must be finite and positive)");
+            }
+            factors[i] = v;
+        }
+        return c.withLayerAttention(c.layerAttention().stream()
+                .map(la -> new LayerAttention(la.slidingWindow(), la.rope().withFreqFactors(factors))).toList());
     }
 
     /** The GGUF architecture name ({@code general.architecture}). */

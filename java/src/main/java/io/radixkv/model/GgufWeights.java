@@ -37,7 +37,8 @@ import org.apache.logging.log4j.Logger;
  *       sum {@code 1 + w} the norm then forms is the stored f32 value exactly).
  * </ul>
  *
- * Every tensor of the file must be one the model uses (else it is refused naming the tensor).
+ * Every tensor of the file must be one the model uses (else it is refused naming the tensor);
+ * llama's {@code rope_freqs.weight} is read into the config's RoPE by {@link GgufConfig}.
  * Block-quantized tensors (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K) are dequantized into the weights' dtype at
  * load, with a log line saying so: the engine has no quantized kernels yet, so such a file takes
  * the memory of its f32/bf16 form; other quantized types are refused naming the tensor.
@@ -138,12 +139,13 @@ final class GgufWeights {
             entries.put(spec.hfName(), new TensorEntry(name, f.file(), t.type().label(), t.shape(), t.offset(),
                     t.bytes()));
         }
+        if (config.layerAttention().get(0).rope().scaling() == RopeSpec.Scaling.FACTORS) {
+            used.add(GgufConfig.ROPE_FREQS); // read into the config (GgufConfig)
+        }
         for (String name : f.tensors().keySet()) {
             if (!used.contains(name)) {
-                String why = name.equals("rope_freqs.weight")
-                        ? " (per-frequency RoPE factors, as Llama 3.1+ files carry, are not supported yet)"
-                        : " is not part of the " + config.arch().modelType() + " model radixkv runs";
-                throw new CheckpointException(f.file() + ": tensor " + name + why);
+                throw new CheckpointException(f.file() + ": tensor " + name + " is not part of the "
+                        + config.arch().modelType() + " model radixkv runs");
             }
         }
         return new Checkpoint(f.file(), List.of(f), entries);

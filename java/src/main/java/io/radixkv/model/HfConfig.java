@@ -336,7 +336,8 @@ public final class HfConfig {
 
     /**
      * A transformers-4.x-style {@code config.json} that {@link #parse} reads back into an equal
-     * config (per-layer kinds as {@code layer_types} where a family has them).
+     * config (per-layer kinds as {@code layer_types} where a family has them); a config with
+     * per-frequency RoPE factors ({@link RopeSpec.Scaling#FACTORS}) has none and is refused.
      */
     public static JsonNode toJson(ModelConfig m) {
         Architecture a = m.arch();
@@ -405,6 +406,10 @@ public final class HfConfig {
         if (r.scaling() == RopeSpec.Scaling.NONE) {
             o.putNull("rope_scaling");
             return;
+        }
+        if (r.scaling() == RopeSpec.Scaling.FACTORS) {
+            throw new IllegalArgumentException("per-frequency RoPE factors (a GGUF rope_freqs tensor) have no "
+                    + "config.json form");
         }
         ObjectNode s = o.putObject("rope_scaling");
         s.put("rope_type", r.scaling().hfName());

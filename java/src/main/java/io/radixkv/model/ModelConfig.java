@@ -136,6 +136,12 @@ public record ModelConfig(int hidden, int intermediate, int layers, int heads, i
                 arch, layerAttention);
     }
 
+    /** A copy with other per-layer attention ({@code layers} entries). */
+    public ModelConfig withLayerAttention(List<LayerAttention> perLayer) {
+        return new ModelConfig(hidden, intermediate, layers, heads, kvHeads, headDim, vocab, rmsEps, tiedEmbeddings,
+                maxPositions, arch, perLayer);
+    }
+
     /** Reads a Hugging Face {@code config.json} ({@link HfConfig#read}). */
     public static ModelConfig fromHfConfig(Path configJson) throws IOException {
         return HfConfig.read(configJson);

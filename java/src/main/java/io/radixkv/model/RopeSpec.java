@@ -1,11 +1,13 @@
 package io.radixkv.model;
 
+import java.util.List;
 import java.util.Locale;
 
 /**
  * How one layer kind's rotary embedding turns a position into angles: the base {@code theta}
  * and the frequency scaling of the checkpoint's {@code rope_type}, as transformers computes
- * its {@code inv_freq} table. Rotation is always rotate-half over the whole head
+ * its {@code inv_freq} table, or explicit per-frequency factors as a GGUF file's
+ * {@code rope_freqs} tensor carries them. Rotation is always rotate-half over the whole head
  * (pairs {@code (i, i + d/2)}).
  *
  * @param theta RoPE base; {@code inv_freq[i] = theta^(-2i/d)} before scaling
@@ -14,12 +16,18 @@ import java.util.Locale;
  * @param lowFreqFactor llama3 {@code low_freq_factor}
  * @param highFreqFactor llama3 {@code high_freq_factor}
  * @param originalMaxPositions llama3 {@code original_max_position_embeddings}
+ * @param freqFactors {@link Scaling#FACTORS}: per frequency {@code i} the divisor of
+ *     {@code theta^(-2i/d)} ({@code d/2} values, each finite and positive); empty otherwise
  */
 public record RopeSpec(double theta, Scaling scaling, double factor, double lowFreqFactor, double highFreqFactor,
-                       int originalMaxPositions) {
-    /** The {@code rope_type}s radixkv computes ({@code default}, {@code linear}, {@code llama3}). */
+                       int originalMaxPositions, List<Double> freqFactors) {
+    /**
+     * The {@code rope_type}s radixkv computes ({@code default}, {@code linear}, {@code llama3}),
+     * and explicit per-frequency factors (llama.cpp's {@code freq_factors}, which have no
+     * {@code config.json} form).
+     */
     public enum Scaling {
-        NONE, LINEAR, LLAMA3;
+        NONE, LINEAR, LLAMA3, FACTORS;
 
         /** The HF {@code rope_type} name. */
         public String hfName() {
@@ -47,21 +55,51 @@ public record RopeSpec(double theta, Scaling scaling, double factor, double lowF
                         + originalMaxPositions);
             }
         }
+        if (freqFactors == null) {
+            throw new IllegalArgumentException("freqFactors must not be null");
+        }
+        freqFactors = List.copyOf(freqFactors);
+        if ((scaling == Scaling.FACTORS) == freqFactors.isEmpty()) {
+            throw new IllegalArgumentException("per-frequency factors are given exactly with FACTORS scaling");
+        }
+        for (double f : freqFactors) {
+            if (!Double.isFinite(f) || f <= 0) {
+                throw new IllegalArgumentException("rope frequency factors must be positive and finite, got " + f);
+            }
+        }
     }
 
     /** Plain RoPE with base theta. */
     public static RopeSpec plain(double theta) {
-        return new RopeSpec(theta, Scaling.NONE, 1, 0, 0, 0);
+        return new RopeSpec(theta, Scaling.NONE, 1, 0, 0, 0, List.of());
     }
 
     /** Linear (position interpolation) scaling: every frequency divided by factor. */
     public static RopeSpec linear(double theta, double factor) {
-        return new RopeSpec(theta, Scaling.LINEAR, factor, 0, 0, 0);
+        return new RopeSpec(theta, Scaling.LINEAR, factor, 0, 0, 0, List.of());
     }
 
     /** Llama 3.x frequency bands. */
     public static RopeSpec llama3(double theta, double factor, double low, double high, int originalMaxPositions) {
-        return new RopeSpec(theta, Scaling.LLAMA3, factor, low, high, originalMaxPositions);
+        return new RopeSpec(theta, Scaling.LLAMA3, factor, low, high, originalMaxPositions, List.of());
+    }
+
+    /**
+     * This rotation with every inverse frequency {@code i} further divided by {@code factors[i]},
+     * as llama.cpp applies a {@code rope_freqs} tensor on top of the file's base and linear scale.
+     *
+     * @throws IllegalArgumentException for llama3 bands (which a GGUF expresses as factors
+     *     alone), or a factor that is not finite and positive
+     */
+    public RopeSpec withFreqFactors(double[] factors) {
+        if (scaling != Scaling.NONE && scaling != Scaling.LINEAR) {
+            throw new IllegalArgumentException("rope frequency factors cannot combine with " + scaling + " scaling");
+        }
+        Double[] combined = new Double[factors.length];
+        for (int i = 0; i < factors.length; i++) {
+            combined[i] = factors[i] * factor;
+        }
+        return new RopeSpec(theta, Scaling.FACTORS, 1, 0, 0, 0, List.of(combined));
     }
 
     /**
@@ -74,6 +112,10 @@ public record RopeSpec(double theta, Scaling scaling, double factor, double lowF
         if (headDim <= 0 || headDim % 2 != 0) {
             throw new IllegalArgumentException("headDim must be positive and even, got " + headDim);
         }
+        if (scaling == Scaling.FACTORS && freqFactors.size() != headDim / 2) {
+            throw new IllegalArgumentException(freqFactors.size() + " rope frequency factors for head size " + headDim
+                    + " (need " + headDim / 2 + ")");
+        }
         double[] inv = new double[headDim / 2];
         for (int i = 0; i < inv.length; i++) {
             double f = 1.0 / Math.pow(theta, 2.0 * i / headDim);
@@ -81,6 +123,7 @@ public record RopeSpec(double theta, Scaling scaling, double factor, double lowF
                 case NONE -> f;
                 case LINEAR -> f / factor;
                 case LLAMA3 -> llama3Band(f);
+                case FACTORS -> f / freqFactors.get(i);
             };
         }
         return inv;
