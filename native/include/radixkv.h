@@ -68,7 +68,7 @@ extern "C" {
 #define RKV_DTYPE_FP8_E4M3 3
 #define RKV_DTYPE_FP8_E5M2 4
 
-#define RKV_ABI_VERSION 5
+#define RKV_ABI_VERSION 6
 
 /* ---- library ---- */
 
@@ -256,15 +256,55 @@ RKV_API int rkv_embedding(const int32_t* ids, int64_t n, const void* table, int3
 RKV_API int rkv_add_inplace(float* y, const float* x, int64_t n);
 /* out[r] = argmax(logits[r, :]) (first maximum). */
 RKV_API int rkv_argmax(const float* logits, int64_t rows, int32_t vocab, int32_t* out);
-/* One token per row of logits [rows, vocab]: drawn from softmax(logits[r, :] / temperature[r]),
- * cut to the top_p[r] nucleus (the most probable tokens, ties by id, whose mass first reaches
- * top_p[r]; 1 keeps every token), by the uniform number uniform[r] in [0, 1): the first token
- * in the order (nucleus order, or id order without a cut) at which the running mass passes
- * uniform[r] times the mass. temperature[r] == 0 takes the argmax (first maximum), as does a row
- * with no finite logit. NaN logits have probability 0. Probabilities use rkv_dense_math.h's
- * exp_approx: the same inputs give the same token on every CPU. */
-RKV_API int rkv_sample(const float* logits, int64_t rows, int32_t vocab, const float* temperature,
-                       const float* top_p, const double* uniform, int32_t* out);
+/* One token per row of logits [rows, vocab] (rkv_sample), in vLLM's order:
+ *  1. edits of a copy of the row (the logits are never written): logit_bias (bias_ids[j] +=
+ *     bias_values[j] for j in bias_indptr[r] .. bias_indptr[r+1]), then the masked ids (min_tokens:
+ *     mask_ids[mask_indptr[r] .. mask_indptr[r+1]] become -inf), then the penalties over the row's
+ *     token counts counts[r][0 .. counts_len[r]) (each distinct token of prompt + output once, with
+ *     its count in the output): repetition (HF: a positive logit divided by repetition_penalty[r],
+ *     any other multiplied), then logit -= frequency_penalty[r] * output_count + presence_penalty[r]
+ *     * (output_count > 0) (OpenAI);
+ *  2. temperature[r] == 0: the argmax (first maximum) of the edited row;
+ *  3. otherwise p = softmax(row / temperature[r]), then min_p (tokens with p below min_p[r] times
+ *     the largest p get 0), then top_k (only the top_k[r] most probable stay, and every token tied
+ *     with the last of them; <= 0 keeps every token), then the top_p[r] nucleus (the most probable
+ *     tokens, ties by id, whose mass first reaches top_p[r]; 1 keeps every token);
+ *  4. the draw by uniform[r] in [0, 1): the first token in the order (nucleus order, or id order
+ *     without a nucleus cut) at which the running mass passes uniform[r] times the kept mass.
+ * A row with no finite logit takes its argmax. NaN logits have probability 0. Probabilities use
+ * rkv_dense_math.h's exp_approx: the same inputs give the same token on every CPU, whatever the
+ * other rows. Every per-row array has `rows` entries; the optional ones may be NULL (neutral for
+ * every row: top_k 0, min_p 0, penalties 1 / 0 / 0, no counts, no bias, no mask). Ids must lie in
+ * [0, vocab), counts must be >= 0, penalties finite with repetition_penalty > 0, min_p in [0, 1],
+ * bias values finite; indptr arrays have rows + 1 non-decreasing entries from 0. */
+typedef struct rkv_token_count {
+    int32_t token;
+    int32_t output_count;
+} rkv_token_count;
+
+typedef struct rkv_sample_params {
+    const float* logits;
+    int64_t rows;
+    int32_t vocab;
+    const float* temperature;
+    const float* top_p;
+    const double* uniform;
+    const int32_t* top_k;
+    const float* min_p;
+    const float* repetition_penalty;
+    const float* presence_penalty;
+    const float* frequency_penalty;
+    const rkv_token_count* const* counts;
+    const int64_t* counts_len;
+    const int64_t* bias_indptr;
+    const int32_t* bias_ids;
+    const float* bias_values;
+    const int64_t* mask_indptr;
+    const int32_t* mask_ids;
+    int32_t* out;
+} rkv_sample_params;
+
+RKV_API int rkv_sample(const rkv_sample_params* params);
 /* out[r, i] = gelu_tanh(gate_up[r, i]) * gate_up[r, inter + i] (GELU, tanh approximation). */
 RKV_API int rkv_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
 /* y[r, i] += bias[i] for r < rows, i < n. */

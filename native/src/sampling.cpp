@@ -1,7 +1,10 @@
-// Token sampling on the CPU (rkv_sample): softmax(logits / T), optionally cut to the top-p
-// nucleus, one draw per row from the caller's uniform number. The engine samples every
-// non-greedy row of a decode step here: in Java, Math.exp over the vocabulary of 64 rows and the
-// top-p sort took a large share of a small model's decode step.
+// Token sampling on the CPU (rkv_sample): the row's edits (logit_bias, min_tokens' masked ids,
+// repetition / frequency / presence penalties) on a copy, then softmax(logits / T) cut by min_p,
+// top_k and the top-p nucleus, one draw per row from the caller's uniform number. The engine
+// samples every row of a decode step here that is not a plain argmax: in Java, Math.exp over the
+// vocabulary of 64 rows and the top-p sort took a large share of a small model's decode step.
+// The edits are sparse (the caller passes lists, never vocabulary-sized rows), so a row without
+// them reads the logits in place and a greedy row without them is one argmax pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include "rkv_isa.h"
 #include "rkv_parallel.h"
 #include "rkv_region_scratch.h"
+#include "sampling_filter.h"
 #include "sampling_rows.h"
 #include "sampling_walk.h"
 
@@ -205,13 +209,27 @@ int32_t draw_nucleus(RowScratch& s, int32_t vocab, double total, float top_p, do
   }
 }
 
-int32_t sample_row(const float* l, int32_t vocab, float temperature, float top_p, double u, RowScratch& s) {
+int32_t sample_row(const rkv_sample_params& a, int64_t r, RowScratch& s) {
+  const int32_t vocab = a.vocab;
+  const float* l = a.logits + r * vocab;
+  if (rkv::sampling::row_has_edits(a, r)) l = rkv::sampling::edit_row(a, r, l, s.edited.data());
+  const float temperature = a.temperature[r];
   if (temperature == 0.f) return rkv::dense::argmax_row(l, vocab);
   const float max = rkv::dense::row_max(l, vocab);
   if (!std::isfinite(max)) return rkv::dense::argmax_row(l, vocab);  // no finite logit (or +inf: argmax)
-  const double total = probabilities(l, vocab, max, 1.f / temperature, s);
-  if (top_p >= 1.f) return draw_in_order(s, vocab, u * total);
-  return draw_nucleus(s, vocab, total, top_p, u);
+  double total = probabilities(l, vocab, max, 1.f / temperature, s);
+  // vLLM's order after the temperature: min_p, top_k, then top_p. The largest p is exp(0) = 1,
+  // so min_p's threshold (min_p times the largest probability) is min_p itself.
+  const float min_p = a.min_p ? a.min_p[r] : 0.f;
+  if (min_p > 0.f) total = rkv::sampling::keep_at_least(s, vocab, min_p);
+  const int32_t top_k = a.top_k ? a.top_k[r] : 0;
+  if (top_k > 0 && top_k < vocab) {
+    const float kth = rkv::sampling::kth_largest(s, vocab, top_k);
+    if (kth > 0.f) total = rkv::sampling::keep_at_least(s, vocab, kth);
+  }
+  const double u = a.uniform[r];
+  if (a.top_p[r] >= 1.f) return draw_in_order(s, vocab, u * total);
+  return draw_nucleus(s, vocab, total, a.top_p[r], u);
 }
 
 // The calling thread's RowScratch, kept between calls. Built in every call, its vectors' pages
@@ -220,12 +238,13 @@ int32_t sample_row(const float* l, int32_t vocab, float temperature, float top_p
 // cut first needs the nucleus order; a thread holds 12 bytes an id (1.5 MiB for Llama 3's 128256)
 // until it ends.
 // Measured: docs/measurements/kernel-constants.md#sampling-scratch-kept-between-calls
-RowScratch& thread_scratch(int32_t vocab, bool cut, bool avx512) {
+RowScratch& thread_scratch(int32_t vocab, bool cut, bool edits, bool avx512) {
   thread_local std::unique_ptr<RowScratch> s;
   const size_t v = static_cast<size_t>(vocab);
-  if (!s || s->p.size() != v || (cut && s->order.size() < v) || s->avx512 != avx512) {
+  if (!s || s->p.size() != v || (cut && s->order.size() < v) || (edits && s->edited.size() < v) ||
+      s->avx512 != avx512) {
     s.reset();  // the old buffers go before the new ones are allocated
-    s = std::make_unique<RowScratch>(vocab, cut, avx512);
+    s = std::make_unique<RowScratch>(vocab, cut, edits, avx512);
   }
   return *s;
 }
@@ -234,34 +253,40 @@ RowScratch& thread_scratch(int32_t vocab, bool cut, bool avx512) {
 
 extern "C" {
 
-RKV_API int rkv_sample(const float* logits, int64_t rows, int32_t vocab, const float* temperature,
-                       const float* top_p, const double* uniform, int32_t* out) {
+RKV_API int rkv_sample(const rkv_sample_params* params) {
+  RKV_CHECK_PTR(params);
+  const rkv_sample_params& a = *params;
+  const int64_t rows = a.rows;
+  const int32_t vocab = a.vocab;
   RKV_CHECK(rows >= 0, "rkv_sample: rows must not be negative, got %lld", static_cast<long long>(rows));
   RKV_CHECK(vocab > 0, "rkv_sample: vocab must be positive, got %d", vocab);
   if (rows == 0) return RKV_OK;
-  RKV_CHECK_PTR(logits);
-  RKV_CHECK_PTR(temperature);
-  RKV_CHECK_PTR(top_p);
-  RKV_CHECK_PTR(uniform);
-  RKV_CHECK_PTR(out);
-  bool cut = false;  // some row cuts by top-p: the scratch needs the nucleus order
+  RKV_CHECK_PTR(a.logits);
+  RKV_CHECK_PTR(a.temperature);
+  RKV_CHECK_PTR(a.top_p);
+  RKV_CHECK_PTR(a.uniform);
+  RKV_CHECK_PTR(a.out);
+  bool cut = false;    // some row cuts by top-p or top-k: the scratch needs the nucleus order
+  bool edits = false;  // some row edits its logits: the scratch needs a row to edit
   for (int64_t r = 0; r < rows; r++) {
-    RKV_CHECK(std::isfinite(temperature[r]) && temperature[r] >= 0.f,
-              "rkv_sample: temperature[%lld] = %g is not finite and >= 0", static_cast<long long>(r), temperature[r]);
-    RKV_CHECK(top_p[r] > 0.f && top_p[r] <= 1.f, "rkv_sample: top_p[%lld] = %g is outside (0, 1]",
-              static_cast<long long>(r), top_p[r]);
-    RKV_CHECK(uniform[r] >= 0.0 && uniform[r] < 1.0, "rkv_sample: uniform[%lld] = %g is outside [0, 1)",
-              static_cast<long long>(r), uniform[r]);
-    cut = cut || (temperature[r] > 0.f && top_p[r] < 1.f);
+    RKV_CHECK(std::isfinite(a.temperature[r]) && a.temperature[r] >= 0.f,
+              "rkv_sample: temperature[%lld] = %g is not finite and >= 0", static_cast<long long>(r), a.temperature[r]);
+    RKV_CHECK(a.top_p[r] > 0.f && a.top_p[r] <= 1.f, "rkv_sample: top_p[%lld] = %g is outside (0, 1]",
+              static_cast<long long>(r), a.top_p[r]);
+    RKV_CHECK(a.uniform[r] >= 0.0 && a.uniform[r] < 1.0, "rkv_sample: uniform[%lld] = %g is outside [0, 1)",
+              static_cast<long long>(r), a.uniform[r]);
+    const int rc = rkv::sampling::check_row(a, r);
+    if (rc != RKV_OK) return rc;
+    cut = cut || (a.temperature[r] > 0.f && (a.top_p[r] < 1.f || (a.top_k && a.top_k[r] > 0)));
+    edits = edits || rkv::sampling::row_has_edits(a, r);
   }
   const bool avx512 = rkv::cpu_isa() == rkv::kIsaAvx512;
   rkv::RegionScratch region;
   rkv::parallel_region(rows * vocab >= kParallelElems && rows > 1, [&] {
     RowScratch* s = nullptr;
-    if (region.run([&] { s = &thread_scratch(vocab, cut, avx512); })) {
+    if (region.run([&] { s = &thread_scratch(vocab, cut, edits, avx512); })) {
 #pragma omp for schedule(dynamic, 1)
-      for (int64_t r = 0; r < rows; r++)
-        out[r] = sample_row(logits + r * vocab, vocab, temperature[r], top_p[r], uniform[r], *s);
+      for (int64_t r = 0; r < rows; r++) a.out[r] = sample_row(a, r, *s);
     }
   });
   if (region.failed()) return rkv::set_error(RKV_ERR_OUT_OF_MEMORY, "rkv_sample: out of memory");

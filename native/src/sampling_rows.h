@@ -30,11 +30,14 @@ struct RowScratch {
   std::vector<uint64_t> order;       // nucleus candidates as order_key
   std::vector<double> window_mass;   // the walk's sub-bucket masses [exponent][8 mantissa bits]
   std::vector<uint64_t> window_sum;  // the integer sums they are made from
+  std::vector<float> edited;         // a copy of the row with its edits (bias, mask, penalties)
   bool avx512;                       // the row passes' AVX-512 forms (sampling_avx512.cpp)
-  RowScratch(int32_t vocab, bool cut, bool avx512)  // cut: some row has a top-p below 1 (needs order)
+  // cut: some row has a top-p below 1 or a top-k (needs order); edits: some row edits its logits
+  RowScratch(int32_t vocab, bool cut, bool edits, bool avx512)
       : p(static_cast<size_t>(vocab)), chunk(static_cast<size_t>((vocab + kChunk - 1) / kChunk)),
         order(cut ? static_cast<size_t>(vocab) : 0), window_mass(cut ? kWindowExponents * 256 : 0),
-        window_sum(cut ? kWindowExponents * 256 : 0), avx512(avx512) {}
+        window_sum(cut ? kWindowExponents * 256 : 0), edited(edits ? static_cast<size_t>(vocab) : 0),
+        avx512(avx512) {}
 };
 
 

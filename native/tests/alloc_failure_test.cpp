@@ -20,6 +20,7 @@
 #include "radixkv.h"
 #include "attention_args.h"
 #include "rkv_test.h"
+#include "sample_args.h"
 
 namespace {
 
@@ -247,11 +248,27 @@ int main() {
     // Each thread keeps its scratch between calls and builds it again for another vocabulary:
     // reset() samples with one id fewer first, so that every checked call builds it.
     check({"rkv_sample",
-           [&] { return rkv_sample(logits.data(), rows, vocab, t.data(), top_p.data(), u.data(), out.data()); },
+           [&] { return sample_basic(logits.data(), rows, vocab, t.data(), top_p.data(), u.data(), out.data()); },
            [&] { return std::vector<float>(out.begin(), out.end()); },
            [&] {
              std::fill(out.begin(), out.end(), -1);
-             EXPECT(rkv_sample(logits.data(), rows, vocab - 1, t.data(), top_p.data(), u.data(), other.data()) == RKV_OK,
+             EXPECT(sample_basic(logits.data(), rows, vocab - 1, t.data(), top_p.data(), u.data(), other.data()) == RKV_OK,
+                    "%s", rkv_last_error());
+           }});
+    // with edits (a logit bias per row) and a top-k: the scratch also holds the edited row
+    std::vector<int64_t> indptr(rows + 1);
+    std::vector<int32_t> ids(rows), top_k(rows, 20);
+    std::vector<float> bias(rows, 3.f);
+    for (int r = 0; r < rows; r++) indptr[r + 1] = r + 1, ids[r] = r * 7;
+    rkv_sample_params p{};
+    p.logits = logits.data(), p.rows = rows, p.vocab = vocab, p.temperature = t.data(), p.top_p = top_p.data();
+    p.uniform = u.data(), p.top_k = top_k.data(), p.bias_indptr = indptr.data(), p.bias_ids = ids.data();
+    p.bias_values = bias.data(), p.out = out.data();
+    check({"rkv_sample (edits, top-k)", [&] { return rkv_sample(&p); },
+           [&] { return std::vector<float>(out.begin(), out.end()); },
+           [&] {
+             std::fill(out.begin(), out.end(), -1);
+             EXPECT(sample_basic(logits.data(), rows, vocab - 1, t.data(), top_p.data(), u.data(), other.data()) == RKV_OK,
                     "%s", rkv_last_error());
            }});
   }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <random>
@@ -28,6 +29,7 @@
 #include "rkv_exp_avx2.h"
 #include "rkv_exp_avx512.h"
 #include "rkv_test.h"
+#include "sample_args.h"
 
 static std::mt19937 rng(11);
 
@@ -43,17 +45,26 @@ struct Ref {
   std::vector<double> cum;    // running mass after each of them
 };
 
-static Ref reference(const std::vector<float>& l, float t, float top_p) {
+// The reference over edited logits x (double): p = exp((x - max) / t), then min_p, top_k (ties
+// with the k-th kept), then the top-p nucleus.
+static Ref reference_x(const std::vector<double>& x, float t, float top_p, float min_p = 0.f, int32_t top_k = 0) {
   Ref r;
-  const size_t v = l.size();
-  float max = -INFINITY;
-  for (float x : l) max = x > max ? x : max;
+  const size_t v = x.size();
+  double max = -INFINITY;
+  for (double e : x) max = e > max ? e : max;
   r.p.resize(v);
-  double total = 0;
-  for (size_t i = 0; i < v; i++) {
-    r.p[i] = std::isnan(l[i]) ? 0.0 : std::exp((static_cast<double>(l[i]) - max) / t);
-    total += r.p[i];
+  for (size_t i = 0; i < v; i++) r.p[i] = std::isnan(x[i]) ? 0.0 : std::exp((x[i] - max) / t);
+  for (size_t i = 0; i < v; i++)
+    if (r.p[i] < min_p) r.p[i] = 0;
+  if (top_k > 0 && static_cast<size_t>(top_k) < v) {
+    std::vector<double> sorted(r.p);
+    std::sort(sorted.begin(), sorted.end(), std::greater<double>());
+    const double kth = sorted[static_cast<size_t>(top_k - 1)];
+    for (size_t i = 0; i < v; i++)
+      if (r.p[i] < kth) r.p[i] = 0;
   }
+  double total = 0;
+  for (double e : r.p) total += e;
   std::vector<int32_t> order(v);
   std::iota(order.begin(), order.end(), 0);
   if (top_p < 1.f) {
@@ -71,6 +82,10 @@ static Ref reference(const std::vector<float>& l, float t, float top_p) {
   double acc = 0;
   for (int32_t id : r.kept) r.cum.push_back(acc += r.p[id]);
   return r;
+}
+
+static Ref reference(const std::vector<float>& l, float t, float top_p) {
+  return reference_x(std::vector<double>(l.begin(), l.end()), t, top_p);
 }
 
 // Whether token `got` is the reference's draw for some uniform number within tol of u. With a
@@ -117,7 +132,7 @@ static void test_against_reference() {
         u[k] = (k + 0.37) / rows;
       }
       std::vector<int32_t> out(rows, -1);
-      EXPECT(rkv_sample(all.data(), rows, vocab, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s",
+      EXPECT(sample_basic(all.data(), rows, vocab, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s",
              rkv_last_error());
       for (int k = 0; k < rows; k++) {
         checked++;
@@ -127,7 +142,7 @@ static void test_against_reference() {
                spread, t, top_p, u[k], out[k], out[k] >= 0 && out[k] < vocab ? r.p[out[k]] : -1.0);
         // one row at a time gives the same token as the batch (rows are independent)
         int32_t one = -1;
-        EXPECT(rkv_sample(l.data(), 1, vocab, &t, &top_p, &u[k], &one) == RKV_OK && one == out[k],
+        EXPECT(sample_basic(l.data(), 1, vocab, &t, &top_p, &u[k], &one) == RKV_OK && one == out[k],
                "row %d alone: %d vs %d", k, one, out[k]);
       }
     }
@@ -148,7 +163,7 @@ static int exact_nucleus_draws(const std::vector<float>& l, int draws, const cha
       const double u = (k + 0.5) / draws;
       const float t = 1.f;
       int32_t got = -1;
-      EXPECT(rkv_sample(l.data(), 1, vocab, &t, &top_p, &u, &got) == RKV_OK, "%s", rkv_last_error());
+      EXPECT(sample_basic(l.data(), 1, vocab, &t, &top_p, &u, &got) == RKV_OK, "%s", rkv_last_error());
       hash_token(got);
       size_t j = 0;
       while (j + 1 < r.kept.size() && r.cum[j] <= u * mass) j++;
@@ -210,7 +225,7 @@ static void test_frequencies() {
     u[k] = (k + 0.5) / n;  // stratified: frequencies are exact up to one draw per token
   }
   std::vector<int32_t> out(n);
-  EXPECT(rkv_sample(all.data(), n, 4, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s", rkv_last_error());
+  EXPECT(sample_basic(all.data(), n, 4, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s", rkv_last_error());
   double e[4], sum = 0;
   for (int i = 0; i < 4; i++) sum += e[i] = std::exp(l[i] / 0.7);
   for (int i = 0; i < 4; i++) {
@@ -222,7 +237,7 @@ static void test_frequencies() {
   for (int k = 0; k < n; k++) all.insert(all.end(), l2.begin(), l2.end());
   std::fill(temp.begin(), temp.end(), 1.f);
   std::fill(tp.begin(), tp.end(), 0.8f);
-  EXPECT(rkv_sample(all.data(), n, 4, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s", rkv_last_error());
+  EXPECT(sample_basic(all.data(), n, 4, temp.data(), tp.data(), u.data(), out.data()) == RKV_OK, "%s", rkv_last_error());
   const double f0 = std::count(out.begin(), out.end(), 0) / static_cast<double>(n);
   EXPECT(std::count(out.begin(), out.end(), 2) + std::count(out.begin(), out.end(), 3) == 0,
          "tokens outside the 0.8 nucleus were drawn");
@@ -288,7 +303,7 @@ struct SmallStackCall {
 
 static void* small_stack_sample(void* arg) {
   auto* c = static_cast<SmallStackCall*>(arg);
-  c->rc = rkv_sample(c->l->data(), 1, static_cast<int32_t>(c->l->size()), &c->t, &c->top_p, &c->u, &c->out);
+  c->rc = sample_basic(c->l->data(), 1, static_cast<int32_t>(c->l->size()), &c->t, &c->top_p, &c->u, &c->out);
   return nullptr;
 }
 
@@ -297,7 +312,7 @@ static void test_small_stack() {
   for (size_t i = 0; i < l.size(); i++) l[i] = -std::ldexp(static_cast<float>((i * 7919) % l.size()), -20);
   SmallStackCall c{&l, 0.8f, 0.9f, 0.61};
   int32_t want = -1;
-  EXPECT(rkv_sample(l.data(), 1, static_cast<int32_t>(l.size()), &c.t, &c.top_p, &c.u, &want) == RKV_OK, "%s",
+  EXPECT(sample_basic(l.data(), 1, static_cast<int32_t>(l.size()), &c.t, &c.top_p, &c.u, &want) == RKV_OK, "%s",
          rkv_last_error());
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -310,32 +325,203 @@ static void test_small_stack() {
   std::printf("ok   a top-p walk on a thread with a 64 KiB stack\n");
 }
 
+// One row's optional arguments: logit_bias, masked ids, penalties over token counts, min_p, top_k.
+struct RowArgs {
+  float t = 1.f, top_p = 1.f, min_p = 0.f, rep = 1.f, pres = 0.f, freq = 0.f;
+  int32_t top_k = 0;
+  std::vector<int32_t> bias_ids, mask_ids;
+  std::vector<float> bias_values;
+  std::vector<rkv_token_count> counts;
+};
+
+// The rows' arguments as rkv_sample_params (the vectors it points into are kept in *this).
+struct Batch {
+  std::vector<RowArgs> args;  // owns the counts the params point to
+  std::vector<float> t, top_p, min_p, rep, pres, freq, bias_values;
+  std::vector<int32_t> top_k, bias_ids, mask_ids;
+  std::vector<int64_t> bias_indptr{0}, mask_indptr{0}, counts_len;
+  std::vector<const rkv_token_count*> counts;
+  std::vector<double> u;
+  explicit Batch(const std::vector<RowArgs>& rows) : args(rows) {
+    for (const RowArgs& a : args) {
+      t.push_back(a.t), top_p.push_back(a.top_p), min_p.push_back(a.min_p), rep.push_back(a.rep);
+      pres.push_back(a.pres), freq.push_back(a.freq), top_k.push_back(a.top_k);
+      bias_ids.insert(bias_ids.end(), a.bias_ids.begin(), a.bias_ids.end());
+      bias_values.insert(bias_values.end(), a.bias_values.begin(), a.bias_values.end());
+      bias_indptr.push_back(static_cast<int64_t>(bias_ids.size()));
+      mask_ids.insert(mask_ids.end(), a.mask_ids.begin(), a.mask_ids.end());
+      mask_indptr.push_back(static_cast<int64_t>(mask_ids.size()));
+      counts.push_back(a.counts.data());
+      counts_len.push_back(static_cast<int64_t>(a.counts.size()));
+    }
+  }
+  rkv_sample_params params(const float* logits, int32_t vocab, int32_t* out) const {
+    rkv_sample_params p{};
+    p.logits = logits, p.rows = static_cast<int64_t>(t.size()), p.vocab = vocab;
+    p.temperature = t.data(), p.top_p = top_p.data(), p.uniform = u.data(), p.top_k = top_k.data();
+    p.min_p = min_p.data(), p.repetition_penalty = rep.data(), p.presence_penalty = pres.data();
+    p.frequency_penalty = freq.data(), p.counts = counts.data(), p.counts_len = counts_len.data();
+    p.bias_indptr = bias_indptr.data(), p.bias_ids = bias_ids.data(), p.bias_values = bias_values.data();
+    p.mask_indptr = mask_indptr.data(), p.mask_ids = mask_ids.data(), p.out = out;
+    return p;
+  }
+};
+
+// vLLM's edits in double: logit_bias, the mask, repetition (HF), then frequency and presence.
+static std::vector<double> edited(const std::vector<float>& l, const RowArgs& a) {
+  std::vector<double> x(l.begin(), l.end());
+  for (size_t j = 0; j < a.bias_ids.size(); j++) x[a.bias_ids[j]] += a.bias_values[j];
+  for (int32_t id : a.mask_ids) x[id] = -INFINITY;
+  for (const rkv_token_count& c : a.counts) {
+    double v = x[c.token];
+    v = v > 0 ? v / a.rep : v * a.rep;
+    v -= a.freq * c.output_count + (c.output_count > 0 ? a.pres : 0.f);
+    x[c.token] = v;
+  }
+  return x;
+}
+
+static RowArgs random_args(int32_t vocab, int k) {
+  RowArgs a;
+  a.t = k % 4 == 0 ? 0.f : 0.5f + 0.25f * static_cast<float>(k % 3);
+  a.top_p = k % 3 == 0 ? 0.8f : 1.f;
+  a.min_p = k % 5 == 1 ? 0.05f : 0.f;
+  a.top_k = k % 2 == 1 ? 1 + static_cast<int32_t>(rng() % 50) : 0;
+  a.rep = k % 3 == 1 ? 1.3f : 1.f;
+  a.pres = k % 4 == 2 ? 0.7f : 0.f;
+  a.freq = k % 4 == 3 ? -0.4f : 0.3f;
+  for (int j = 0; j < 5; j++) {
+    a.bias_ids.push_back(static_cast<int32_t>(rng() % static_cast<uint32_t>(vocab)));
+    a.bias_values.push_back(static_cast<float>(static_cast<int>(rng() % 9) - 4));
+  }
+  for (int j = 0; j < 3; j++) a.mask_ids.push_back(static_cast<int32_t>(rng() % static_cast<uint32_t>(vocab)));
+  std::vector<int32_t> ids(static_cast<size_t>(vocab));
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), rng);
+  for (int j = 0; j < std::min(vocab, 200); j++) a.counts.push_back({ids[static_cast<size_t>(j)], static_cast<int32_t>(rng() % 4)});
+  return a;
+}
+
+// Rows with every argument: each draw is the double reference's for a uniform number within
+// 1e-5 (in its nucleus with top-p), greedy rows its argmax, masked ids never drawn, and each row
+// alone draws what it drew beside the others.
+static void test_edits_and_filters_against_reference() {
+  int checked = 0;
+  for (int trial = 0; trial < 12; trial++) {
+    const int32_t vocab = trial < 6 ? 300 + static_cast<int32_t>(rng() % 300) : 20000 + static_cast<int32_t>(rng() % 20000);
+    std::normal_distribution<float> nd(0.f, trial % 2 ? 1.f : 4.f);
+    const int rows = 12;
+    std::vector<float> all;
+    std::vector<RowArgs> args;
+    for (int k = 0; k < rows; k++) {
+      for (int32_t i = 0; i < vocab; i++) all.push_back(nd(rng));
+      args.push_back(random_args(vocab, k + trial));
+    }
+    Batch b(args);
+    for (int k = 0; k < rows; k++) b.u.push_back((k + 0.41) / rows);
+    std::vector<int32_t> out(rows, -1);
+    rkv_sample_params p = b.params(all.data(), vocab, out.data());
+    EXPECT(rkv_sample(&p) == RKV_OK, "%s", rkv_last_error());
+    for (int k = 0; k < rows; k++) {
+      const RowArgs& a = args[static_cast<size_t>(k)];
+      const std::vector<float> l(all.begin() + static_cast<long>(k) * vocab, all.begin() + static_cast<long>(k + 1) * vocab);
+      const std::vector<double> x = edited(l, a);
+      hash_token(out[k]);
+      checked++;
+      for (int32_t id : a.mask_ids) EXPECT(out[k] != id, "row %d drew masked id %d", k, id);
+      if (a.t == 0.f) {
+        const int32_t want = static_cast<int32_t>(std::max_element(x.begin(), x.end()) - x.begin());
+        EXPECT(out[k] == want || std::fabs(x[out[k]] - x[want]) < 1e-5, "greedy row %d: %d, reference %d", k, out[k], want);
+      } else {
+        const Ref r = reference_x(x, a.t, a.top_p, a.min_p, a.top_k);
+        EXPECT(plausible(r, b.u[k], out[k], 1e-5, a.top_p < 1.f), "trial %d row %d (T %g top-p %g min-p %g top-k %d): token %d",
+               trial, k, a.t, a.top_p, a.min_p, a.top_k, out[k]);
+      }
+      Batch one({a});
+      one.u = {b.u[k]};
+      int32_t alone = -1;
+      rkv_sample_params q = one.params(l.data(), vocab, &alone);
+      EXPECT(rkv_sample(&q) == RKV_OK && alone == out[k], "row %d alone: %d vs %d (%s)", k, alone, out[k], rkv_last_error());
+    }
+  }
+  std::printf("ok   %d draws with bias, mask, penalties, min_p, top_k are the reference's\n", checked);
+}
+
+// logit_bias +100 forces a token, -100 bans the maximum; a masked maximum is never drawn; a
+// count of 0 is only a repetition penalty; bad optional arguments are refused.
+static void test_edit_edges_and_refusals() {
+  std::vector<float> l = {1.f, 5.f, 2.f, 0.5f};
+  for (float t : {0.f, 1.f}) {
+    for (int k = 0; k < 50; k++) {
+      RowArgs force;
+      force.t = t;
+      force.bias_ids = {3}, force.bias_values = {100.f};
+      RowArgs ban = force;
+      ban.bias_ids = {1}, ban.bias_values = {-100.f};
+      RowArgs mask = force;
+      mask.bias_ids.clear(), mask.bias_values.clear(), mask.mask_ids = {1};
+      Batch b({force, ban, mask});
+      b.u = {k / 50.0, k / 50.0, k / 50.0};
+      std::vector<float> all;
+      for (int r = 0; r < 3; r++) all.insert(all.end(), l.begin(), l.end());
+      std::vector<int32_t> out(3, -1);
+      rkv_sample_params p = b.params(all.data(), 4, out.data());
+      EXPECT(rkv_sample(&p) == RKV_OK, "%s", rkv_last_error());
+      EXPECT(out[0] == 3 && out[1] != 1 && out[2] != 1, "T %g u %.2f: forced %d, banned %d, masked %d", t, k / 50.0, out[0],
+             out[1], out[2]);
+    }
+  }
+  RowArgs rep;
+  rep.t = 0.f, rep.rep = 10.f, rep.freq = 5.f, rep.counts = {{1, 0}};  // prompt only: 5 / 10 = 0.5 < 2
+  Batch b({rep});
+  b.u = {0.5};
+  int32_t out = -1;
+  rkv_sample_params p = b.params(l.data(), 4, &out);
+  EXPECT(rkv_sample(&p) == RKV_OK && out == 2, "a prompt token's repetition penalty: %d", out);
+  const auto refused = [&](const char* what, auto&& spoil) {
+    Batch bad({rep});
+    bad.u = {0.5};
+    spoil(bad);
+    int32_t o = -7;
+    rkv_sample_params q = bad.params(l.data(), 4, &o);
+    EXPECT(rkv_sample(&q) == RKV_ERR_INVALID_ARGUMENT && o == -7, "%s accepted", what);
+  };
+  refused("bias id 4", [](Batch& x) { x.bias_ids = {4}, x.bias_values = {1.f}, x.bias_indptr = {0, 1}; });
+  refused("bias NaN", [](Batch& x) { x.bias_ids = {0}, x.bias_values = {NAN}, x.bias_indptr = {0, 1}; });
+  refused("mask id -1", [](Batch& x) { x.mask_ids = {-1}, x.mask_indptr = {0, 1}; });
+  refused("a NULL count list", [](Batch& x) { x.counts_len = {1}, x.counts = {nullptr}; });
+  refused("repetition_penalty 0", [](Batch& x) { x.rep = {0.f}; });
+  refused("min_p 1.5", [](Batch& x) { x.min_p = {1.5f}; });
+  refused("presence_penalty inf", [](Batch& x) { x.pres = {INFINITY}; });
+  std::printf("ok   logit_bias forces and bans, masked ids, penalties of prompt tokens, refusals\n");
+}
+
 static void test_edges_and_refusals() {
   const float l[6] = {NAN, 1.f, 4.f, 4.f, -INFINITY, 2.f};
   float t0 = 0.f, t1 = 1.f, tp1 = 1.f, tp_small = 1e-6f;
   double u = 0.999999;
   int32_t out = -1;
-  EXPECT(rkv_sample(l, 1, 6, &t0, &tp1, &u, &out) == RKV_OK && out == 2, "temperature 0: argmax, got %d", out);
-  EXPECT(rkv_sample(l, 1, 6, &t1, &tp_small, &u, &out) == RKV_OK && out == 2, "tiny top-p: the first maximum, got %d",
+  EXPECT(sample_basic(l, 1, 6, &t0, &tp1, &u, &out) == RKV_OK && out == 2, "temperature 0: argmax, got %d", out);
+  EXPECT(sample_basic(l, 1, 6, &t1, &tp_small, &u, &out) == RKV_OK && out == 2, "tiny top-p: the first maximum, got %d",
          out);
   const float none[3] = {NAN, -INFINITY, NAN};
-  EXPECT(rkv_sample(none, 1, 3, &t1, &tp1, &u, &out) == RKV_OK && out == 1, "no finite logit: argmax, got %d", out);
+  EXPECT(sample_basic(none, 1, 3, &t1, &tp1, &u, &out) == RKV_OK && out == 1, "no finite logit: argmax, got %d", out);
   const float inf[3] = {1.f, INFINITY, 2.f};
-  EXPECT(rkv_sample(inf, 1, 3, &t1, &tp1, &u, &out) == RKV_OK && out == 1, "+inf logit: argmax, got %d", out);
+  EXPECT(sample_basic(inf, 1, 3, &t1, &tp1, &u, &out) == RKV_OK && out == 1, "+inf logit: argmax, got %d", out);
   for (int k = 0; k < 200; k++) {  // NaN never drawn, whatever u
     double uk = k / 200.0;
-    EXPECT(rkv_sample(l, 1, 6, &t1, &tp1, &uk, &out) == RKV_OK && out != 0 && out != 4, "u %.3f drew %d", uk, out);
+    EXPECT(sample_basic(l, 1, 6, &t1, &tp1, &uk, &out) == RKV_OK && out != 0 && out != 4, "u %.3f drew %d", uk, out);
   }
   out = -7;
   float bad_t = -1.f, nan_t = NAN, bad_p = 0.f, big_p = 1.5f;
   double bad_u = 1.0;
-  EXPECT(rkv_sample(l, 1, 6, &bad_t, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "negative temperature accepted");
-  EXPECT(rkv_sample(l, 1, 6, &nan_t, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "NaN temperature accepted");
-  EXPECT(rkv_sample(l, 1, 6, &t1, &bad_p, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "top_p 0 accepted");
-  EXPECT(rkv_sample(l, 1, 6, &t1, &big_p, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "top_p 1.5 accepted");
-  EXPECT(rkv_sample(l, 1, 6, &t1, &tp1, &bad_u, &out) == RKV_ERR_INVALID_ARGUMENT, "uniform 1 accepted");
-  EXPECT(rkv_sample(l, 1, 0, &t1, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "vocab 0 accepted");
-  EXPECT(rkv_sample(nullptr, 1, 6, &t1, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "null logits accepted");
+  EXPECT(sample_basic(l, 1, 6, &bad_t, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "negative temperature accepted");
+  EXPECT(sample_basic(l, 1, 6, &nan_t, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "NaN temperature accepted");
+  EXPECT(sample_basic(l, 1, 6, &t1, &bad_p, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "top_p 0 accepted");
+  EXPECT(sample_basic(l, 1, 6, &t1, &big_p, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "top_p 1.5 accepted");
+  EXPECT(sample_basic(l, 1, 6, &t1, &tp1, &bad_u, &out) == RKV_ERR_INVALID_ARGUMENT, "uniform 1 accepted");
+  EXPECT(sample_basic(l, 1, 0, &t1, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "vocab 0 accepted");
+  EXPECT(sample_basic(nullptr, 1, 6, &t1, &tp1, &u, &out) == RKV_ERR_INVALID_ARGUMENT, "null logits accepted");
   EXPECT(out == -7, "a refused call wrote out (%d)", out);
   std::printf("ok   edges (argmax cases, NaN never drawn) and refusals\n");
 }
@@ -347,6 +533,8 @@ int main(int, char** argv) {
   test_nucleus_draw_order();
   test_frequencies();
   test_edges_and_refusals();
+  test_edits_and_filters_against_reference();
+  test_edit_edges_and_refusals();
   test_small_stack();
   // The row passes' AVX-512 forms (where the CPU has them) give the portable ones' bits, so
   // the lower ISAs' runs must draw the very same tokens (RKV_TEST_TOKEN_HASH: this run's).

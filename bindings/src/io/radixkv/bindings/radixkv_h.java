@@ -77,10 +77,10 @@ public class radixkv_h extends radixkv_h$shared {
     public static int RKV_DTYPE_FP8_E5M2() {
         return RKV_DTYPE_FP8_E5M2;
     }
-    private static final int RKV_ABI_VERSION = (int)5L;
+    private static final int RKV_ABI_VERSION = (int)6L;
     /**
      * {@snippet lang=c :
-     * #define RKV_ABI_VERSION 5
+     * #define RKV_ABI_VERSION 6
      * }
      */
     public static int RKV_ABI_VERSION() {
@@ -2090,12 +2090,6 @@ public class radixkv_h extends radixkv_h$shared {
     private static class rkv_sample {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_LONG,
-            radixkv_h.C_INT,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
-            radixkv_h.C_POINTER,
             radixkv_h.C_POINTER
         );
 
@@ -2107,7 +2101,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int rkv_sample(const float *logits, int64_t rows, int32_t vocab, const float *temperature, const float *top_p, const double *uniform, int32_t *out)
+     * int rkv_sample(const rkv_sample_params *params)
      * }
      */
     public static FunctionDescriptor rkv_sample$descriptor() {
@@ -2117,7 +2111,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int rkv_sample(const float *logits, int64_t rows, int32_t vocab, const float *temperature, const float *top_p, const double *uniform, int32_t *out)
+     * int rkv_sample(const rkv_sample_params *params)
      * }
      */
     public static MethodHandle rkv_sample$handle() {
@@ -2127,7 +2121,7 @@ public class radixkv_h extends radixkv_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int rkv_sample(const float *logits, int64_t rows, int32_t vocab, const float *temperature, const float *top_p, const double *uniform, int32_t *out)
+     * int rkv_sample(const rkv_sample_params *params)
      * }
      */
     public static MemorySegment rkv_sample$address() {
@@ -2136,16 +2130,16 @@ public class radixkv_h extends radixkv_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int rkv_sample(const float *logits, int64_t rows, int32_t vocab, const float *temperature, const float *top_p, const double *uniform, int32_t *out)
+     * int rkv_sample(const rkv_sample_params *params)
      * }
      */
-    public static int rkv_sample(MemorySegment logits, long rows, int vocab, MemorySegment temperature, MemorySegment top_p, MemorySegment uniform, MemorySegment out) {
+    public static int rkv_sample(MemorySegment params) {
         var mh$ = rkv_sample.HANDLE;
         try {
             if (TRACE_DOWNCALLS) {
-                traceDowncall("rkv_sample", logits, rows, vocab, temperature, top_p, uniform, out);
+                traceDowncall("rkv_sample", params);
             }
-            return (int)mh$.invokeExact(logits, rows, vocab, temperature, top_p, uniform, out);
+            return (int)mh$.invokeExact(params);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

@@ -72,9 +72,9 @@ class EngineSamplingTest {
     void theBackendsSamplerSamplesTheRows() {
         AtomicInteger calls = new AtomicInteger();
         SamplingKernels libradixkv = CpuSampling.instance();
-        SamplingKernels counting = (logits, vocab, t, p, u) -> {
+        SamplingKernels counting = (logits, vocab, rows) -> {
             calls.incrementAndGet();
-            return libradixkv.sampleRows(logits, vocab, t, p, u);
+            return libradixkv.sampleRows(logits, vocab, rows);
         };
         EngineConfig cfg = EngineTestSupport.tiny(4, DType.F32, true, 512).build();
         try (Engine e = Engine.start(cfg, () -> new SamplingOverride(new CpuBackend(), counting),

@@ -5,6 +5,7 @@ import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelWeights;
 import io.radixkv.model.SamplingParams;
+import io.radixkv.model.TokenCounts;
 import io.radixkv.platform.LargePages;
 import io.radixkv.sched.FinishReason;
 import io.radixkv.sched.Scheduler;
@@ -242,9 +243,11 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("request " + request.id() + ": maxTokens must be positive, got "
                     + p.maxTokens());
         }
+        SamplingChecks.requireInVocabulary(request.id(), p, vocab);
         RequestHandle handle = new RequestHandle(request.id(), loop::wake);
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
-                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new RequestState(handle, p, onToken), System.nanoTime(),
+                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new RequestState(handle, p, onToken,
+                        p.penalizes() ? new TokenCounts(prompt) : null), System.nanoTime(),
                 usesPrefixCache);
         handle.bind(s);
         String why = scheduler.whyNeverFits(s); // reads only immutable limits: safe off the engine thread

@@ -1,7 +1,13 @@
 package io.radixkv.engine;
 
 import io.radixkv.model.SamplingParams;
+import io.radixkv.model.TokenCounts;
 import java.util.function.IntConsumer;
 
-/** The engine's per-request state, attached to its {@link io.radixkv.sched.Sequence}. */
-record RequestState(RequestHandle handle, SamplingParams params, IntConsumer listener) {}
+/**
+ * The engine's per-request state, attached to its {@link io.radixkv.sched.Sequence}.
+ *
+ * @param counts the sequence's token counts for the penalties (engine thread only), null where
+ *     {@code params} has none
+ */
+record RequestState(RequestHandle handle, SamplingParams params, IntConsumer listener, TokenCounts counts) {}

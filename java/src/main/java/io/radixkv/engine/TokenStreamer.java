@@ -3,6 +3,7 @@ package io.radixkv.engine;
 import io.radixkv.kernels.SamplingKernels;
 import io.radixkv.model.Sampler;
 import io.radixkv.model.SamplingParams;
+import io.radixkv.model.TokenCounts;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.Sequence;
 import io.radixkv.sched.StepPlan;
@@ -41,14 +42,15 @@ final class TokenStreamer {
 
     /**
      * True when a step over {@code entries} needs the full logits on the host: a logits probe is
-     * set or a sequence that samples this step is not greedy. Otherwise the rows' argmax is enough.
+     * set or a sequence that samples this step is not a plain argmax (not greedy, or its logits
+     * are edited: bias, penalties, min-tokens). Otherwise the rows' argmax is enough.
      */
     boolean needsFullLogits(List<StepPlan.Entry> entries) {
         if (probe != null) {
             return true;
         }
         for (StepPlan.Entry e : entries) {
-            if (e.needsLogits() && !((RequestState) e.seq().attachment()).params().isGreedy()) {
+            if (e.needsLogits() && !((RequestState) e.seq().attachment()).params().isArgmaxAt(e.seq().outputLength())) {
                 return true;
             }
         }
@@ -70,20 +72,29 @@ final class TokenStreamer {
         int n = entries.size();
         SamplingParams[] params = new SamplingParams[n];
         long[] steps = new long[n];
+        TokenCounts[] counts = null; // only where some row penalizes
         int rows = 0;
         for (int i = 0; i < n; i++) {
             StepPlan.Entry e = entries.get(i);
             if (e.needsLogits()) {
-                params[rows] = ((RequestState) e.seq().attachment()).params();
+                RequestState a = (RequestState) e.seq().attachment();
+                if (a.counts() != null) {
+                    if (counts == null) {
+                        counts = new TokenCounts[n];
+                    }
+                    counts[rows] = a.counts();
+                }
+                params[rows] = a.params();
                 steps[rows++] = e.seq().outputLength();
             }
         }
         if (rows < n) {
             params = Arrays.copyOf(params, rows);
             steps = Arrays.copyOf(steps, rows);
+            counts = counts == null ? null : Arrays.copyOf(counts, rows);
         }
         try {
-            return Sampler.sampleRows(sampling, runner.logits(), runner.vocab(), params, steps);
+            return Sampler.sampleRows(sampling, runner.logits(), runner.vocab(), params, steps, counts);
         } catch (RuntimeException ex) {
             LOG.debug("batch sampling failed ({}); sampling row by row", ex.toString());
             return null;
@@ -103,14 +114,17 @@ final class TokenStreamer {
                 p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
             }
             token = sampled != null ? sampled[row]
-                    : a.params().isGreedy() ? runner.argmax(row)
-                    : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength());
+                    : a.params().isArgmaxAt(s.outputLength()) ? runner.argmax(row)
+                    : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength(), a.counts());
         } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
             LOG.warn("sampling for request {} failed; failing it", s.id(), ex);
             scheduler.fail(s, "sampling failed: " + ex);
             return;
         }
         scheduler.onToken(s, token, now);
+        if (a.counts() != null) {
+            a.counts().add(token);
+        }
         if (a.listener() != null) {
             try {
                 a.listener().accept(token);

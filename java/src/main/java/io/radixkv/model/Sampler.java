@@ -6,9 +6,10 @@ import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 
 /**
- * Picks the next token from a row of logits. Greedy is argmax (first maximum, NaN never
- * wins). Otherwise softmax(logits / temperature), optionally cut to the top-p nucleus, sampled
- * with a uniform number that depends only on {@code (seed, step)}: a request's tokens are
+ * Picks the next token from a row of logits, in vLLM's order: the logit bias, the min-tokens
+ * mask and the penalties edit the logits; greedy is the argmax of the result (first maximum,
+ * NaN never wins); otherwise softmax(logits / temperature), cut by min-p, top-k and the top-p
+ * nucleus, sampled with a uniform number that depends only on {@code (seed, step)}: a request's tokens are
  * reproducible from its seed regardless of batching, and re-running step i after a
  * preemption draws the same number.
  *
@@ -28,6 +29,15 @@ public final class Sampler {
      * @param step index of the token being generated within its request (0 for the first)
      */
     public static int sample(MemorySegment logits, long row, int vocab, SamplingParams params, long step) {
+        return sample(logits, row, vocab, params, step, null);
+    }
+
+    /**
+     * {@link #sample(MemorySegment, long, int, SamplingParams, long)} with the sequence's token
+     * counts (needed where {@code params} penalizes).
+     */
+    public static int sample(MemorySegment logits, long row, int vocab, SamplingParams params, long step,
+                             TokenCounts counts) {
         if (vocab <= 0) {
             throw new IllegalArgumentException("vocab must be positive, got " + vocab);
         }
@@ -40,7 +50,7 @@ public final class Sampler {
         }
         float[] l = new float[vocab];
         MemorySegment.copy(logits, F, row * vocab * 4L, l, 0, vocab);
-        return sample(l, params, step);
+        return sample(l, params, step, counts);
     }
 
     /**
@@ -49,64 +59,98 @@ public final class Sampler {
      * SamplingParams, long)} row by row.
      */
     public static int[] sampleRows(MemorySegment logits, int vocab, SamplingParams[] params, long[] steps) {
-        return sampleRows(null, logits, vocab, params, steps);
+        return sampleRows(null, logits, vocab, params, steps, null);
     }
 
     /**
-     * {@link #sampleRows(MemorySegment, int, SamplingParams[], long[])} through {@code kernels}
-     * when the logits are in native memory (call it from the thread that runs the backend's
-     * kernels: libradixkv's sampler runs on their threads), in Java otherwise or when
-     * {@code kernels} is null.
+     * {@link #sampleRows(SamplingKernels, MemorySegment, int, SamplingParams[], long[], TokenCounts[])}
+     * for rows without penalties.
      */
     public static int[] sampleRows(SamplingKernels kernels, MemorySegment logits, int vocab, SamplingParams[] params,
                                    long[] steps) {
+        return sampleRows(kernels, logits, vocab, params, steps, null);
+    }
+
+    /**
+     * Every row at once through {@code kernels} when the logits are in native memory (call it
+     * from the thread that runs the backend's kernels: libradixkv's sampler runs on their
+     * threads), in Java otherwise or when {@code kernels} is null. {@code counts[r]} is row r's
+     * sequence's token counts, needed where {@code params[r]} penalizes (else may be null, as
+     * may the array).
+     */
+    public static int[] sampleRows(SamplingKernels kernels, MemorySegment logits, int vocab, SamplingParams[] params,
+                                   long[] steps, TokenCounts[] counts) {
         int rows = params.length;
-        if (steps.length != rows) {
-            throw new IllegalArgumentException(rows + " rows of parameters but " + steps.length + " steps");
+        if (steps.length != rows || (counts != null && counts.length != rows)) {
+            throw new IllegalArgumentException(rows + " rows of parameters but " + steps.length + " steps"
+                    + (counts == null ? "" : " and " + counts.length + " token counts"));
+        }
+        for (int r = 0; r < rows; r++) {
+            requireCounts(params[r], counts == null ? null : counts[r]);
         }
         if (kernels != null && logits.isNative()) {
-            float[] t = new float[rows];
-            float[] p = new float[rows];
-            double[] u = new double[rows];
-            for (int r = 0; r < rows; r++) {
-                t[r] = params[r].isGreedy() ? 0f : params[r].temperature();
-                p[r] = params[r].topP();
-                u[r] = uniform(params[r].seed(), steps[r]);
-            }
-            return kernels.sampleRows(logits, vocab, t, p, u);
+            return kernels.sampleRows(logits, vocab, SamplingArguments.of(params, steps, counts));
         }
         int[] out = new int[rows];
         float[] l = new float[vocab];
         for (int r = 0; r < rows; r++) {
             MemorySegment.copy(logits, F, (long) r * vocab * 4L, l, 0, vocab);
-            out[r] = sample(l, params[r], steps[r]);
+            out[r] = sample(l, params[r], steps[r], counts == null ? null : counts[r]);
         }
         return out;
     }
 
+    private static void requireCounts(SamplingParams p, TokenCounts counts) {
+        if (p.penalizes() && counts == null) {
+            throw new IllegalArgumentException("a row with penalties needs its sequence's token counts");
+        }
+    }
+
     /** Same as {@link #sample(MemorySegment, long, int, SamplingParams, long)} on a Java array. */
     public static int sample(float[] logits, SamplingParams params, long step) {
+        return sample(logits, params, step, null);
+    }
+
+    /**
+     * The token at output position {@code step} from one row of logits, in double precision, in
+     * vLLM's order: logit bias, the min-tokens mask, the penalties over {@code counts} (needed
+     * where {@code params} penalizes), then the argmax (temperature 0) or softmax(x /
+     * temperature) cut by min-p, top-k and top-p, drawn with the (seed, step) uniform number.
+     */
+    public static int sample(float[] logits, SamplingParams params, long step, TokenCounts counts) {
+        requireCounts(params, counts);
+        double[] x = edited(logits, params, step, counts);
         if (params.isGreedy()) {
-            return argmax(logits);
+            return argmax(x);
         }
-        int vocab = logits.length;
+        int vocab = x.length;
         double max = Double.NEGATIVE_INFINITY;
-        for (float v : logits) {
+        for (double v : x) {
             if (v > max) {
                 max = v;
             }
         }
-        if (max == Double.NEGATIVE_INFINITY) {
-            return argmax(logits); // all -inf or NaN: nothing to sample from
+        if (max == Double.NEGATIVE_INFINITY || max == Double.POSITIVE_INFINITY) {
+            return argmax(x); // all -inf or NaN: nothing to sample from; +inf: its first
         }
         double invT = 1.0 / params.temperature();
         double[] p = new double[vocab];
+        for (int i = 0; i < vocab; i++) {
+            p[i] = Double.isNaN(x[i]) ? 0 : Math.exp((x[i] - max) * invT);
+        }
+        // min-p, then top-k, on the probabilities (the largest is exp(0) = 1)
+        double floor = params.minP();
+        if (params.topK() > 0 && params.topK() < vocab) {
+            double[] sorted = p.clone();
+            Arrays.sort(sorted);
+            floor = Math.max(floor, sorted[vocab - params.topK()]);
+        }
         double sum = 0;
         for (int i = 0; i < vocab; i++) {
-            float v = logits[i];
-            double e = Float.isNaN(v) ? 0 : Math.exp((v - max) * invT);
-            p[i] = e;
-            sum += e;
+            if (p[i] < floor) {
+                p[i] = 0;
+            }
+            sum += p[i];
         }
         double u = uniform(params.seed(), step);
         if (params.topP() >= 1f) {
@@ -154,6 +198,44 @@ public final class Sampler {
             }
         }
         return order[cut - 1];
+    }
+
+    /**
+     * The row in double with vLLM's edits of the raw logits: logit bias, then the stop tokens at
+     * -inf before {@code minTokens}, then the repetition penalty (a positive logit divided, any
+     * other multiplied), then frequency and presence (OpenAI's: minus freq * count + presence).
+     */
+    static double[] edited(float[] logits, SamplingParams params, long step, TokenCounts counts) {
+        int vocab = logits.length;
+        double[] x = new double[vocab];
+        for (int i = 0; i < vocab; i++) {
+            x[i] = logits[i];
+        }
+        for (var e : params.logitBias().entrySet()) {
+            x[checkedId(e.getKey(), vocab, "logit bias")] += e.getValue();
+        }
+        if (params.masksStopsAt(step)) {
+            for (int id : params.stopTokenIds()) {
+                x[checkedId(id, vocab, "stop token")] = Double.NEGATIVE_INFINITY;
+            }
+        }
+        if (params.penalizes()) {
+            double rep = params.repetitionPenalty();
+            for (int j = 0; j < counts.size(); j++) {
+                int id = checkedId(counts.token(j), vocab, "counted token");
+                int c = counts.outputCount(j);
+                double v = x[id] > 0 ? x[id] / rep : x[id] * rep;
+                x[id] = v - params.frequencyPenalty() * (double) c - (c > 0 ? params.presencePenalty() : 0.0);
+            }
+        }
+        return x;
+    }
+
+    private static int checkedId(int id, int vocab, String what) {
+        if (id < 0 || id >= vocab) {
+            throw new IllegalArgumentException(what + " id " + id + " is outside the vocabulary [0, " + vocab + ")");
+        }
+        return id;
     }
 
     /**
@@ -210,6 +292,20 @@ public final class Sampler {
     private static Integer[] sortedByProbability(double[] p, Integer[] ids) {
         Arrays.sort(ids, (a, b) -> p[a] != p[b] ? Double.compare(p[b], p[a]) : Integer.compare(a, b));
         return ids;
+    }
+
+    /** First maximum; NaNs never win unless every value is NaN (then 0). */
+    static int argmax(double[] x) {
+        int best = 0;
+        double bv = x[0];
+        for (int i = 1; i < x.length; i++) {
+            double v = x[i];
+            if (v > bv || (Double.isNaN(bv) && !Double.isNaN(v))) {
+                bv = v;
+                best = i;
+            }
+        }
+        return best;
     }
 
     /** First maximum; NaNs never win unless every value is NaN (then 0). */

@@ -100,7 +100,7 @@ final class Generation {
     static Generation start(Engine engine, String id, int[] prompt, ParsedRequest req, int maxTokens, TextModel text,
                             Listener listener, IntPredicate fault) {
         Set<Integer> stopIds = stopIds(text, req);
-        SamplingParams p = new SamplingParams(maxTokens, req.temperature(), req.topP(), req.seed(),
+        SamplingParams p = req.sampling().params(maxTokens, req.temperature(), req.topP(), req.seed(),
                 List.copyOf(stopIds));
         return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p), Set.copyOf(stopIds),
                 text.detokenizer(prompt, req.output().skipSpecialTokens()), new StopStrings(req.stops(),

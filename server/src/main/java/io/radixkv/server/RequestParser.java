@@ -14,8 +14,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * Validates request bodies against what radixkv supports, as vLLM's OpenAI server does: a field
- * whose meaning radixkv cannot honour ({@code n > 1}, {@code logprobs}, tools, penalties,
- * {@code top_k}, ...) is refused with a 400 that names it, and passes only at its neutral value;
+ * whose meaning radixkv cannot honour ({@code n > 1}, {@code logprobs}, tools, ...) is refused with a 400 that names it, and passes only at its neutral value;
  * a field that changes nothing here ({@code store}, {@code metadata}, {@code user},
  * {@code service_tier}, ... and any field neither OpenAI nor vLLM defines) is accepted and ignored,
  * with one log line per request naming the ignored fields. Known fields are type-checked.
@@ -212,10 +211,11 @@ final class RequestParser {
         unsupportedUnless(body, "spaces_between_special_tokens", n -> n.isBoolean() && n.asBoolean(),
                 "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
-                ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial));
+                ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial),
+                SamplingFields.parse(body, vocab, maxTokens));
     }
 
-    /** Model, n and the sampling fields radixkv does not implement, shared by both endpoints. */
+    /** Model, n and the fields radixkv does not implement, shared by both endpoints. */
     private void common(JsonNode body) {
         model(body);
         unsupportedUnless(body, "n", n -> n.isIntegralNumber() && n.asInt() == 1, "n > 1 is not supported");
@@ -233,19 +233,6 @@ final class RequestParser {
         bool(body, "parallel_tool_calls", true);
         unsupportedUnless(body, "response_format", n -> n.isObject() && n.path("type").asText("").equals("text"),
                 "structured output (response_format) is not supported");
-        unsupportedUnless(body, "presence_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
-                "presence_penalty is not supported");
-        unsupportedUnless(body, "frequency_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
-                "frequency_penalty is not supported");
-        unsupportedUnless(body, "logit_bias", n -> n.isObject() && n.isEmpty(), "logit_bias is not supported");
-        // vLLM's "disabled" values: top_k -1 (or 0), min_p 0, repetition_penalty 1, min_tokens 0
-        unsupportedUnless(body, "top_k", n -> n.isIntegralNumber() && (n.asInt() == -1 || n.asInt() == 0),
-                "top_k sampling is not supported");
-        unsupportedUnless(body, "min_p", n -> n.isNumber() && n.asDouble() == 0.0, "min_p sampling is not supported");
-        unsupportedUnless(body, "repetition_penalty", n -> n.isNumber() && n.asDouble() == 1.0,
-                "repetition_penalty is not supported");
-        unsupportedUnless(body, "min_tokens", n -> n.isIntegralNumber() && n.asInt() == 0,
-                "min_tokens is not supported");
         unsupportedUnless(body, "use_beam_search", n -> n.isBoolean() && !n.asBoolean(),
                 "beam search is not supported");
         for (String f : VLLM_UNSUPPORTED) {
@@ -351,7 +338,7 @@ final class RequestParser {
         return n.asBoolean();
     }
 
-    private static double number(JsonNode body, String field, double dflt) {
+    static double number(JsonNode body, String field, double dflt) {
         JsonNode n = body.get(field);
         if (n == null || n.isNull()) {
             return dflt;
