@@ -2,6 +2,7 @@ package io.radixkv.engine;
 
 import static io.radixkv.engine.EngineTestSupport.randomTokens;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -102,6 +103,23 @@ class EngineSamplingParametersTest {
                     new SamplingParams(TOKENS, 0f, 1f, 0, List.of(), 0, 0f, 1f, 0f, 0f, Map.of(greedy[0], -100f), 0))))
                     .get(0).outputTokens();
             assertTrue(banned[0] != greedy[0], "a -100 bias left the greedy token");
+        }
+    }
+
+    @Test
+    void badWordsAreNeverGenerated() {
+        int[] prompt = randomTokens(new SplittableRandom(10), 10);
+        try (Engine e = EngineTestSupport.start(EngineTestSupport.tiny(4, DType.F32, true, 512).build())) {
+            int[] greedy = e.runToCompletion(List.of(new GenerateRequest("g", prompt, Namespace.DEFAULT,
+                    SamplingParams.greedy(TOKENS)))).get(0).outputTokens();
+            // the greedy pair (greedy[0], greedy[1]) and the token greedy[2] are banned
+            SamplingParams p = new SamplingParams(TOKENS, 0f, 1f, 0, List.of(), 0, 0f, 1f, 0f, 0f, Map.of(), 0,
+                    List.of(List.of(greedy[0], greedy[1]), List.of(greedy[2])));
+            int[] out = e.runToCompletion(List.of(new GenerateRequest("b", prompt, Namespace.DEFAULT, p))).get(0)
+                    .outputTokens();
+            assertEquals(greedy[0], out[0]);
+            assertTrue(out[1] != greedy[1], Arrays.toString(out));
+            assertTrue(Arrays.stream(out).noneMatch(t -> t == greedy[2]), Arrays.toString(out));
         }
     }
 

@@ -152,6 +152,25 @@ class SamplingParametersTest {
         assertEquals(1 / (1 + Math.exp(2.5)), f[0], 0.012);
     }
 
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void badWordsBanTheirLastTokenWhereTheOutputEndsWithTheRest(boolean nativeSampler) {
+        float[] l = {0f, 1f, 2f, 9f, 3f};
+        SamplingParams one = new SamplingParams(8, 0f, 1f, 0, List.of(), 0, 0f, 1f, 0f, 0f, Map.of(), 0,
+                List.of(List.of(3)));
+        SamplingParams two = new SamplingParams(8, 0f, 1f, 0, List.of(), 0, 0f, 1f, 0f, 0f, Map.of(), 0,
+                List.of(List.of(1, 2, 3)));
+        assertEquals(4, draw(nativeSampler, l, one, 0, counts(new int[] {0})));
+        assertEquals(4, draw(nativeSampler, l, one, 2, counts(new int[] {0}, 1, 2)));
+        // [1, 2, 3]: 3 only after the output 1, 2 (the prompt does not count)
+        assertEquals(3, draw(nativeSampler, l, two, 0, counts(new int[] {1, 2})));
+        assertEquals(3, draw(nativeSampler, l, two, 2, counts(new int[] {0}, 2, 1)));
+        assertEquals(4, draw(nativeSampler, l, two, 3, counts(new int[] {0}, 0, 1, 2)));
+        SamplingParams sampled = new SamplingParams(8, 1f, 1f, 0, List.of(), 0, 0f, 1f, 0f, 0f, Map.of(), 0,
+                List.of(List.of(3)));
+        assertEquals(0.0, frequencies(nativeSampler, l, sampled, counts(new int[] {0}), 500)[3]);
+    }
+
     /** p = 0.5, 0.3, 0.15, 0.05 at temperature 1. */
     private static final float[] FOUR = {(float) Math.log(0.5), (float) Math.log(0.3), (float) Math.log(0.15),
         (float) Math.log(0.05)};

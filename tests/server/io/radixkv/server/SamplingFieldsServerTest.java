@@ -11,7 +11,9 @@ import io.radixkv.text.HfTokenizer;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * vLLM's sampling fields on both endpoints of a text model (a random-weight Llama checkpoint
  * with the Llama 3.1 tokenizer): values outside vLLM's ranges are a 400 naming the field, and
  * each field reaches the sampler (logit_bias forces a token, min_tokens holds back EOS, top_k 1
- * and min_p 1 are the argmax, a large repetition_penalty repeats no token).
+ * and min_p 1 are the argmax, a large repetition_penalty repeats no token, bad_words are tokenized
+ * as vLLM does and never generated).
  */
 class SamplingFieldsServerTest {
     @TempDir
@@ -75,7 +78,7 @@ class SamplingFieldsServerTest {
             {"frequency_penalty", "-3"}, {"frequency_penalty", "\"x\""}, {"logit_bias", "[1]"},
             {"logit_bias", "{\"x\":1}"}, {"logit_bias", "{\"" + tokenizer.vocabSize() + "\":1}"},
             {"logit_bias", "{\"-1\":1}"}, {"logit_bias", "{\"1\":\"a\"}"}, {"min_tokens", "-1"},
-            {"min_tokens", "9"}};
+            {"min_tokens", "9"}, {"bad_words", "\"x\""}, {"bad_words", "[\" \"]"}, {"bad_words", "[1]"}};
         for (String path : new String[] {"/v1/completions", "/v1/chat/completions"}) {
             for (String[] f : bad) {
                 ObjectNode b = path.contains("chat") ? chat(8) : completion(8);
@@ -126,6 +129,26 @@ class SamplingFieldsServerTest {
         JsonNode j = t.postOk("/v1/completions", ignored);
         assertEquals(6, j.get("usage").get("completion_tokens").asInt(), j.toString());
         t.assertPagesConserved();
+    }
+
+    @Test
+    void badWordsAreTokenizedAsVllmDoesAndNeverGenerated() throws Exception {
+        RequestParser parser = new RequestParser(TextModel.of(tokenizer, "tiny-llama", true), "tiny-llama",
+                tokenizer.vocabSize(), new Admission(1, 1));
+        ObjectNode b = completion(4);
+        b.putArray("bad_words").add("  hello world");
+        List<List<Integer>> words = parser.completion(b).sampling().badWords();
+        List<Integer> plain = Arrays.stream(tokenizer.encode("hello world", false)).boxed().toList();
+        List<Integer> spaced = Arrays.stream(tokenizer.encode(" hello world", false)).boxed().toList();
+        assertEquals(List.of(plain, spaced), words);
+        // a word forced by logit_bias, banned as a bad word: -inf wins over +100
+        int[] hello = tokenizer.encode("hello", false);
+        assertEquals(1, hello.length);
+        ObjectNode forced = completion(1);
+        forced.putObject("logit_bias").put(Integer.toString(hello[0]), 100);
+        assertEquals(hello[0], tokenIds(t.postOk("/v1/completions", forced))[0]);
+        forced.putArray("bad_words").add("hello");
+        assertNotEquals(hello[0], tokenIds(t.postOk("/v1/completions", forced))[0]);
     }
 
     @Test

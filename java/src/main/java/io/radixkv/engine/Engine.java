@@ -247,7 +247,7 @@ public final class Engine implements AutoCloseable {
         RequestHandle handle = new RequestHandle(request.id(), loop::wake);
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
                 p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new RequestState(handle, p, onToken,
-                        p.penalizes() ? new TokenCounts(prompt) : null), System.nanoTime(),
+                        p.needsTokenCounts() ? new TokenCounts(prompt) : null), System.nanoTime(),
                 usesPrefixCache);
         handle.bind(s);
         String why = scheduler.whyNeverFits(s); // reads only immutable limits: safe off the engine thread

@@ -101,8 +101,8 @@ public final class Sampler {
     }
 
     private static void requireCounts(SamplingParams p, TokenCounts counts) {
-        if (p.penalizes() && counts == null) {
-            throw new IllegalArgumentException("a row with penalties needs its sequence's token counts");
+        if (p.needsTokenCounts() && counts == null) {
+            throw new IllegalArgumentException("a row with penalties or bad words needs its sequence's token counts");
         }
     }
 
@@ -113,8 +113,8 @@ public final class Sampler {
 
     /**
      * The token at output position {@code step} from one row of logits, in double precision, in
-     * vLLM's order: logit bias, the min-tokens mask, the penalties over {@code counts} (needed
-     * where {@code params} penalizes), then the argmax (temperature 0) or softmax(x /
+     * vLLM's order: logit bias, the min-tokens and bad-words masks, the penalties over
+     * {@code counts} (needed where {@code params} penalizes or has bad words), then the argmax (temperature 0) or softmax(x /
      * temperature) cut by min-p, top-k and top-p, drawn with the (seed, step) uniform number.
      */
     public static int sample(float[] logits, SamplingParams params, long step, TokenCounts counts) {
@@ -202,7 +202,7 @@ public final class Sampler {
 
     /**
      * The row in double with vLLM's edits of the raw logits: logit bias, then the stop tokens at
-     * -inf before {@code minTokens}, then the repetition penalty (a positive logit divided, any
+     * -inf before {@code minTokens} and the bad words' banned tokens at -inf, then the repetition penalty (a positive logit divided, any
      * other multiplied), then frequency and presence (OpenAI's: minus freq * count + presence).
      */
     static double[] edited(float[] logits, SamplingParams params, long step, TokenCounts counts) {
@@ -219,6 +219,7 @@ public final class Sampler {
                 x[checkedId(id, vocab, "stop token")] = Double.NEGATIVE_INFINITY;
             }
         }
+        params.forEachBanned(counts, id -> x[checkedId(id, vocab, "bad word token")] = Double.NEGATIVE_INFINITY);
         if (params.penalizes()) {
             double rep = params.repetitionPenalty();
             for (int j = 0; j < counts.size(); j++) {

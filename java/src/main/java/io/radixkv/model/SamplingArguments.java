@@ -2,13 +2,13 @@ package io.radixkv.model;
 
 import io.radixkv.kernels.SamplingRows;
 import java.lang.foreign.MemorySegment;
-import java.util.List;
 import java.util.Map;
 
 /**
  * A step's {@link SamplingParams} as the native sampler's per-row arrays. Each optional array
  * is built only when some row uses it, so a step of temperature / top-p rows passes three
- * arrays as before; bias and masked ids are short lists (CSR), and the penalties' token counts
+ * arrays as before; bias and masked ids (min-tokens' stop ids, the bad words' banned tokens) are
+ * short lists (CSR), and the penalties' token counts
  * are each sequence's own native table ({@link TokenCounts}), passed by pointer.
  */
 final class SamplingArguments {
@@ -31,7 +31,7 @@ final class SamplingArguments {
             cuts |= s.topK() > 0 || s.minP() > 0f;
             penalties |= s.penalizes();
             biases += s.logitBias().size();
-            masked += s.masksStopsAt(steps[r]) ? s.stopTokenIds().size() : 0;
+            masked += (s.masksStopsAt(steps[r]) ? s.stopTokenIds().size() : 0) + s.badWords().size();
         }
         if (!cuts && !penalties && biases == 0 && masked == 0) {
             return SamplingRows.of(t, p, u);
@@ -88,17 +88,25 @@ final class SamplingArguments {
         int[] maskIds = null;
         if (masked > 0) {
             maskIndptr = new int[rows + 1];
-            maskIds = new int[masked];
-            int n = 0;
+            int[][] ids = {new int[masked]}; // grown by the bad words' banned ids
+            int[] n = {0};
             for (int r = 0; r < rows; r++) {
-                if (params[r].masksStopsAt(steps[r])) {
-                    List<Integer> stops = params[r].stopTokenIds();
-                    for (int id : stops) {
-                        maskIds[n++] = id;
+                SamplingParams s = params[r];
+                java.util.function.IntConsumer add = id -> {
+                    if (n[0] == ids[0].length) {
+                        ids[0] = java.util.Arrays.copyOf(ids[0], 2 * n[0]);
                     }
+                    ids[0][n[0]++] = id;
+                };
+                if (s.masksStopsAt(steps[r])) {
+                    s.stopTokenIds().forEach(add::accept);
                 }
-                maskIndptr[r + 1] = n;
+                if (!s.badWords().isEmpty()) {
+                    s.forEachBanned(counts[r], add);
+                }
+                maskIndptr[r + 1] = n[0];
             }
+            maskIds = ids[0];
         }
         return new SamplingRows(t, p, u, topK, minP, rep, pres, freq, tables, lengths, biasIndptr, biasIds, biasValues,
                 maskIndptr, maskIds);

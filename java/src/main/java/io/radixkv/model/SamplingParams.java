@@ -6,7 +6,7 @@ import java.util.TreeMap;
 
 /**
  * How a request's tokens are chosen, with vLLM's parameters and order: {@code logitBias}, the
- * {@code minTokens} mask and the penalties edit the raw logits; temperature 0 takes the argmax
+ * {@code minTokens} mask, the bad words and the penalties edit the raw logits; temperature 0 takes the argmax
  * of the edited logits; otherwise softmax(logits / temperature), then {@code minP},
  * {@code topK}, then the {@code topP} nucleus.
  *
@@ -28,10 +28,14 @@ import java.util.TreeMap;
  *     the vocabulary by the engine)
  * @param minTokens the stop tokens ({@code stopTokenIds}) get probability 0 until this many
  *     tokens were generated (0 ≤ minTokens ≤ maxTokens)
+ * @param badWords token sequences never generated (vLLM's {@code bad_words}): a sequence's last
+ *     token gets probability 0 where the output ends with the rest of it (one-token sequences
+ *     always); each non-empty, ids ≥ 0
  */
 public record SamplingParams(int maxTokens, float temperature, float topP, long seed, List<Integer> stopTokenIds,
                              int topK, float minP, float repetitionPenalty, float presencePenalty,
-                             float frequencyPenalty, Map<Integer, Float> logitBias, int minTokens) {
+                             float frequencyPenalty, Map<Integer, Float> logitBias, int minTokens,
+                             List<List<Integer>> badWords) {
     public SamplingParams {
         if (maxTokens < 1) {
             throw new IllegalArgumentException("maxTokens must be at least 1, got " + maxTokens);
@@ -74,11 +78,25 @@ public record SamplingParams(int maxTokens, float temperature, float topP, long 
             throw new IllegalArgumentException("minTokens must be in [0, maxTokens = " + maxTokens + "], got "
                     + minTokens);
         }
+        badWords = badWords == null ? List.of() : badWords.stream().map(List::copyOf).toList();
+        for (List<Integer> w : badWords) {
+            if (w.isEmpty() || w.stream().anyMatch(id -> id < 0)) {
+                throw new IllegalArgumentException("a bad word must be a non-empty sequence of token ids >= 0, got " + w);
+            }
+        }
+    }
+
+    /** Every parameter but the bad words. */
+    public SamplingParams(int maxTokens, float temperature, float topP, long seed, List<Integer> stopTokenIds,
+                          int topK, float minP, float repetitionPenalty, float presencePenalty,
+                          float frequencyPenalty, Map<Integer, Float> logitBias, int minTokens) {
+        this(maxTokens, temperature, topP, seed, stopTokenIds, topK, minP, repetitionPenalty, presencePenalty,
+                frequencyPenalty, logitBias, minTokens, List.of());
     }
 
     /** Temperature and top-p only: every other parameter at its neutral value. */
     public SamplingParams(int maxTokens, float temperature, float topP, long seed, List<Integer> stopTokenIds) {
-        this(maxTokens, temperature, topP, seed, stopTokenIds, 0, 0f, 1f, 0f, 0f, Map.of(), 0);
+        this(maxTokens, temperature, topP, seed, stopTokenIds, 0, 0f, 1f, 0f, 0f, Map.of(), 0, List.of());
     }
 
     /** Greedy decoding of up to {@code maxTokens} tokens, no stop tokens. */
@@ -94,9 +112,39 @@ public record SamplingParams(int maxTokens, float temperature, float topP, long 
         return stopTokenIds.contains(tokenId);
     }
 
-    /** Whether a penalty applies: the sampler then needs the sequence's {@link TokenCounts}. */
+    /** Whether a penalty applies. */
     public boolean penalizes() {
         return repetitionPenalty != 1f || presencePenalty != 0f || frequencyPenalty != 0f;
+    }
+
+    /** Whether the sampler needs the sequence's {@link TokenCounts}: penalties or bad words. */
+    public boolean needsTokenCounts() {
+        return penalizes() || !badWords.isEmpty();
+    }
+
+    /**
+     * Calls {@code banned} with the last token of each bad word whose other tokens end the
+     * output so far ({@code tokens}' output, needed where there are bad words), as vLLM's
+     * bad-words processor does.
+     */
+    public void forEachBanned(TokenCounts tokens, java.util.function.IntConsumer banned) {
+        if (badWords.isEmpty()) {
+            return; // tokens may be null
+        }
+        int n = tokens.outputLength();
+        for (List<Integer> w : badWords) {
+            int prefix = w.size() - 1;
+            if (prefix > n) {
+                continue;
+            }
+            boolean match = true;
+            for (int i = 0; i < prefix && match; i++) {
+                match = tokens.outputToken(n - prefix + i) == w.get(i);
+            }
+            if (match) {
+                banned.accept(w.get(prefix));
+            }
+        }
     }
 
     /** Whether the stop tokens are masked at output position {@code step} (min_tokens). */
@@ -109,6 +157,6 @@ public record SamplingParams(int maxTokens, float temperature, float topP, long 
      * and no edit of the logits (bias, mask, penalty), so a step may skip the full logits.
      */
     public boolean isArgmaxAt(long step) {
-        return isGreedy() && logitBias.isEmpty() && !penalizes() && !masksStopsAt(step);
+        return isGreedy() && logitBias.isEmpty() && !penalizes() && !masksStopsAt(step) && badWords.isEmpty();
     }
 }

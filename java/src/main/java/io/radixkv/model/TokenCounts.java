@@ -8,7 +8,8 @@ import java.util.Map;
 
 /**
  * One sequence's distinct tokens of prompt and output, each with its count in the output: what
- * the repetition, presence and frequency penalties read. The entries are {@code (token,
+ * the repetition, presence and frequency penalties read; and the output in order, whose end the
+ * bad words are matched against. The entries are {@code (token,
  * output_count)} int32 pairs in native memory, radixkv.h's {@code rkv_token_count}, which the
  * sampler reads in place.
  *
@@ -26,6 +27,8 @@ public final class TokenCounts {
     private final Map<Integer, Integer> index = new HashMap<>();
     private MemorySegment entries;
     private int size;
+    private int[] output = new int[16]; // the output in order (bad words match its end)
+    private int outputLength;
 
     /** The prompt's distinct tokens, each with output count 0. */
     public TokenCounts(int[] prompt) {
@@ -37,6 +40,10 @@ public final class TokenCounts {
 
     /** Counts one generated token. */
     public void add(int token) {
+        if (outputLength == output.length) {
+            output = java.util.Arrays.copyOf(output, 2 * outputLength);
+        }
+        output[outputLength++] = token;
         int i = entry(token);
         long at = i * ENTRY + 4;
         entries.set(ValueLayout.JAVA_INT, at, entries.get(ValueLayout.JAVA_INT, at) + 1);
@@ -69,6 +76,16 @@ public final class TokenCounts {
 
     public int outputCount(int i) {
         return entries.get(ValueLayout.JAVA_INT, i * ENTRY + 4);
+    }
+
+    /** Tokens generated so far. */
+    public int outputLength() {
+        return outputLength;
+    }
+
+    /** The {@code i}-th generated token. */
+    public int outputToken(int i) {
+        return output[java.util.Objects.checkIndex(i, outputLength)];
     }
 
     /** The {@link #size()} entries as {@code rkv_token_count}s; valid until the next {@link #add}. */

@@ -34,7 +34,7 @@ final class RequestParser {
             "chat_template", "add_generation_prompt", "continue_final_message");
     /** vLLM's fields that select what radixkv does not do: refused unless null (or false). */
     private static final List<String> VLLM_UNSUPPORTED = List.of("prompt_logprobs", "guided_json", "guided_regex",
-            "guided_choice", "guided_grammar", "structured_outputs", "bad_words", "allowed_token_ids",
+            "guided_choice", "guided_grammar", "structured_outputs", "allowed_token_ids",
             "logits_processors", "truncate_prompt_tokens");
     /** OpenAI's fields that change nothing about the generated text: accepted and ignored. */
     private static final Set<String> IGNORED = Set.of("store", "metadata", "user", "service_tier", "reasoning_effort",
@@ -212,7 +212,7 @@ final class RequestParser {
                 "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
                 ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial),
-                SamplingFields.parse(body, vocab, maxTokens));
+                SamplingFields.parse(body, text, vocab, maxTokens));
     }
 
     /** Model, n and the fields radixkv does not implement, shared by both endpoints. */

@@ -2,6 +2,8 @@ package io.radixkv.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.radixkv.model.SamplingParams;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -13,18 +15,18 @@ import java.util.TreeMap;
  * [0, 1]), {@code repetition_penalty} (&gt; 0), {@code presence_penalty} and
  * {@code frequency_penalty} (in [-2, 2]), {@code logit_bias} (token id as a string → bias, each
  * bias clamped to [-100, 100] as vLLM does, ids inside the vocabulary), {@code min_tokens} (an
- * integer ≥ 0, at most {@code max_tokens} where that is given).
+ * integer ≥ 0, at most {@code max_tokens} where that is given), {@code bad_words} (strings, each
+ * never generated: tokenized as vLLM does, without and with a leading space).
  */
 record SamplingFields(int topK, float minP, float repetitionPenalty, float presencePenalty, float frequencyPenalty,
-                      Map<Integer, Float> logitBias, int minTokens) {
-    static final SamplingFields NEUTRAL = new SamplingFields(0, 0f, 1f, 0f, 0f, Map.of(), 0);
+                      Map<Integer, Float> logitBias, int minTokens, List<List<Integer>> badWords) {
     /** The bias range of OpenAI's API; vLLM clamps values outside it. */
     static final double MAX_BIAS = 100;
 
     /**
      * @param maxTokens the request's token limit, 0 where it gave none
      */
-    static SamplingFields parse(JsonNode body, int vocab, int maxTokens) {
+    static SamplingFields parse(JsonNode body, TextModel text, int vocab, int maxTokens) {
         int topK = integer(body, "top_k", 0);
         if (topK < -1) {
             throw ApiException.badRequest("top_k", "'top_k' must be -1 or 0 (off) or at least 1, got " + topK);
@@ -49,14 +51,44 @@ record SamplingFields(int topK, float minP, float repetitionPenalty, float prese
                     + ", got " + minTokens);
         }
         return new SamplingFields(Math.max(topK, 0), (float) minP, (float) repetition, presence, frequency,
-                logitBias(body, vocab), minTokens);
+                logitBias(body, vocab), minTokens, badWords(body, text));
     }
 
     /** The engine's parameters: these fields with the request's others. */
     SamplingParams params(int maxTokens, float temperature, float topP, long seed, List<Integer> stopTokenIds) {
         // without max_tokens the context sets the limit, which min_tokens may exceed: it then ends there
         return new SamplingParams(maxTokens, temperature, topP, seed, stopTokenIds, topK, minP, repetitionPenalty,
-                presencePenalty, frequencyPenalty, logitBias, Math.min(minTokens, maxTokens));
+                presencePenalty, frequencyPenalty, logitBias, Math.min(minTokens, maxTokens), badWords);
+    }
+
+    /**
+     * Each word's token ids as vLLM's {@code SamplingParams.update_from_tokenizer} makes them:
+     * the word (leading spaces stripped), and " " + the word where that is another first token
+     * of as many tokens (the word inside a text).
+     */
+    private static List<List<Integer>> badWords(JsonNode body, TextModel text) {
+        JsonNode n = body.get("bad_words");
+        if (n == null || n.isNull()) {
+            return List.of();
+        }
+        if (!n.isArray()) {
+            throw ApiException.badRequest("bad_words", "'bad_words' must be an array of strings, got "
+                    + RequestParser.kind(n));
+        }
+        List<List<Integer>> out = new ArrayList<>();
+        for (JsonNode w : n) {
+            if (!w.isTextual() || w.asText().isBlank()) {
+                throw ApiException.badRequest("bad_words", "'bad_words' must hold non-blank strings, got " + w);
+            }
+            String word = w.asText().stripLeading();
+            int[] plain = text.encode(word, false, "bad_words");
+            int[] spaced = text.encode(" " + word, false, "bad_words");
+            out.add(Arrays.stream(plain).boxed().toList());
+            if (spaced.length == plain.length && spaced[0] != plain[0]) {
+                out.add(Arrays.stream(spaced).boxed().toList());
+            }
+        }
+        return out;
     }
 
     private static Map<Integer, Float> logitBias(JsonNode body, int vocab) {
