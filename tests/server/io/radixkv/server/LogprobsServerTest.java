@@ -15,12 +15,15 @@ import io.radixkv.text.HfTokenizer;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -334,6 +337,37 @@ class LogprobsServerTest {
         for (int i = 0; i < streamed.size(); i++) {
             assertEquals(content.get(i), streamed.get(i), "streamed entry " + i);
         }
+    }
+
+    @Test
+    void officialOpenAiClientReadsLogprobs() throws Exception {
+        Path clientDir = Path.of(System.getProperty("radixkv.openai.client", "build/openai-client"));
+        assertTrue(Files.isRegularFile(clientDir.resolve("node_modules/openai/package.json")),
+                "the test build installs the openai package (scripts/fetch-openai-client) into " + clientDir);
+        Path script = clientDir.resolve("logprobs.mjs"); // ESM resolves 'openai' from the script's directory
+        java.net.URL src = LogprobsServerTest.class.getResource("/openai-client/logprobs.mjs");
+        assertTrue(src != null, "logprobs.mjs is a test resource");
+        Files.copy(Path.of(src.toURI()), script, StandardCopyOption.REPLACE_EXISTING);
+        Process p = new ProcessBuilder("node", script.toString(), t.server.baseUri().toString(), "tiny-llama").start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "node finished");
+        assertEquals(0, p.exitValue(), "node failed: " + err + out);
+        JsonNode r = ServerTestSupport.JSON.readTree(out);
+
+        ObjectNode b = ServerTestSupport.JSON.createObjectNode();
+        b.put("model", "tiny-llama").put("prompt", "The capital of France is").put("max_tokens", 0)
+                .put("temperature", 0).put("echo", true).put("logprobs", 1);
+        JsonNode ours = postOk("/v1/completions", b).get("choices").get(0);
+        assertEquals(ours.get("text"), r.get("completion").get("text"));
+        assertEquals(ours.get("logprobs"), r.get("completion").get("logprobs"), "what the client read");
+        assertTrue(r.get("completion").get("logprobs").get("token_logprobs").get(0).isNull());
+        assertEquals(0, r.get("completion").get("usage").get("completion_tokens").asInt());
+
+        JsonNode chat = postOk("/v1/chat/completions", chat(3)).get("choices").get(0);
+        assertEquals(chat.get("logprobs"), r.get("chat").get("logprobs"));
+        assertEquals(3, r.get("chat").get("logprobs").get("content").size());
+        assertEquals(chat.get("logprobs").get("content"), r.get("stream").get("content"), "the client's streamed entries");
     }
 
     @Test
