@@ -305,6 +305,31 @@ typedef struct rkv_sample_params {
 } rkv_sample_params;
 
 RKV_API int rkv_sample(const rkv_sample_params* params);
+/* Log-probabilities of rows of logits (native/src/logprobs.cpp): for every r < rows, with
+ * row = row_index[r] (or r when row_index is NULL) and lse = log(sum_i exp(logits[row, i])):
+ *   target_logprob[r]           = logits[row, target[r]] - lse
+ *   top_ids[r * top_k + j]      = the j-th most probable token of the row (ties by lower id)
+ *   top_logprobs[r * top_k + j] = its log-probability
+ * The log-softmax of the raw logits as given (no temperature). NaN logits count as -inf. Sums
+ * are taken in double over rkv_dense_math.h's exp_approx (within 2 ulp of e^x), so values are
+ * within about 1e-6 of a double-precision log-softmax. A row whose largest logit is -inf (all
+ * -inf or NaN) gives -inf everywhere; one holding +inf gives its c +inf tokens -log(c) and every
+ * other token -inf. Every index is checked (row_index in [0, num_logit_rows), target in
+ * [0, vocab), 0 <= top_k <= min(RKV_LOGPROBS_MAX_TOP_K, vocab)) before anything is written. */
+#define RKV_LOGPROBS_MAX_TOP_K 20
+typedef struct rkv_logprobs_params {
+    const float* logits;      /* [num_logit_rows, vocab] f32 */
+    int64_t num_logit_rows;
+    int32_t vocab;
+    const int32_t* row_index; /* [rows] logits rows, or NULL: rows 0 .. rows - 1 */
+    int64_t rows;
+    const int32_t* target;    /* [rows] token ids */
+    int32_t top_k;
+    double* target_logprob;   /* [rows] */
+    int32_t* top_ids;         /* [rows, top_k]; may be NULL when top_k == 0 */
+    double* top_logprobs;     /* [rows, top_k]; may be NULL when top_k == 0 */
+} rkv_logprobs_params;
+RKV_API int rkv_logprobs(const rkv_logprobs_params* p);
 /* out[r, i] = gelu_tanh(gate_up[r, i]) * gate_up[r, inter + i] (GELU, tanh approximation). */
 RKV_API int rkv_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
 /* y[r, i] += bias[i] for r < rows, i < n. */

@@ -86,6 +86,15 @@ public class radixkv_h extends radixkv_h$shared {
     public static int RKV_ABI_VERSION() {
         return RKV_ABI_VERSION;
     }
+    private static final int RKV_LOGPROBS_MAX_TOP_K = (int)20L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_LOGPROBS_MAX_TOP_K 20
+     * }
+     */
+    public static int RKV_LOGPROBS_MAX_TOP_K() {
+        return RKV_LOGPROBS_MAX_TOP_K;
+    }
     private static final int RKV_CUDA_ERROR_RECORD_SLOTS = (int)4L;
     /**
      * {@snippet lang=c :
@@ -2140,6 +2149,66 @@ public class radixkv_h extends radixkv_h$shared {
                 traceDowncall("rkv_sample", params);
             }
             return (int)mh$.invokeExact(params);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_logprobs {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_logprobs");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_logprobs(const rkv_logprobs_params *p)
+     * }
+     */
+    public static FunctionDescriptor rkv_logprobs$descriptor() {
+        return rkv_logprobs.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_logprobs(const rkv_logprobs_params *p)
+     * }
+     */
+    public static MethodHandle rkv_logprobs$handle() {
+        return rkv_logprobs.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_logprobs(const rkv_logprobs_params *p)
+     * }
+     */
+    public static MemorySegment rkv_logprobs$address() {
+        return rkv_logprobs.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_logprobs(const rkv_logprobs_params *p)
+     * }
+     */
+    public static int rkv_logprobs(MemorySegment p) {
+        var mh$ = rkv_logprobs.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_logprobs", p);
+            }
+            return (int)mh$.invokeExact(p);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

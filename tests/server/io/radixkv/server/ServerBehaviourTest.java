@@ -227,8 +227,8 @@ class ServerBehaviourTest {
         assertError(t.post("/v1/completions", "{\"prompt\":\"hello\"}"), 400, "prompt");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"stop\":[\"x\"]}"), 400, "stop");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"n\":2}"), 400, "n");
-        assertError(t.post("/v1/completions", "{\"prompt\":[1],\"logprobs\":1}"), 400, "logprobs");
-        assertError(t.post("/v1/completions", "{\"prompt\":[1],\"echo\":true}"), 400, "echo");
+        assertError(t.post("/v1/completions", "{\"prompt\":[1],\"logprobs\":21}"), 400, "logprobs");
+        assertError(t.post("/v1/completions", "{\"prompt\":[1],\"echo\":\"yes\"}"), 400, "echo");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"frequency_penalty\":2.5}"), 400, "frequency_penalty");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"best_of\":3}"), 400, "best_of");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"stream_options\":{\"include_usage\":true}}"), 400,
@@ -254,7 +254,7 @@ class ServerBehaviourTest {
     @Test
     void fieldsRadixkvCannotHonourAre400NamingThem() throws Exception {
         String[][] refused = {{"best_of", "2"},
-            {"n", "2"}, {"echo", "true"}, {"logprobs", "0"}, {"response_format", "{\"type\":\"json_object\"}"},
+            {"n", "2"}, {"response_format", "{\"type\":\"json_object\"}"},
             {"guided_json", "{}"}, {"prompt_logprobs", "1"}, {"use_beam_search", "true"},
             {"spaces_between_special_tokens", "false"}, {"ignore_eos", "1"}};
         for (String[] f : refused) {

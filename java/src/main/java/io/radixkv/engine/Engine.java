@@ -91,9 +91,10 @@ public final class Engine implements AutoCloseable {
             forward = forwardWrapper.apply(forward);
         }
         this.runner = new ModelRunner(forward, kv.pool().layers(), kv.sequences(), config.maxRunning(),
-                config.maxBatchTokens(), modelConfig.vocab(), backend.memory());
+                config.maxBatchTokens(), modelConfig.vocab(), backend.memory(), StepLogprobs::promptLogitsFrom);
         this.counters = new EngineCounters(kv, scheduler);
-        this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters);
+        this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters,
+                backend.logprobs().orElse(null));
         this.executor = new StepExecutor(scheduler, runner, counters, streamer);
         this.loop = new EngineLoop(executor);
     }
@@ -244,11 +245,25 @@ public final class Engine implements AutoCloseable {
                     + p.maxTokens());
         }
         SamplingChecks.requireInVocabulary(request.id(), p, vocab);
+        LogprobOptions lp = request.logprobs();
+        if (lp.any() && backend.logprobs().isEmpty()) {
+            throw new IllegalArgumentException("request " + request.id() + ": the " + backend.name()
+                    + " backend computes no log-probabilities");
+        }
+        if (Math.max(lp.topK(), lp.promptTopK()) > vocab) {
+            throw new IllegalArgumentException("request " + request.id() + ": " + Math.max(lp.topK(), lp.promptTopK())
+                    + " top log-probabilities asked of a vocabulary of " + vocab);
+        }
         RequestHandle handle = new RequestHandle(request.id(), loop::wake);
+        RequestState state = new RequestState(handle, p, onToken, p.needsTokenCounts() ? new TokenCounts(prompt) : null,
+                lp.any() ? new RequestLogprobs(lp) : null);
+        // a cached page has no logits: prompt log-probabilities need the whole prompt computed
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
-                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new RequestState(handle, p, onToken,
-                        p.needsTokenCounts() ? new TokenCounts(prompt) : null), System.nanoTime(),
-                usesPrefixCache);
+                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), state, System.nanoTime(),
+                usesPrefixCache && !lp.prompt());
+        if (lp.prompt()) {
+            s.wantPromptLogits();
+        }
         handle.bind(s);
         String why = scheduler.whyNeverFits(s); // reads only immutable limits: safe off the engine thread
         if (why != null) {

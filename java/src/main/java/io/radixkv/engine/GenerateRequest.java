@@ -6,10 +6,12 @@ import java.util.Objects;
 
 /**
  * One generation request: prompt token ids, the cache namespace its KV belongs to (LoRA id /
- * cache salt: requests only share prefixes within one namespace), and sampling parameters.
- * The prompt array is copied on submission.
+ * cache salt: requests only share prefixes within one namespace), sampling parameters and the
+ * log-probabilities it wants ({@link LogprobOptions#NONE} when null). The prompt array is copied
+ * on submission.
  */
-public record GenerateRequest(String id, int[] promptTokens, Namespace ns, SamplingParams params) {
+public record GenerateRequest(String id, int[] promptTokens, Namespace ns, SamplingParams params,
+                              LogprobOptions logprobs) {
     public GenerateRequest {
         if (id == null || id.isEmpty()) {
             throw new IllegalArgumentException("request id must not be null or empty");
@@ -22,10 +24,18 @@ public record GenerateRequest(String id, int[] promptTokens, Namespace ns, Sampl
             ns = Namespace.DEFAULT;
         }
         Objects.requireNonNull(params, "params");
+        if (logprobs == null) {
+            logprobs = LogprobOptions.NONE;
+        }
+    }
+
+    /** A request without log-probabilities. */
+    public GenerateRequest(String id, int[] promptTokens, Namespace ns, SamplingParams params) {
+        this(id, promptTokens, ns, params, LogprobOptions.NONE);
     }
 
     /** A request in the default namespace. */
     public GenerateRequest(String id, int[] promptTokens, SamplingParams params) {
-        this(id, promptTokens, Namespace.DEFAULT, params);
+        this(id, promptTokens, Namespace.DEFAULT, params, LogprobOptions.NONE);
     }
 }

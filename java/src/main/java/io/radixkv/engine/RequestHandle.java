@@ -44,6 +44,15 @@ public final class RequestHandle {
         }
     }
 
+    /**
+     * The request's log-probabilities as far as computed, or null when it asked for none
+     * ({@link GenerateRequest#logprobs()}).
+     */
+    public RequestLogprobs logprobs() {
+        Sequence s = sequence;
+        return s == null ? null : ((RequestState) s.attachment()).logprobs();
+    }
+
     void bind(Sequence s) {
         this.sequence = s;
     }

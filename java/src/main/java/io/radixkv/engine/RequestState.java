@@ -9,5 +9,11 @@ import java.util.function.IntConsumer;
  *
  * @param counts the sequence's token counts for the penalties (engine thread only), null where
  *     {@code params} has none
+ * @param logprobs where its log-probabilities go; null when it wants none
  */
-record RequestState(RequestHandle handle, SamplingParams params, IntConsumer listener, TokenCounts counts) {}
+record RequestState(RequestHandle handle, SamplingParams params, IntConsumer listener, TokenCounts counts,
+                    RequestLogprobs logprobs) {
+    RequestState(RequestHandle handle, SamplingParams params, IntConsumer listener) {
+        this(handle, params, listener, null, null);
+    }
+}

@@ -84,14 +84,19 @@ final class StepExecutor implements EngineLoop.Work {
         long now = System.nanoTime();
         counters.addForwardNanos(now - t0);
         int[] sampled = streamer.sampleRows(entries);
+        StepLogprobs lp = streamer.logprobs(entries, sampled);
         int row = 0;
-        for (StepPlan.Entry e : entries) {
+        for (int i = 0; i < entries.size(); i++) {
+            StepPlan.Entry e = entries.get(i);
             scheduler.complete(e);
             if (e.decode()) {
                 counters.countDecodeToken();
             }
+            if (lp != null) {
+                lp.deliverPrompt(runner.promptRows(), i, e.seq()); // before the request's first token
+            }
             if (e.needsLogits()) {
-                streamer.emit(e.seq(), row++, now, sampled);
+                streamer.emit(e.seq(), row++, now, sampled, lp);
             }
         }
         counters.addSampleNanos(System.nanoTime() - now);

@@ -1,5 +1,6 @@
 package io.radixkv.engine;
 
+import io.radixkv.kernels.LogprobKernels;
 import io.radixkv.kernels.SamplingKernels;
 import io.radixkv.model.Sampler;
 import io.radixkv.model.SamplingParams;
@@ -27,13 +28,20 @@ final class TokenStreamer {
     private final ModelRunner runner;
     private final SamplingKernels sampling; // null: rows are sampled in Java
     private final EngineCounters counters;
+    private final LogprobKernels logprobs; // null: the backend computes none (requests wanting them are refused)
     private volatile Engine.LogitsProbe probe;
 
     TokenStreamer(Scheduler scheduler, ModelRunner runner, SamplingKernels sampling, EngineCounters counters) {
+        this(scheduler, runner, sampling, counters, null);
+    }
+
+    TokenStreamer(Scheduler scheduler, ModelRunner runner, SamplingKernels sampling, EngineCounters counters,
+                  LogprobKernels logprobs) {
         this.scheduler = scheduler;
         this.runner = runner;
         this.sampling = sampling;
         this.counters = counters;
+        this.logprobs = logprobs;
     }
 
     void setProbe(Engine.LogitsProbe probe) {
@@ -42,11 +50,12 @@ final class TokenStreamer {
 
     /**
      * True when a step over {@code entries} needs the full logits on the host: a logits probe is
-     * set or a sequence that samples this step is not a plain argmax (not greedy, or its logits
-     * are edited: bias, penalties, min-tokens). Otherwise the rows' argmax is enough.
+     * set, a sequence that samples this step is not a plain argmax (not greedy, or its logits are
+     * edited: bias, penalties, min-tokens), or one wants log-probabilities. Otherwise the rows'
+     * argmax is enough.
      */
     boolean needsFullLogits(List<StepPlan.Entry> entries) {
-        if (probe != null) {
+        if (probe != null || StepLogprobs.wanted(entries)) {
             return true;
         }
         for (StepPlan.Entry e : entries) {
@@ -102,10 +111,35 @@ final class TokenStreamer {
     }
 
     /**
-     * Streams {@code s}'s next token: {@code sampled[row]} where the step sampled its rows at once
-     * ({@link #sampleRows}), else sampled here from logit row {@code row} of the last forward pass.
+     * The step's log-probabilities ({@link StepLogprobs#compute}), or null when nobody wants any. A
+     * failure fails the requests that wanted them, not the step.
      */
-    void emit(Sequence s, int row, long now, int[] sampled) {
+    StepLogprobs logprobs(List<StepPlan.Entry> entries, int[] sampled) {
+        if (logprobs == null || !StepLogprobs.wanted(entries)) {
+            return null;
+        }
+        try {
+            return StepLogprobs.compute(logprobs, runner, entries, sampled);
+        } catch (RuntimeException ex) {
+            LOG.warn("log-probabilities of a step failed; failing the requests that wanted them", ex);
+            for (StepPlan.Entry e : entries) {
+                if (StepLogprobs.options(e.seq()).any() && e.seq().status() != Sequence.Status.FINISHED) {
+                    scheduler.fail(e.seq(), "log-probabilities failed: " + ex);
+                }
+            }
+            return null;
+        }
+    }
+
+    /**
+     * Streams {@code s}'s next token: {@code sampled[row]} where the step sampled its rows at once
+     * ({@link #sampleRows}), else sampled here from logit row {@code row} of the last forward pass;
+     * with its log-probabilities first where the request wants them ({@code lp}'s, or computed here).
+     */
+    void emit(Sequence s, int row, long now, int[] sampled, StepLogprobs lp) {
+        if (s.status() == Sequence.Status.FINISHED) {
+            return; // failed earlier in this step (its log-probabilities)
+        }
         RequestState a = (RequestState) s.attachment();
         int token;
         try {
@@ -116,6 +150,11 @@ final class TokenStreamer {
             token = sampled != null ? sampled[row]
                     : a.params().isArgmaxAt(s.outputLength()) ? runner.argmax(row)
                     : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength(), a.counts());
+            if (a.logprobs() != null && a.logprobs().options().sampled()) {
+                TokenLogprob t = lp == null ? null : lp.sampled(row);
+                a.logprobs().addGenerated(t != null ? t
+                        : StepLogprobs.single(logprobs, runner, row, token, a.logprobs().options().topK()));
+            }
         } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
             LOG.warn("sampling for request {} failed; failing it", s.id(), ex);
             scheduler.fail(s, "sampling failed: " + ex);

@@ -30,6 +30,14 @@ public interface KernelBackend extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * Log-probabilities over f32 logits in host memory (the step's logits land on the host on
+     * every backend); empty where this backend has none.
+     */
+    default Optional<LogprobKernels> logprobs() {
+        return Optional.empty();
+    }
+
     /** Memory this backend's kernels operate on (host arena or device allocations). */
     BackendMemory memory();
 

@@ -31,6 +31,13 @@ import java.util.PriorityQueue;
  * Confined to the engine thread.
  */
 public final class Scheduler {
+    /**
+     * Prefill tokens a step gives sequences that want every prompt position's logits
+     * ({@link Sequence#wantsPromptLogits()}), all together: each such token adds a logits row
+     * of the vocabulary's width to the step (512 rows of Llama 3's 128256 ids: 256 MiB).
+     */
+    public static final int PROMPT_LOGIT_ROWS_PER_STEP = 512;
+
     private final SchedulerConfig config;
     private final KvManager kv;
     private final PriorityQueue<Sequence> waiting = new PriorityQueue<>(Comparator.comparingLong(Sequence::order));
@@ -265,6 +272,7 @@ public final class Scheduler {
             }
         }
         int budget = config.maxBatchTokens();
+        int promptLogitRows = PROMPT_LOGIT_ROWS_PER_STEP;
         for (Sequence s : running) {
             if (s.status() == Sequence.Status.DECODE && s.slot() >= 0) {
                 plan.add(s, s.kvLen, s.kvLen + 1, true, true);
@@ -284,6 +292,13 @@ public final class Scheduler {
                 continue;
             }
             int n = Math.min(s.prefillRemaining(), budget);
+            if (s.wantsPromptLogits()) {
+                n = Math.min(n, promptLogitRows);
+                if (n == 0) {
+                    continue;
+                }
+                promptLogitRows -= n;
+            }
             int end = s.kvLen + n;
             plan.add(s, s.kvLen, end, false, end == s.prefillTarget);
             budget -= n;

@@ -70,6 +70,8 @@ public final class Sequence {
     private int attempts;
 
     private volatile boolean cancelRequested;
+    /** Every prompt position's logits are wanted (prompt log-probabilities); set before enqueueing. */
+    private boolean promptLogits;
     private FinishReason finishReason;
     private String error;
 
@@ -124,6 +126,19 @@ public final class Sequence {
     /** False when this sequence bypasses the prefix cache (see the constructor). */
     public boolean usesPrefixCache() {
         return usesPrefixCache;
+    }
+
+    /**
+     * Marks the sequence as wanting the logits of every prompt position (prompt
+     * log-probabilities): its prefill chunks share {@link Scheduler#PROMPT_LOGIT_ROWS_PER_STEP}
+     * rows a step. Call before {@link Scheduler#enqueue}.
+     */
+    public void wantPromptLogits() {
+        promptLogits = true;
+    }
+
+    public boolean wantsPromptLogits() {
+        return promptLogits;
     }
 
     public Object attachment() {

@@ -42,6 +42,7 @@ final class CompletionService {
     private final ObjectMapper json;
     private final String modelName;
     private final StrictJson strictJson;
+    private final LogprobsFormat logprobs;
     private final long maxRequestBytes;
     private final int contextLimit;
     /** Tests: makes the engine fail a request at a chosen token (see {@link Generation#start}). */
@@ -58,6 +59,7 @@ final class CompletionService {
         this.json = json;
         this.modelName = modelName;
         this.strictJson = new StrictJson(json);
+        this.logprobs = new LogprobsFormat(json, text);
         this.maxRequestBytes = maxRequestBytes;
         this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab(), admission);
         int maxSeqLen = engine.config().maxSeqLen() == 0 ? engine.modelConfig().maxPositions()
@@ -249,9 +251,13 @@ final class CompletionService {
         List<Generation.Outcome> outs = new ArrayList<>();
         for (Generation g : gens) {
             List<Integer> ids = new ArrayList<>();
-            Generation.Outcome o = g.run((piece, tokenIds) -> {
+            List<io.radixkv.engine.TokenLogprob> lps = new ArrayList<>();
+            Generation.Outcome o = g.run((piece, tokenIds, tokenLogprobs) -> {
                 for (int t : tokenIds) {
                     ids.add(t);
+                }
+                if (tokenLogprobs != null) {
+                    lps.addAll(tokenLogprobs);
                 }
             });
             outs.add(o);
@@ -264,14 +270,16 @@ final class CompletionService {
             }
             ObjectNode c = choices.addObject();
             c.put("index", choices.size() - 1);
+            int[] echo = pr.logprobs().echo() ? pr.prompts().get(choices.size() - 1) : null;
             if (pr.chat()) {
                 ObjectNode m = c.putObject("message");
                 m.put("role", "assistant");
                 m.put("content", o.text());
             } else {
-                c.put("text", o.text());
+                c.put("text", (echo == null ? "" : logprobs.promptText(echo, pr)) + o.text());
             }
-            c.putNull("logprobs");
+            c.set("logprobs", logprobs.choice(pr, echo, g.promptLogprobs(),
+                    ids.stream().mapToInt(Integer::intValue).toArray(), lps, 0));
             c.put("finish_reason", o.finishReason());
             ArrayNode tids = c.putArray("token_ids");
             ids.forEach(tids::add);
@@ -338,9 +346,13 @@ final class CompletionService {
             ObjectNode delta = json.createObjectNode().put("role", "assistant").put("content", "");
             emit(sink, chunk(id, pr, created, index, delta, null, null));
         }
-        Generation.Outcome o = g.run((piece, tokenIds) -> emit(sink, chunk(id, pr, created, index,
-                pr.chat() ? json.createObjectNode().put("content", piece) : null, piece, tokenIds)));
+        LogprobsFormat.Stream lp = logprobs.stream(pr, index, g);
+        Generation.Outcome o = g.run((piece, tokenIds, tokenLogprobs) -> emit(sink,
+                logprobsChunk(id, pr, created, index, lp.next(piece, tokenIds, tokenLogprobs), tokenIds)));
         if (!o.finishReason().equals("error") && !o.finishReason().equals("abort")) {
+            if (lp.echoPending()) { // nothing generated was streamed (max_tokens 0): the prompt alone
+                emit(sink, logprobsChunk(id, pr, created, index, lp.next("", new int[0], List.of()), new int[0]));
+            }
             emit(sink, finalChunk(id, pr, created, index, o.finishReason()));
         }
         return o;
@@ -358,6 +370,15 @@ final class CompletionService {
             }
             throw new IllegalStateException(e.getCause());
         }
+    }
+
+    /** A text chunk with its part's text and {@code logprobs} ({@link LogprobsFormat.Stream}). */
+    private ObjectNode logprobsChunk(String id, ParsedRequest pr, long created, int index, LogprobsFormat.Part part,
+                                     int[] tokenIds) {
+        ObjectNode c = chunk(id, pr, created, index,
+                pr.chat() ? json.createObjectNode().put("content", part.text()) : null, part.text(), tokenIds);
+        ((ObjectNode) c.get("choices").get(0)).set("logprobs", part.logprobs());
+        return c;
     }
 
     private ObjectNode finalChunk(String id, ParsedRequest pr, long created, int index, String finishReason) {

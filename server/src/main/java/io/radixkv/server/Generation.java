@@ -3,6 +3,8 @@ package io.radixkv.server;
 import io.radixkv.engine.Engine;
 import io.radixkv.sched.FinishReason;
 import io.radixkv.engine.GenerateRequest;
+import io.radixkv.engine.RequestLogprobs;
+import io.radixkv.engine.TokenLogprob;
 import io.radixkv.engine.RequestHandle;
 import io.radixkv.engine.RequestResult;
 import io.radixkv.model.SamplingParams;
@@ -25,7 +27,8 @@ import java.util.function.IntPredicate;
 final class Generation {
     /** Where text goes as it is generated; may throw when the client is gone. */
     interface Sink {
-        void piece(String text, int[] tokenIds);
+        /** @param logprobs one per token id, or null when the request asked for none */
+        void piece(String text, int[] tokenIds, List<TokenLogprob> logprobs);
     }
 
     /**
@@ -53,10 +56,12 @@ final class Generation {
     private final StopStrings stops;
     private final boolean idsOnly;
     private final Listener listener;
+    private final boolean promptOnly;
     private boolean reported;
 
     private Generation(Engine engine, GenerateRequest request, Set<Integer> stopIds, Detokenizer detok,
-                       StopStrings stops, boolean idsOnly, Listener listener, IntPredicate fault) {
+                       StopStrings stops, boolean idsOnly, Listener listener, IntPredicate fault, boolean promptOnly) {
+        this.promptOnly = promptOnly;
         this.promptTokens = request.promptTokens().length;
         this.stopIds = stopIds;
         this.detok = detok;
@@ -102,9 +107,10 @@ final class Generation {
         Set<Integer> stopIds = stopIds(text, req);
         SamplingParams p = req.sampling().params(maxTokens, req.temperature(), req.topP(), req.seed(),
                 List.copyOf(stopIds));
-        return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p), Set.copyOf(stopIds),
-                text.detokenizer(prompt, req.output().skipSpecialTokens()), new StopStrings(req.stops(),
-                req.output().includeStopString()), !text.hasTokenizer(), listener, fault);
+        return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p, req.logprobs().engineOptions()),
+                Set.copyOf(stopIds), text.detokenizer(prompt, req.output().skipSpecialTokens()),
+                new StopStrings(req.stops(), req.output().includeStopString()), !text.hasTokenizer(), listener, fault,
+                req.logprobs().promptOnly());
     }
 
     /** The ids that end generation: the request's {@code stop_token_ids}, plus EOS unless {@code ignore_eos}. */
@@ -120,10 +126,18 @@ final class Generation {
         return handle.id();
     }
 
+    /** The prompt's log-probabilities (tokens 1 .. n-1); complete once {@link #run} has seen a token or ended. */
+    List<TokenLogprob> promptLogprobs() {
+        RequestLogprobs lp = handle.logprobs();
+        return lp == null ? List.of() : lp.prompt();
+    }
+
     /** Streams the generation into {@code sink} and returns how it ended. */
     Outcome run(Sink sink) {
         StringBuilder all = new StringBuilder();
         List<Integer> pendingIds = new ArrayList<>();
+        RequestLogprobs logprobs = handle.logprobs();
+        List<TokenLogprob> pendingLogprobs = logprobs != null && logprobs.options().sampled() ? new ArrayList<>() : null;
         int generated = 0;
         boolean stopped = false;
         try {
@@ -133,23 +147,32 @@ final class Generation {
                     break;
                 }
                 generated++;
+                if (promptOnly) {
+                    continue; // echo with max_tokens 0: the token computed is not returned
+                }
                 if (stopIds.contains(t)) {
                     continue; // ends the request; a stop token is never part of the text
                 }
                 pendingIds.add(t);
+                if (pendingLogprobs != null) {
+                    pendingLogprobs.add(logprobs.generated(generated - 1));
+                }
                 String piece = stops.accept(detok.next(t));
                 if (stops.matched()) {
                     stopped = true;
                     handle.cancel();
-                    emit(sink, all, piece, pendingIds, true);
+                    emit(sink, all, piece, pendingIds, pendingLogprobs, true);
                     break;
                 }
-                emit(sink, all, piece, pendingIds, idsOnly);
+                emit(sink, all, piece, pendingIds, pendingLogprobs, idsOnly);
             }
-            if (!stopped) {
+            if (!stopped && !promptOnly) {
                 String tail = stops.accept(detok.flush());
                 stopped = stops.matched();
-                emit(sink, all, stopped ? tail : tail + stops.drain(), pendingIds, false);
+                emit(sink, all, stopped ? tail : tail + stops.drain(), pendingIds, pendingLogprobs, false);
+            }
+            if (promptOnly) {
+                generated = 0;
             }
             RequestResult r = awaitResult();
             String reason = stopped ? "stop" : switch (r.reason()) {
@@ -212,13 +235,19 @@ final class Generation {
         }
     }
 
-    private static void emit(Sink sink, StringBuilder all, String piece, List<Integer> pendingIds, boolean force) {
+    private static void emit(Sink sink, StringBuilder all, String piece, List<Integer> pendingIds,
+                             List<TokenLogprob> pendingLogprobs, boolean force) {
         if (piece.isEmpty() && !(force && !pendingIds.isEmpty())) {
             return;
         }
         int[] ids = pendingIds.stream().mapToInt(Integer::intValue).toArray();
         pendingIds.clear();
+        List<TokenLogprob> lps = null;
+        if (pendingLogprobs != null) {
+            lps = List.copyOf(pendingLogprobs);
+            pendingLogprobs.clear();
+        }
         all.append(piece);
-        sink.piece(piece, ids);
+        sink.piece(piece, ids, lps);
     }
 }

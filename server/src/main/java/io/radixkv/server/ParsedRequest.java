@@ -14,10 +14,11 @@ import java.util.List;
  * @param output how generated tokens become text (vLLM's output options)
  * @param sampling vLLM's sampling fields beyond temperature and top-p (top_k, min_p, penalties,
  *     logit_bias, min_tokens)
+ * @param logprobs the log-probabilities and echo asked for ({@link LogprobsRequest#NONE}: none)
  */
 record ParsedRequest(boolean chat, List<int[]> prompts, int maxTokens, float temperature, float topP, long seed,
                      List<String> stops, List<Integer> stopTokenIds, boolean stream, boolean includeUsage,
-                     Namespace ns, Output output, SamplingFields sampling) {
+                     Namespace ns, Output output, SamplingFields sampling, LogprobsRequest logprobs) {
     /**
      * vLLM's output options.
      *

@@ -14,7 +14,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * Validates request bodies against what radixkv supports, as vLLM's OpenAI server does: a field
- * whose meaning radixkv cannot honour ({@code n > 1}, {@code logprobs}, tools, ...) is refused with a 400 that names it, and passes only at its neutral value;
+ * whose meaning radixkv cannot honour ({@code n > 1}, tools, ...) is refused with a 400 that names it, and passes only at its neutral value;
  * a field that changes nothing here ({@code store}, {@code metadata}, {@code user},
  * {@code service_tier}, ... and any field neither OpenAI nor vLLM defines) is accepted and ignored,
  * with one log line per request naming the ignored fields. Known fields are type-checked.
@@ -64,7 +64,9 @@ final class RequestParser {
         checkFields(body, COMPLETION, "/v1/completions");
         common(body);
         unsupportedUnless(body, "suffix", n -> n.isTextual() && n.asText().isEmpty(), "suffix is not supported");
-        unsupportedUnless(body, "logprobs", n -> false, "log probabilities are not returned");
+        unsupportedUnless(body, "top_logprobs", n -> n.isIntegralNumber() && n.asInt() == 0,
+                "completions take 'logprobs': k");
+        LogprobsRequest logprobs = LogprobsRequest.completion(body);
         boolean addSpecial = bool(body, "add_special_tokens", true);
         JsonNode p = body.get("prompt");
         if (p == null || p.isNull()) {
@@ -97,24 +99,26 @@ final class RequestParser {
             throw ApiException.badRequest("prompt", "'prompt' must be a string, an array of token ids or a non-empty "
                     + "array of those, got " + (p.isArray() ? "an empty array" : kind(p)));
         }
-        int maxTokens = maxTokens(body, "max_tokens");
-        return build(body, false, prompts, maxTokens == 0 ? COMPLETION_DEFAULT_MAX_TOKENS : maxTokens);
+        // echo with max_tokens 0: one token is computed, none returned (LogprobsRequest)
+        int maxTokens = logprobs.promptOnly() ? 1 : maxTokens(body, "max_tokens");
+        return build(body, false, prompts, maxTokens == 0 ? COMPLETION_DEFAULT_MAX_TOKENS : maxTokens, logprobs);
     }
 
     ParsedRequest chat(JsonNode body) {
         requireObject(body);
         checkFields(body, CHAT, "/v1/chat/completions");
         common(body);
-        unsupportedUnless(body, "logprobs", n -> n.isBoolean() && !n.asBoolean(), "log probabilities are not returned");
+        LogprobsRequest logprobs = LogprobsRequest.chat(body);
         int[] ids = ChatPrompt.ids(text, body);
         int maxTokens = maxTokens(body, "max_completion_tokens");
         if (maxTokens == 0) {
             maxTokens = maxTokens(body, "max_tokens");
         }
-        return build(body, true, List.of(ids), maxTokens);
+        return build(body, true, List.of(ids), maxTokens, logprobs);
     }
 
-    private ParsedRequest build(JsonNode body, boolean chat, List<int[]> prompts, int maxTokens) {
+    private ParsedRequest build(JsonNode body, boolean chat, List<int[]> prompts, int maxTokens,
+                                LogprobsRequest logprobs) {
         float temperature = (float) number(body, "temperature", 1.0);
         if (!(temperature >= 0f && temperature <= 2f)) {
             throw ApiException.badRequest("temperature", "'temperature' must be in [0, 2], got " + temperature);
@@ -212,7 +216,7 @@ final class RequestParser {
                 "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
                 ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial),
-                SamplingFields.parse(body, text, vocab, maxTokens));
+                SamplingFields.parse(body, text, vocab, maxTokens), logprobs);
     }
 
     /** Model, n and the fields radixkv does not implement, shared by both endpoints. */
@@ -220,9 +224,6 @@ final class RequestParser {
         model(body);
         unsupportedUnless(body, "n", n -> n.isIntegralNumber() && n.asInt() == 1, "n > 1 is not supported");
         unsupportedUnless(body, "best_of", n -> n.isIntegralNumber() && n.asInt() == 1, "best_of > 1 is not supported");
-        unsupportedUnless(body, "echo", n -> n.isBoolean() && !n.asBoolean(), "echoing the prompt is not supported");
-        unsupportedUnless(body, "top_logprobs", n -> n.isIntegralNumber() && n.asInt() == 0,
-                "log probabilities are not returned");
         unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tool calling is not supported");
         unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(), "function calling is not supported");
         unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),

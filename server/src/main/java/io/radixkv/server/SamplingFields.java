@@ -23,6 +23,9 @@ record SamplingFields(int topK, float minP, float repetitionPenalty, float prese
     /** The bias range of OpenAI's API; vLLM clamps values outside it. */
     static final double MAX_BIAS = 100;
 
+    /** Every field at its neutral value. */
+    static final SamplingFields NONE = new SamplingFields(0, 0f, 1f, 0f, 0f, Map.of(), 0, List.of());
+
     /**
      * @param maxTokens the request's token limit, 0 where it gave none
      */

@@ -2,6 +2,8 @@ package io.radixkv.kernels.cpu;
 
 import io.radixkv.kernels.BackendBase;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.LogprobKernels;
+import java.util.Optional;
 import io.radixkv.kernels.HostMemory;
 
 /** Kernels of libradixkv (C++, vectorized, OpenMP) over host memory. */
@@ -17,6 +19,11 @@ public final class CpuBackend extends BackendBase {
     private static HostMemory loadLibraryThenMemory() {
         NativeLibrary.loadCpu();
         return new HostMemory();
+    }
+
+    @Override
+    public Optional<LogprobKernels> logprobs() {
+        return Optional.of(CpuLogprobs.instance());
     }
 
     @Override

@@ -3,9 +3,12 @@ package io.radixkv.kernels.cuda;
 import io.radixkv.bindings.radixkv_h;
 import io.radixkv.kernels.BackendBase;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.LogprobKernels;
+import io.radixkv.kernels.cpu.CpuLogprobs;
 import io.radixkv.kernels.cpu.CpuSampling;
 import io.radixkv.kernels.cpu.NativeLibrary;
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
 
 /**
  * Kernels of libradixkv_cuda over device memory owned by {@link CudaMemory}. Usable only
@@ -33,6 +36,12 @@ public final class CudaBackend extends BackendBase {
                 CudaAttentionKernels.of(memory), CpuSampling.instance()); // logits are copied to the host to sample
         this.errors = errors;
         this.dense = new CudaDenseKernels(memory, memory.stream(), errors.record());
+    }
+
+    /** The step's logits are copied to the host: their log-probabilities are libradixkv's. */
+    @Override
+    public Optional<LogprobKernels> logprobs() {
+        return Optional.of(CpuLogprobs.instance());
     }
 
     /**

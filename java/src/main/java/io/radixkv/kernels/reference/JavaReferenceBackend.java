@@ -2,6 +2,8 @@ package io.radixkv.kernels.reference;
 
 import io.radixkv.kernels.BackendBase;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.LogprobKernels;
+import java.util.Optional;
 import io.radixkv.kernels.HostMemory;
 
 /**
@@ -14,6 +16,13 @@ public final class JavaReferenceBackend extends BackendBase {
 
     public JavaReferenceBackend() {
         super("java", new HostMemory(), new JavaKvCacheKernels(), new JavaAttentionKernels(), null);
+    }
+
+    private final JavaLogprobs logprobs = new JavaLogprobs();
+
+    @Override
+    public Optional<LogprobKernels> logprobs() {
+        return Optional.of(logprobs);
     }
 
     @Override
