@@ -92,7 +92,8 @@ public final class Engine implements AutoCloseable {
         this.runner = new ModelRunner(forward, kv.pool().layers(), kv.sequences(), config.maxRunning(),
                 config.maxBatchTokens(), modelConfig.vocab(), backend.memory());
         this.counters = new EngineCounters(kv, scheduler);
-        this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters);
+        this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters,
+                new ConstrainedRows(scheduler, backend.tokenBitmask()));
         this.executor = new StepExecutor(scheduler, runner, counters, streamer);
         this.loop = new EngineLoop(executor);
     }
@@ -242,9 +243,14 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("request " + request.id() + ": maxTokens must be positive, got "
                     + p.maxTokens());
         }
+        if (request.grammar() != null && request.grammar().vocabulary().size() != vocab) {
+            throw new IllegalArgumentException("request " + request.id() + ": its grammar's vocabulary has "
+                    + request.grammar().vocabulary().size() + " tokens, the model's " + vocab);
+        }
         RequestHandle handle = new RequestHandle(request.id(), loop::wake);
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
-                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new RequestState(handle, p, onToken), System.nanoTime(),
+                p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), new RequestState(handle, p, onToken,
+                request.grammar() == null ? null : request.grammar().newMatcher()), System.nanoTime(),
                 usesPrefixCache);
         handle.bind(s);
         String why = scheduler.whyNeverFits(s); // reads only immutable limits: safe off the engine thread

@@ -26,9 +26,12 @@ final class TokenStreamer {
     private final ModelRunner runner;
     private final SamplingKernels sampling; // null: rows are sampled in Java
     private final EngineCounters counters;
+    private final ConstrainedRows constrained;
     private volatile Engine.LogitsProbe probe;
 
-    TokenStreamer(Scheduler scheduler, ModelRunner runner, SamplingKernels sampling, EngineCounters counters) {
+    TokenStreamer(Scheduler scheduler, ModelRunner runner, SamplingKernels sampling, EngineCounters counters,
+                  ConstrainedRows constrained) {
+        this.constrained = constrained;
         this.scheduler = scheduler;
         this.runner = runner;
         this.sampling = sampling;
@@ -41,10 +44,11 @@ final class TokenStreamer {
 
     /**
      * True when a step over {@code entries} needs the full logits on the host: a logits probe is
-     * set or a sequence that samples this step is not greedy. Otherwise the rows' argmax is enough.
+     * set, a sequence that samples this step is not greedy, or one has a grammar (its mask
+     * changes the argmax). Otherwise the rows' argmax is enough.
      */
     boolean needsFullLogits(List<StepPlan.Entry> entries) {
-        if (probe != null) {
+        if (probe != null || ConstrainedRows.any(entries)) {
             return true;
         }
         for (StepPlan.Entry e : entries) {
@@ -65,6 +69,7 @@ final class TokenStreamer {
         if (!runner.hasFullLogits()) {
             return null;
         }
+        constrained.apply(entries, runner.logits(), runner.numLogitRows(), runner.vocab());
         // One plain pass (a stream and a second pass took 0.1-0.2 ms of a 64-row step while this
         // code, run once a step, is still interpreted: the engine's first few hundred steps)
         int n = entries.size();
@@ -96,6 +101,9 @@ final class TokenStreamer {
      */
     void emit(Sequence s, int row, long now, int[] sampled) {
         RequestState a = (RequestState) s.attachment();
+        if (s.status() == Sequence.Status.FINISHED) {
+            return; // failed this step (its token mask)
+        }
         int token;
         try {
             Engine.LogitsProbe p = probe;
@@ -103,11 +111,14 @@ final class TokenStreamer {
                 p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
             }
             token = sampled != null ? sampled[row]
-                    : a.params().isGreedy() ? runner.argmax(row)
+                    : a.params().isGreedy() && a.matcher() == null ? runner.argmax(row) // the model's, unmasked
                     : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength());
         } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
             LOG.warn("sampling for request {} failed; failing it", s.id(), ex);
             scheduler.fail(s, "sampling failed: " + ex);
+            return;
+        }
+        if (!constrained.advance(s, token)) {
             return;
         }
         scheduler.onToken(s, token, now);

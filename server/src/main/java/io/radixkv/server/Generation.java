@@ -102,7 +102,7 @@ final class Generation {
         Set<Integer> stopIds = stopIds(text, req);
         SamplingParams p = new SamplingParams(maxTokens, req.temperature(), req.topP(), req.seed(),
                 List.copyOf(stopIds));
-        return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p), Set.copyOf(stopIds),
+        return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p, req.grammar()), Set.copyOf(stopIds),
                 text.detokenizer(prompt, req.output().skipSpecialTokens()), new StopStrings(req.stops(),
                 req.output().includeStopString()), !text.hasTokenizer(), listener, fault);
     }

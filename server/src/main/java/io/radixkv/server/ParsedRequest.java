@@ -1,6 +1,7 @@
 package io.radixkv.server;
 
 import io.radixkv.cache.Namespace;
+import io.radixkv.structured.Grammar;
 import java.util.List;
 
 /**
@@ -12,10 +13,11 @@ import java.util.List;
  * @param stopTokenIds extra stop token ids (vLLM's {@code stop_token_ids}), besides the model's EOS
  * @param ns cache namespace ({@code cache_salt}): tenants never share prefix pages
  * @param output how generated tokens become text (vLLM's output options)
+ * @param grammar the structured output every generated text must match, or null
  */
 record ParsedRequest(boolean chat, List<int[]> prompts, int maxTokens, float temperature, float topP, long seed,
                      List<String> stops, List<Integer> stopTokenIds, boolean stream, boolean includeUsage,
-                     Namespace ns, Output output) {
+                     Namespace ns, Output output, Grammar grammar) {
     /**
      * vLLM's output options.
      *

@@ -35,7 +35,7 @@ final class RequestParser {
             "chat_template", "add_generation_prompt", "continue_final_message");
     /** vLLM's fields that select what radixkv does not do: refused unless null (or false). */
     private static final List<String> VLLM_UNSUPPORTED = List.of("prompt_logprobs", "guided_json", "guided_regex",
-            "guided_choice", "guided_grammar", "structured_outputs", "bad_words", "allowed_token_ids",
+            "guided_choice", "guided_grammar", "bad_words", "allowed_token_ids",
             "logits_processors", "truncate_prompt_tokens");
     /** OpenAI's fields that change nothing about the generated text: accepted and ignored. */
     private static final Set<String> IGNORED = Set.of("store", "metadata", "user", "service_tier", "reasoning_effort",
@@ -52,8 +52,10 @@ final class RequestParser {
     private final String servedModelName;
     private final int vocab;
     private final Admission admission;
+    private final StructuredOutputFields structured;
 
     RequestParser(TextModel text, String servedModelName, int vocab, Admission admission) {
+        this.structured = new StructuredOutputFields(text, vocab);
         this.text = text;
         this.servedModelName = servedModelName;
         this.vocab = vocab;
@@ -212,7 +214,7 @@ final class RequestParser {
         unsupportedUnless(body, "spaces_between_special_tokens", n -> n.isBoolean() && n.asBoolean(),
                 "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
-                ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial));
+                ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial), structured.grammar(body));
     }
 
     /** Model, n and the sampling fields radixkv does not implement, shared by both endpoints. */
@@ -231,8 +233,6 @@ final class RequestParser {
                 "function calling is not supported");
         // without tools it changes nothing (the tools check above refused any non-empty list)
         bool(body, "parallel_tool_calls", true);
-        unsupportedUnless(body, "response_format", n -> n.isObject() && n.path("type").asText("").equals("text"),
-                "structured output (response_format) is not supported");
         unsupportedUnless(body, "presence_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
                 "presence_penalty is not supported");
         unsupportedUnless(body, "frequency_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
