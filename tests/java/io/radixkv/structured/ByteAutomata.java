@@ -46,7 +46,10 @@ final class ByteAutomata {
             if (live.isEmpty()) {
                 throw new AssertionError("a live state with no byte and no end");
             }
-            int b = live.get(rnd.nextInt(live.size()));
+            // lean towards closing strings, objects and arrays so random texts stay short
+            List<Integer> closing = live.stream().filter(x -> x == '"' || x == '}' || x == ']').toList();
+            int b = !closing.isEmpty() && rnd.nextDouble() < 0.25 ? closing.get(rnd.nextInt(closing.size()))
+                    : live.get(rnd.nextInt(live.size()));
             out[n] = (byte) b;
             q = rx.step(q, b);
         }

@@ -14,10 +14,13 @@ final class StringSchemas {
     private static final String DATE = "(?:[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
             + "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))|" + LEAP_YEAR + "-02-29)";
     private static final String TIME = "(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{1,6})?"
-            + "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
+            + "(?:Z|[+-](?:(?:0[0-9]|1[0-7]):[0-5][0-9]|18:00))"; // offsets within +-18:00, as java.time
     private static final String UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
     private static final String LABEL = "[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,20}[a-zA-Z0-9])?";
-    private static final String EMAIL = "[a-zA-Z0-9_+-]+(?:\\.[a-zA-Z0-9_+-]+)*@" + LABEL + "(?:\\." + LABEL + ")*\\.[a-zA-Z]{2,6}";
+    // within RFC 5321's lengths (local part at most 64 bytes, labels at most 63); top-level domains
+    // from a short list, since validators check them against IANA's
+    private static final String EMAIL = "[a-zA-Z0-9_+-]{1,16}(?:\\.[a-zA-Z0-9_+-]{1,16}){0,2}@" + LABEL
+            + "(?:\\." + LABEL + "){0,3}\\.(?:com|org|net|edu|gov|io|dev|ai|co|uk|de|fr|jp)";
 
     private StringSchemas() {}
 
