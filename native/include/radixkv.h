@@ -330,6 +330,21 @@ typedef struct rkv_logprobs_params {
     double* top_logprobs;     /* [rows, top_k]; may be NULL when top_k == 0 */
 } rkv_logprobs_params;
 RKV_API int rkv_logprobs(const rkv_logprobs_params* p);
+/* Constrained decoding (structured outputs): bitmask row i (int32 words, bit (t & 31) of word
+ * t >> 5 set when token t is allowed) applies to logits row row_indices[i]; every disallowed
+ * token's logit becomes -inf, before any sampling parameter. Words past the vocabulary are
+ * ignored; bitmask_words * 32 must cover vocab. row_indices NULL: bitmask row i applies to logits
+ * row i. Each row index must be in [0, rows) and appear at most once. */
+typedef struct rkv_token_bitmask_params {
+  float* logits;                /* [rows, vocab] f32, masked in place */
+  int64_t rows;
+  int32_t vocab;
+  const int32_t* bitmask;       /* [num_masked, bitmask_words] */
+  int32_t bitmask_words;
+  const int32_t* row_indices;   /* [num_masked], or NULL */
+  int64_t num_masked;
+} rkv_token_bitmask_params;
+RKV_API int rkv_apply_token_bitmask(const rkv_token_bitmask_params* p);
 /* out[r, i] = gelu_tanh(gate_up[r, i]) * gate_up[r, inter + i] (GELU, tanh approximation). */
 RKV_API int rkv_gelu_tanh_mul(const float* gate_up, float* out, int64_t rows, int32_t inter);
 /* y[r, i] += bias[i] for r < rows, i < n. */

@@ -26,4 +26,5 @@ module io.radixkv {
     exports io.radixkv.engine;
     exports io.radixkv.checkpoint;
     exports io.radixkv.model;
+    exports io.radixkv.structured;
 }

@@ -2216,6 +2216,66 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
+    private static class rkv_apply_token_bitmask {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_apply_token_bitmask");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_apply_token_bitmask(const rkv_token_bitmask_params *p)
+     * }
+     */
+    public static FunctionDescriptor rkv_apply_token_bitmask$descriptor() {
+        return rkv_apply_token_bitmask.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_apply_token_bitmask(const rkv_token_bitmask_params *p)
+     * }
+     */
+    public static MethodHandle rkv_apply_token_bitmask$handle() {
+        return rkv_apply_token_bitmask.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_apply_token_bitmask(const rkv_token_bitmask_params *p)
+     * }
+     */
+    public static MemorySegment rkv_apply_token_bitmask$address() {
+        return rkv_apply_token_bitmask.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_apply_token_bitmask(const rkv_token_bitmask_params *p)
+     * }
+     */
+    public static int rkv_apply_token_bitmask(MemorySegment p) {
+        var mh$ = rkv_apply_token_bitmask.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_apply_token_bitmask", p);
+            }
+            return (int)mh$.invokeExact(p);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rkv_gelu_tanh_mul {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_INT,

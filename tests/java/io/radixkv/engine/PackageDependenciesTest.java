@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * may depend only on the radixkv packages listed for it in {@link #ALLOWED}:
  *
  * <pre>
- * engine            -> sched, model, cache, paging, kernels, kernels.select, platform
+ * engine            -> sched, model, cache, paging, kernels, kernels.select, platform, structured
  * sched             -> cache, paging
  * model             -> checkpoint, checkpoint.gguf, kernels, platform
  * checkpoint.gguf   -> checkpoint
@@ -38,6 +38,7 @@ import org.junit.jupiter.api.Test;
  * kernels.reference -> kernels, platform
  * kernels           -> platform
  * quant             -> (nothing)
+ * structured        -> (nothing)
  * platform          -> (nothing)
  * </pre>
  *
@@ -53,7 +54,8 @@ class PackageDependenciesTest {
 
     private static Map<String, Set<String>> allowed() {
         Map<String, Set<String>> m = new LinkedHashMap<>();
-        m.put("engine", Set.of("sched", "model", "cache", "paging", "kernels", "kernels.select", "platform"));
+        m.put("engine", Set.of("sched", "model", "cache", "paging", "kernels", "kernels.select", "platform",
+                "structured"));
         m.put("sched", Set.of("cache", "paging"));
         m.put("model", Set.of("checkpoint", "checkpoint.gguf", "kernels", "platform"));
         m.put("checkpoint.gguf", Set.of("checkpoint"));
@@ -66,6 +68,7 @@ class PackageDependenciesTest {
         m.put("kernels.reference", Set.of("kernels", "platform"));
         m.put("kernels", Set.of("platform"));
         m.put("quant", Set.of());
+        m.put("structured", Set.of());
         m.put("platform", Set.of());
         return m;
     }

@@ -94,7 +94,7 @@ public final class Engine implements AutoCloseable {
                 config.maxBatchTokens(), modelConfig.vocab(), backend.memory(), StepLogprobs::promptLogitsFrom);
         this.counters = new EngineCounters(kv, scheduler);
         this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters,
-                backend.logprobs().orElse(null));
+                backend.logprobs().orElse(null), new ConstrainedRows(scheduler, backend.tokenBitmask()));
         this.executor = new StepExecutor(scheduler, runner, counters, streamer);
         this.loop = new EngineLoop(executor);
     }
@@ -254,9 +254,13 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("request " + request.id() + ": " + Math.max(lp.topK(), lp.promptTopK())
                     + " top log-probabilities asked of a vocabulary of " + vocab);
         }
+        if (request.grammar() != null && request.grammar().vocabulary().size() != vocab) {
+            throw new IllegalArgumentException("request " + request.id() + ": its grammar's vocabulary has "
+                    + request.grammar().vocabulary().size() + " tokens, the model's " + vocab);
+        }
         RequestHandle handle = new RequestHandle(request.id(), loop::wake);
         RequestState state = new RequestState(handle, p, onToken, p.needsTokenCounts() ? new TokenCounts(prompt) : null,
-                lp.any() ? new RequestLogprobs(lp) : null);
+                lp.any() ? new RequestLogprobs(lp) : null, request.grammar() == null ? null : request.grammar().newMatcher());
         // a cached page has no logits: prompt log-probabilities need the whole prompt computed
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
                 p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), state, System.nanoTime(),

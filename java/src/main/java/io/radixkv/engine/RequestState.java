@@ -2,6 +2,7 @@ package io.radixkv.engine;
 
 import io.radixkv.model.SamplingParams;
 import io.radixkv.model.TokenCounts;
+import io.radixkv.structured.GrammarMatcher;
 import java.util.function.IntConsumer;
 
 /**
@@ -10,10 +11,11 @@ import java.util.function.IntConsumer;
  * @param counts the sequence's token counts for the penalties (engine thread only), null where
  *     {@code params} has none
  * @param logprobs where its log-probabilities go; null when it wants none
+ * @param matcher the request's position in its structured-output grammar, or null
  */
 record RequestState(RequestHandle handle, SamplingParams params, IntConsumer listener, TokenCounts counts,
-                    RequestLogprobs logprobs) {
+                    RequestLogprobs logprobs, GrammarMatcher matcher) {
     RequestState(RequestHandle handle, SamplingParams params, IntConsumer listener) {
-        this(handle, params, listener, null, null);
+        this(handle, params, listener, null, null, null);
     }
 }

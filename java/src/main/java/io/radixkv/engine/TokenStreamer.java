@@ -29,14 +29,12 @@ final class TokenStreamer {
     private final SamplingKernels sampling; // null: rows are sampled in Java
     private final EngineCounters counters;
     private final LogprobKernels logprobs; // null: the backend computes none (requests wanting them are refused)
+    private final ConstrainedRows constrained;
     private volatile Engine.LogitsProbe probe;
 
-    TokenStreamer(Scheduler scheduler, ModelRunner runner, SamplingKernels sampling, EngineCounters counters) {
-        this(scheduler, runner, sampling, counters, null);
-    }
-
     TokenStreamer(Scheduler scheduler, ModelRunner runner, SamplingKernels sampling, EngineCounters counters,
-                  LogprobKernels logprobs) {
+                  LogprobKernels logprobs, ConstrainedRows constrained) {
+        this.constrained = constrained;
         this.scheduler = scheduler;
         this.runner = runner;
         this.sampling = sampling;
@@ -51,11 +49,11 @@ final class TokenStreamer {
     /**
      * True when a step over {@code entries} needs the full logits on the host: a logits probe is
      * set, a sequence that samples this step is not a plain argmax (not greedy, or its logits are
-     * edited: bias, penalties, min-tokens), or one wants log-probabilities. Otherwise the rows'
-     * argmax is enough.
+     * edited: bias, penalties, min-tokens), one has a grammar (its mask changes the argmax), or one
+     * wants log-probabilities. Otherwise the rows' argmax is enough.
      */
     boolean needsFullLogits(List<StepPlan.Entry> entries) {
-        if (probe != null || StepLogprobs.wanted(entries)) {
+        if (probe != null || StepLogprobs.wanted(entries) || ConstrainedRows.any(entries)) {
             return true;
         }
         for (StepPlan.Entry e : entries) {
@@ -76,6 +74,7 @@ final class TokenStreamer {
         if (!runner.hasFullLogits()) {
             return null;
         }
+        constrained.apply(entries, runner.logits(), runner.numLogitRows(), runner.vocab());
         // One plain pass (a stream and a second pass took 0.1-0.2 ms of a 64-row step while this
         // code, run once a step, is still interpreted: the engine's first few hundred steps)
         int n = entries.size();
@@ -138,7 +137,7 @@ final class TokenStreamer {
      */
     void emit(Sequence s, int row, long now, int[] sampled, StepLogprobs lp) {
         if (s.status() == Sequence.Status.FINISHED) {
-            return; // failed earlier in this step (its log-probabilities)
+            return; // failed earlier in this step (its token mask or its log-probabilities)
         }
         RequestState a = (RequestState) s.attachment();
         int token;
@@ -148,7 +147,7 @@ final class TokenStreamer {
                 p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
             }
             token = sampled != null ? sampled[row]
-                    : a.params().isArgmaxAt(s.outputLength()) ? runner.argmax(row)
+                    : a.params().isArgmaxAt(s.outputLength()) && a.matcher() == null ? runner.argmax(row) // the model's, unmasked
                     : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength(), a.counts());
             if (a.logprobs() != null && a.logprobs().options().sampled()) {
                 TokenLogprob t = lp == null ? null : lp.sampled(row);
@@ -158,6 +157,9 @@ final class TokenStreamer {
         } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
             LOG.warn("sampling for request {} failed; failing it", s.id(), ex);
             scheduler.fail(s, "sampling failed: " + ex);
+            return;
+        }
+        if (!constrained.advance(s, token)) {
             return;
         }
         scheduler.onToken(s, token, now);

@@ -38,6 +38,14 @@ public interface KernelBackend extends AutoCloseable {
         return Optional.empty();
     }
 
+    /**
+     * Constrained decoding's token masks over f32 logits in host memory (the logits a step
+     * samples from); the plain-Java implementation unless this backend has a kernel.
+     */
+    default TokenBitmaskKernels tokenBitmask() {
+        return TokenBitmaskKernels.java();
+    }
+
     /** Memory this backend's kernels operate on (host arena or device allocations). */
     BackendMemory memory();
 

@@ -107,7 +107,8 @@ final class Generation {
         Set<Integer> stopIds = stopIds(text, req);
         SamplingParams p = req.sampling().params(maxTokens, req.temperature(), req.topP(), req.seed(),
                 List.copyOf(stopIds));
-        return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p, req.logprobs().engineOptions()),
+        return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p, req.logprobs().engineOptions(),
+                req.grammar()),
                 Set.copyOf(stopIds), text.detokenizer(prompt, req.output().skipSpecialTokens()),
                 new StopStrings(req.stops(), req.output().includeStopString()), !text.hasTokenizer(), listener, fault,
                 req.logprobs().promptOnly());

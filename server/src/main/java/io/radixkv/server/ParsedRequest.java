@@ -1,6 +1,7 @@
 package io.radixkv.server;
 
 import io.radixkv.cache.Namespace;
+import io.radixkv.structured.Grammar;
 import java.util.List;
 
 /**
@@ -15,10 +16,11 @@ import java.util.List;
  * @param sampling vLLM's sampling fields beyond temperature and top-p (top_k, min_p, penalties,
  *     logit_bias, min_tokens)
  * @param logprobs the log-probabilities and echo asked for ({@link LogprobsRequest#NONE}: none)
+ * @param grammar the structured output every generated text must match, or null
  */
 record ParsedRequest(boolean chat, List<int[]> prompts, int maxTokens, float temperature, float topP, long seed,
                      List<String> stops, List<Integer> stopTokenIds, boolean stream, boolean includeUsage,
-                     Namespace ns, Output output, SamplingFields sampling, LogprobsRequest logprobs) {
+                     Namespace ns, Output output, SamplingFields sampling, LogprobsRequest logprobs, Grammar grammar) {
     /**
      * vLLM's output options.
      *

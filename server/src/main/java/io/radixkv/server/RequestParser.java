@@ -34,7 +34,7 @@ final class RequestParser {
             "chat_template", "add_generation_prompt", "continue_final_message");
     /** vLLM's fields that select what radixkv does not do: refused unless null (or false). */
     private static final List<String> VLLM_UNSUPPORTED = List.of("prompt_logprobs", "guided_json", "guided_regex",
-            "guided_choice", "guided_grammar", "structured_outputs", "allowed_token_ids",
+            "guided_choice", "guided_grammar", "allowed_token_ids",
             "logits_processors", "truncate_prompt_tokens");
     /** OpenAI's fields that change nothing about the generated text: accepted and ignored. */
     private static final Set<String> IGNORED = Set.of("store", "metadata", "user", "service_tier", "reasoning_effort",
@@ -51,8 +51,10 @@ final class RequestParser {
     private final String servedModelName;
     private final int vocab;
     private final Admission admission;
+    private final StructuredOutputFields structured;
 
     RequestParser(TextModel text, String servedModelName, int vocab, Admission admission) {
+        this.structured = new StructuredOutputFields(text, vocab);
         this.text = text;
         this.servedModelName = servedModelName;
         this.vocab = vocab;
@@ -216,7 +218,7 @@ final class RequestParser {
                 "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
                 ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial),
-                SamplingFields.parse(body, text, vocab, maxTokens), logprobs);
+                SamplingFields.parse(body, text, vocab, maxTokens), logprobs, structured.grammar(body));
     }
 
     /** Model, n and the fields radixkv does not implement, shared by both endpoints. */
@@ -232,8 +234,6 @@ final class RequestParser {
                 "function calling is not supported");
         // without tools it changes nothing (the tools check above refused any non-empty list)
         bool(body, "parallel_tool_calls", true);
-        unsupportedUnless(body, "response_format", n -> n.isObject() && n.path("type").asText("").equals("text"),
-                "structured output (response_format) is not supported");
         unsupportedUnless(body, "use_beam_search", n -> n.isBoolean() && !n.asBoolean(),
                 "beam search is not supported");
         for (String f : VLLM_UNSUPPORTED) {

@@ -116,6 +116,11 @@ final class TextModel {
         return tokenizer == null ? Set.of() : tokenizer.stopTokenIds();
     }
 
+    /** The tokenizer's model directory (call after {@link #requireTokenizer}). */
+    java.nio.file.Path tokenizerDirectory() {
+        return tokenizer.directory();
+    }
+
     void requireTokenizer(String param, String what) {
         if (tokenizer == null) {
             throw ApiException.badRequest(param, "model '" + modelName + "' has no tokenizer (a preset): " + what

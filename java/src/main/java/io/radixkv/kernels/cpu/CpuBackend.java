@@ -27,6 +27,11 @@ public final class CpuBackend extends BackendBase {
     }
 
     @Override
+    public io.radixkv.kernels.TokenBitmaskKernels tokenBitmask() {
+        return CpuTokenBitmask.instance();
+    }
+
+    @Override
     public DenseKernels dense() {
         return dense;
     }

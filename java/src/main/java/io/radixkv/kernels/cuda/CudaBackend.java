@@ -100,6 +100,12 @@ public final class CudaBackend extends BackendBase {
      * runner still keeps weights and activations on the host, so the engine does not run on
      * this backend yet ({@code engine.BackendChoice}).
      */
+    /** The step's logits are on the host when a constrained row needs them: libradixkv masks them. */
+    @Override
+    public io.radixkv.kernels.TokenBitmaskKernels tokenBitmask() {
+        return io.radixkv.kernels.cpu.CpuTokenBitmask.instance();
+    }
+
     @Override
     public DenseKernels dense() {
         return dense;
