@@ -6,6 +6,8 @@ import io.radixkv.model.SamplingParams;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.Sequence;
 import io.radixkv.sched.StepPlan;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
@@ -95,6 +97,14 @@ final class TokenStreamer {
      * ({@link #sampleRows}), else sampled here from logit row {@code row} of the last forward pass.
      */
     void emit(Sequence s, int row, long now, int[] sampled) {
+        emit(s, row, now, sampled, row);
+    }
+
+    /**
+     * {@link #emit(Sequence, int, long, int[])} with {@code s}'s token at {@code sampled[index]}
+     * (the forked samples of one prompt share its logits row: {@link #sampleRow}).
+     */
+    void emit(Sequence s, int row, long now, int[] sampled, int index) {
         RequestState a = (RequestState) s.attachment();
         int token;
         try {
@@ -102,7 +112,7 @@ final class TokenStreamer {
             if (p != null && runner.hasFullLogits()) {
                 p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
             }
-            token = sampled != null ? sampled[row]
+            token = sampled != null ? sampled[index]
                     : a.params().isGreedy() ? runner.argmax(row)
                     : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength());
         } catch (Throwable ex) { // even an Error here is this request's failure, not the engine's
@@ -123,6 +133,29 @@ final class TokenStreamer {
         }
     }
 
+    /**
+     * The first token of each of several samples from logits row {@code row} of the last forward
+     * pass, sample k with {@code params[k]}, drawn as {@link #sampleRows} draws a row of its own.
+     * Null where the pass produced only the argmax (greedy rows) or the sampling failed: then
+     * {@link #emit} samples each on its own.
+     */
+    int[] sampleRow(int row, SamplingParams[] params) {
+        if (!runner.hasFullLogits()) {
+            return null;
+        }
+        long rowBytes = 4L * runner.vocab();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment rows = arena.allocate(rowBytes * params.length, 64);
+            for (int k = 0; k < params.length; k++) {
+                MemorySegment.copy(runner.logitsRow(row), 0, rows, k * rowBytes, rowBytes);
+            }
+            return Sampler.sampleRows(sampling, rows, runner.vocab(), params, new long[params.length]);
+        } catch (RuntimeException ex) {
+            LOG.debug("sampling the forked samples' first tokens failed ({}); sampling one by one", ex.toString());
+            return null;
+        }
+    }
+
     /** Completes the requests' futures, after publishing stats that already count them. */
     void complete(List<Sequence> done, long now) {
         if (done.isEmpty()) {
@@ -132,8 +165,12 @@ final class TokenStreamer {
         counters.publish();
         for (Sequence s : done) {
             RequestState a = (RequestState) s.attachment();
-            a.handle().complete(new RequestResult(s.id(), s.output(), s.finishReason(),
-                    EngineCounters.requestStats(s, now), s.error()));
+            RequestStats stats = EngineCounters.requestStats(s, now);
+            a.handle().complete(new RequestResult(s.id(), s.output(), s.finishReason(), stats, s.error()));
+            if (a.samples() != null && s.samples() > 1) {
+                // ended before its prompt was prefilled: the samples it still carried end with it
+                a.samples().completeUnforked(a.samples().n() - s.samples() + 1, s.finishReason(), stats, s.error());
+            }
         }
     }
 }
