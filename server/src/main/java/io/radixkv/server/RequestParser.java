@@ -14,7 +14,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * Validates request bodies against what radixkv supports, as vLLM's OpenAI server does: a field
- * whose meaning radixkv cannot honour ({@code n > 1}, {@code logprobs}, tools, penalties,
+ * whose meaning radixkv cannot honour ({@code logprobs}, tools, penalties,
  * {@code top_k}, ...) is refused with a 400 that names it, and passes only at its neutral value;
  * a field that changes nothing here ({@code store}, {@code metadata}, {@code user},
  * {@code service_tier}, ... and any field neither OpenAI nor vLLM defines) is accepted and ignored,
@@ -215,11 +215,9 @@ final class RequestParser {
                 ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial));
     }
 
-    /** Model, n and the sampling fields radixkv does not implement, shared by both endpoints. */
+    /** Model and the sampling fields radixkv does not implement, shared by both endpoints ({@code n}: {@link MultiSample}). */
     private void common(JsonNode body) {
         model(body);
-        unsupportedUnless(body, "n", n -> n.isIntegralNumber() && n.asInt() == 1, "n > 1 is not supported");
-        unsupportedUnless(body, "best_of", n -> n.isIntegralNumber() && n.asInt() == 1, "best_of > 1 is not supported");
         unsupportedUnless(body, "echo", n -> n.isBoolean() && !n.asBoolean(), "echoing the prompt is not supported");
         unsupportedUnless(body, "top_logprobs", n -> n.isIntegralNumber() && n.asInt() == 0,
                 "log probabilities are not returned");
