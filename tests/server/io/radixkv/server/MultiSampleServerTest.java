@@ -5,20 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.radixkv.engine.EngineConfig;
-import io.radixkv.text.HfTokenizer;
 import java.io.IOException;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -34,21 +28,17 @@ class MultiSampleServerTest {
     @TempDir
     static Path tmp;
 
-    private static HfTokenizer tokenizer;
     private static ServerTestSupport t;
 
     @BeforeAll
     static void start() throws IOException {
-        Path model = TinyLlamaCheckpoint.withTokenizer(tmp.resolve("tiny-llama"), "llama3_1", 42);
-        tokenizer = HfTokenizer.load(model);
-        EngineConfig ec = EngineConfig.builder().model(model.toString()).backend("cpu").numPages(256)
-                .maxRunning(8).maxBatchTokens(256).maxSeqLen(1024).maxSamples(6).build();
-        t = new ServerTestSupport(ec, tokenizer, ServerConfig.local("tiny-llama"));
+        t = ServerTestSupport.tinyLlama(tmp.resolve("tiny-llama"), 42,
+                b -> b.numPages(256).maxRunning(8).maxSeqLen(1024).maxSamples(6), ServerConfig.local("tiny-llama"));
     }
 
     @AfterAll
     static void stop() {
-        ServerTestSupport.close(t, tokenizer);
+        ServerTestSupport.close(t, t == null ? null : t.tokenizer);
     }
 
     private static ObjectNode completion(Object prompt, int maxTokens, long seed) {
@@ -183,15 +173,7 @@ class MultiSampleServerTest {
     void stopStringsEndChoicesOneByOne() throws Exception {
         String prompt = "Once upon a time";
         String full = text(only(completion(prompt, 24, 51), "/v1/completions").get("choices").get(0));
-        assertTrue(full.length() >= 8, "need some text to cut: '" + full + "'");
-        int at = full.length() / 2;
-        if (Character.isLowSurrogate(full.charAt(at))) {
-            at++;
-        }
-        String stop = full.substring(at, Math.min(full.length(), at + 2));
-        if (Character.isHighSurrogate(stop.charAt(stop.length() - 1))) {
-            stop = full.substring(at, at + 3);
-        }
+        String stop = ServerTestSupport.stopInTheMiddle(full);
         ObjectNode b = completion(prompt, 24, 50).put("n", 3);
         b.putArray("stop").add(stop);
         JsonNode j = t.postOk("/v1/completions", b);
@@ -210,19 +192,7 @@ class MultiSampleServerTest {
     /** The official OpenAI client (npm {@code openai}) reads n = 2 choices, whole and streamed. */
     @Test
     void officialOpenAiClientReadsTheChoices() throws Exception {
-        Path clientDir = Path.of(System.getProperty("radixkv.openai.client", "build/openai-client"));
-        assertTrue(Files.isRegularFile(clientDir.resolve("node_modules/openai/package.json")),
-                "the test build installs the openai package (scripts/fetch-openai-client) into " + clientDir);
-        Path script = clientDir.resolve("samples.mjs"); // ESM resolves 'openai' from the script's own directory
-        java.net.URL src = MultiSampleServerTest.class.getResource("/openai-client/samples.mjs");
-        assertTrue(src != null, "samples.mjs is a test resource");
-        Files.copy(Path.of(src.toURI()), script, StandardCopyOption.REPLACE_EXISTING);
-        Process p = new ProcessBuilder("node", script.toString(), t.server.baseUri().toString(), "tiny-llama").start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "node finished");
-        assertEquals(0, p.exitValue(), "node failed: " + err + out);
-        JsonNode r = ServerTestSupport.JSON.readTree(out);
+        JsonNode r = t.runOpenAiClient("samples.mjs", "tiny-llama");
         JsonNode ours = t.postOk("/v1/completions", completion("Hello, my name is", 6, 5).put("n", 2));
         for (int i = 0; i < 2; i++) {
             JsonNode c = r.get("completion").get("choices").get(i);
