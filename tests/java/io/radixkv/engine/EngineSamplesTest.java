@@ -208,4 +208,45 @@ class EngineSamplesTest {
             e.checkInvariants(true);
         }
     }
+
+    /** A sample whose listener throws ends as ERROR alone; the others run on and every page comes back. */
+    @Test
+    void aFailingSampleEndsAlone() throws Exception {
+        int[] prompt = randomTokens(new SplittableRandom(48), 2 * PAGE + 1);
+        try (Engine e = EngineTestSupport.start(config(false))) {
+            List<RequestResult> rs = results(e.submit(new GenerateRequest("g", prompt, sampled(8, 2, null)), 3,
+                    (sample, token) -> {
+                        if (sample == 1) {
+                            throw new IllegalStateException("listener bug in sample 1");
+                        }
+                    }));
+            assertEquals(FinishReason.LENGTH, rs.get(0).reason());
+            assertEquals(FinishReason.ERROR, rs.get(1).reason());
+            assertTrue(rs.get(1).error().contains("listener bug in sample 1"), rs.get(1).error());
+            assertEquals(FinishReason.LENGTH, rs.get(2).reason());
+            e.checkInvariants(true);
+        }
+    }
+
+    /** A prompt whose prefill fails fails every sample, none of them forked, and holds no page. */
+    @Test
+    void aFailedPrefillFailsEverySample() throws Exception {
+        int[] prompt = randomTokens(new SplittableRandom(49), 2 * PAGE + 3);
+        java.util.concurrent.atomic.AtomicBoolean fail = new java.util.concurrent.atomic.AtomicBoolean(true);
+        try (Engine e = EngineTestSupport.start(config(true), fwd -> (batch, kv, out) -> {
+            if (fail.getAndSet(false)) {
+                throw new IllegalStateException("injected forward failure");
+            }
+            fwd.forward(batch, kv, out);
+        })) {
+            List<RequestResult> rs = results(e.submit(new GenerateRequest("g", prompt, sampled(8, 2, null)), 3, null));
+            for (RequestResult r : rs) {
+                assertEquals(FinishReason.ERROR, r.reason(), r.toString());
+                assertTrue(r.error().contains("injected forward failure"), r.error());
+                assertEquals(0, r.outputTokens().length);
+            }
+            assertEquals(List.of("g", "g/1", "g/2"), rs.stream().map(RequestResult::id).toList());
+            e.checkInvariants(true);
+        }
+    }
 }
