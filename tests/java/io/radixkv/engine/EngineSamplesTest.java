@@ -249,4 +249,38 @@ class EngineSamplesTest {
             e.checkInvariants(true);
         }
     }
+
+    /**
+     * Forked samples that are preempted for lack of pages resume as requests of their own and
+     * still draw exactly the tokens of the request alone with seed + i.
+     */
+    @ParameterizedTest(name = "prefix cache {0}")
+    @ValueSource(booleans = {false, true})
+    void preemptedSamplesResumeWithTheirOwnTokens(boolean prefixCache) throws Exception {
+        SplittableRandom rnd = new SplittableRandom(50);
+        int[] other = randomTokens(rnd, 40);
+        int[] prompt = randomTokens(rnd, 2 * PAGE + 5);
+        int n = 3;
+        List<int[]> alone = new ArrayList<>();
+        try (Engine e = EngineTestSupport.start(config(false))) {
+            for (int i = 0; i < n; i++) {
+                alone.add(e.runToCompletion(List.of(new GenerateRequest("alone" + i, prompt, sampled(60, 8 + i, null))))
+                        .get(0).outputTokens());
+            }
+        }
+        // 20 pages: the other request (7 pages at its end) and the 3 samples (2 shared + 3 x 4) do not fit together
+        EngineConfig small = EngineTestSupport.tiny(PAGE, DType.F32, prefixCache, 20).build();
+        try (Engine e = EngineTestSupport.start(small)) {
+            RequestHandle first = e.submit(new GenerateRequest("other", other, sampled(60, 1, null)));
+            MultiSampleHandle h = e.submit(new GenerateRequest("g", prompt, sampled(60, 8, null)), n, null);
+            List<RequestResult> rs = results(h);
+            assertTrue(first.result().get(120, TimeUnit.SECONDS).ok());
+            assertTrue(e.snapshot().preemptions() > 0, "the pool is too small for both: something was preempted");
+            assertTrue(rs.stream().anyMatch(r -> r.stats().preemptions() > 0), "a sample was preempted");
+            for (int i = 0; i < n; i++) {
+                assertArrayEquals(alone.get(i), rs.get(i).outputTokens(), "sample " + i);
+            }
+            e.checkInvariants(true);
+        }
+    }
 }
