@@ -36,6 +36,11 @@ class ServeCommandTest {
     }
 
     @Test
+    void maxNMustBePositive() {
+        CliRun.of("serve", "--model", "tiny", "--max-n", "0").assertUsageError("invalid value for --max-n: 0 (must be > 0)");
+    }
+
+    @Test
     void tokenizerDirectoryMustHoldTokenizerJson() {
         CliRun.of("serve", "--model", "tiny", "--tokenizer", "/nonexistent-tokenizer-dir")
                 .assertUsageError("invalid value for --tokenizer: '/nonexistent-tokenizer-dir' (no tokenizer.json in it)");

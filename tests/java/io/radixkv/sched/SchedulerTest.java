@@ -1,5 +1,6 @@
 package io.radixkv.sched;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -13,6 +14,7 @@ import io.radixkv.cache.RadixCache;
 import io.radixkv.sched.FinishReason;
 import io.radixkv.paging.BlockAllocator;
 import io.radixkv.paging.KvSequences;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -258,5 +260,109 @@ class SchedulerTest {
         assertEquals(0, alloc.privatePages());
         assertEquals(0, cache.protectedPages(), "the cancelled request's lock is gone");
         assertFalse(sched.hasWork());
+    }
+
+    // ---- the samples of one request (n > 1): forked after the prompt's prefill ----
+
+    private final List<int[]> copies = new ArrayList<>();
+
+    private void recordPageCopies() {
+        kv.setPageCopier((from, to) -> copies.add(new int[] {from, to}));
+    }
+
+    /** A request for {@code n} samples with its prompt prefilled (one step, nothing sampled), not yet forked. */
+    private Sequence prefilledSamples(int promptLen, int n) {
+        Sequence s = seq(tokens(100, promptLen), 6);
+        s.setSamples(n);
+        sched.enqueue(s);
+        sched.retire();
+        sched.admit(0);
+        for (StepPlan.Entry e : sched.plan().entries()) {
+            sched.complete(e);
+        }
+        assertEquals(promptLen, s.kvLen());
+        return s;
+    }
+
+    @Test
+    void samplesShareFullPagesAndCopyThePartialOne() {
+        setUp(32, false, 4, 64, 0.0);
+        recordPageCopies();
+        Sequence p = prefilledSamples(10, 3); // 2 full pages and a partial one
+        int[] parentPages = seqs.pages(p.slot());
+        Sequence c1 = sched.fork(p, "p/1", null);
+        Sequence c2 = sched.fork(p, "p/2", null);
+        assertEquals(1, p.samples());
+        for (Sequence c : List.of(c1, c2)) {
+            assertEquals(Sequence.Status.PREFILL, c.status());
+            assertEquals(10, c.kvLen());
+            int[] pages = seqs.pages(c.slot());
+            assertEquals(parentPages[0], pages[0]);
+            assertEquals(parentPages[1], pages[1]);
+            assertTrue(pages[2] != parentPages[2], "its own copy of the partial page");
+        }
+        assertEquals(3, alloc.references(parentPages[0]));
+        assertEquals(2 + 3, alloc.privatePages(), "2 shared full pages, 3 partial ones");
+        assertEquals(2, copies.size());
+        assertArrayEquals(new int[] {parentPages[2], seqs.pageAt(c1.slot(), 2)}, copies.get(0));
+        kv.checkInvariants();
+        for (Sequence s : List.of(p, c1, c2)) {
+            sched.onToken(s, 7, 0);
+        }
+        runUntilIdle();
+        assertEquals(0, alloc.privatePages());
+        assertEquals(32, alloc.freePages());
+    }
+
+    @Test
+    void withTheCacheSamplesMapItsPagesUnderTheirOwnLocks() {
+        setUp(32, true, 4, 64, 0.0);
+        recordPageCopies();
+        Sequence p = prefilledSamples(9, 2);
+        assertEquals(2, cache.cachedPages(), "the prompt's full pages were inserted");
+        Sequence c = sched.fork(p, "p/1", null);
+        assertEquals(seqs.pageAt(p.slot(), 0), seqs.pageAt(c.slot(), 0));
+        assertTrue(alloc.isCached(seqs.pageAt(c.slot(), 1)));
+        sched.onToken(p, 7, 0);
+        sched.onToken(c, 7, 0);
+        p.requestCancel(); // the parent ends first: the child's lock keeps the shared pages
+        sched.retire();
+        assertEquals(0, cache.evict(32), "the child's lock protects the shared pages");
+        runUntilIdle();
+        assertEquals(0, cache.protectedPages());
+        assertEquals(0, alloc.privatePages());
+    }
+
+    @Test
+    void aSampleWithoutAPageCopyIsQueuedAndPrefillsItself() {
+        setUp(32, false, 4, 64, 0.0); // no page copier: the partial page cannot be copied
+        Sequence p = prefilledSamples(6, 2);
+        Sequence c = sched.fork(p, "p/1", null);
+        assertEquals(Sequence.Status.WAITING, c.status());
+        assertEquals(1, sched.waitingCount());
+        sched.onToken(p, 7, 0);
+        runUntilIdle();
+        assertEquals(6, c.outputLength());
+        assertEquals(FinishReason.LENGTH, c.finishReason());
+        assertEquals(0, alloc.privatePages());
+    }
+
+    @Test
+    void admissionCountsEverySample() {
+        setUp(64, false, 4, 64, 0.0);
+        Sequence p = seq(tokens(1, 5), 6);
+        p.setSamples(3);
+        sched.enqueue(p);
+        Sequence q = seq(tokens(1, 5), 4);
+        q.setSamples(2);
+        sched.enqueue(q);
+        sched.admit(0);
+        assertEquals(1, sched.runningCount(), "3 + 2 samples exceed maxRunning 4");
+        assertEquals(1, sched.waitingCount());
+        Sequence big = seq(tokens(1, 5), 4);
+        big.setSamples(5);
+        assertTrue(sched.whyNeverFits(big).contains("maxRunning"), sched.whyNeverFits(big));
+        p.requestCancel();
+        runUntilIdle();
     }
 }

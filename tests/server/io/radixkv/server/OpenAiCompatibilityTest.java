@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.radixkv.engine.EngineConfig;
 import io.radixkv.text.HfTokenizer;
 import java.io.IOException;
 import java.net.http.HttpResponse;
@@ -35,12 +34,10 @@ class OpenAiCompatibilityTest {
 
     @BeforeAll
     static void start() throws IOException {
-        Path model = TinyLlamaCheckpoint.withTokenizer(tmp.resolve("tiny-llama"), "llama3_1", 7);
-        tokenizer = HfTokenizer.load(model);
-        EngineConfig ec = EngineConfig.builder().model(model.toString()).backend("cpu").numPages(64)
-                .maxRunning(4).maxBatchTokens(256).maxSeqLen(MAX_SEQ_LEN).build();
-        t = new ServerTestSupport(ec, tokenizer, ServerConfig.local("tiny-llama").withMetricsPrefix("vllm")
+        t = ServerTestSupport.tinyLlama(tmp.resolve("tiny-llama"), 7, b -> b.numPages(64).maxRunning(4)
+                .maxSeqLen(MAX_SEQ_LEN), ServerConfig.local("tiny-llama").withMetricsPrefix("vllm")
                 .withTrustRequestChatTemplate(true));
+        tokenizer = t.tokenizer;
     }
 
     @AfterAll

@@ -122,7 +122,7 @@ class ServerBehaviourTest {
         String line = lines.get(0);
         assertTrue(line.matches(Pattern.quote(id) + " /v1/completions status=200 prompt_tokens=12 completion_tokens=3 "
                 + "cached_tokens=0 ttft_ms=[0-9.]+ duration_ms=[0-9.]+"), line);
-        HttpResponse<String> bad = t.post("/v1/completions", "{\"prompt\":[1],\"n\":3}");
+        HttpResponse<String> bad = t.post("/v1/completions", "{\"prompt\":[1],\"n\":0}");
         assertEquals(400, bad.statusCode());
         assertTrue(!ServerTestSupport.accessLines(l -> l.contains("status=400")).isEmpty(), "refused requests are logged too");
     }
@@ -226,7 +226,7 @@ class ServerBehaviourTest {
         assertError(t.post("/v1/completions", "{\"prompt\":[]}"), 400, "prompt");
         assertError(t.post("/v1/completions", "{\"prompt\":\"hello\"}"), 400, "prompt");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"stop\":[\"x\"]}"), 400, "stop");
-        assertError(t.post("/v1/completions", "{\"prompt\":[1],\"n\":2}"), 400, "n");
+        assertError(t.post("/v1/completions", "{\"prompt\":[1],\"n\":0}"), 400, "n");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"logprobs\":21}"), 400, "logprobs");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"echo\":\"yes\"}"), 400, "echo");
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"frequency_penalty\":2.5}"), 400, "frequency_penalty");
@@ -254,7 +254,7 @@ class ServerBehaviourTest {
     @Test
     void fieldsRadixkvCannotHonourAre400NamingThem() throws Exception {
         String[][] refused = {{"best_of", "2"},
-            {"n", "2"}, {"response_format", "{\"type\":\"json_object\"}"},
+            {"n", "0"}, {"response_format", "{\"type\":\"json_object\"}"},
             {"guided_json", "{}"}, {"prompt_logprobs", "1"}, {"use_beam_search", "true"},
             {"spaces_between_special_tokens", "false"}, {"ignore_eos", "1"}};
         for (String[] f : refused) {

@@ -23,6 +23,8 @@ final class ServerTestSupport implements AutoCloseable {
 
     final Engine engine;
     final OpenAiServer server;
+    /** The served text model's tokenizer; null for a preset. The caller closes it ({@link #close(ServerTestSupport, io.radixkv.text.HfTokenizer)}). */
+    final io.radixkv.text.HfTokenizer tokenizer;
     final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(10)).build();
 
@@ -33,6 +35,7 @@ final class ServerTestSupport implements AutoCloseable {
     /** {@code socketTweak} adjusts the listener (socket buffer sizes). */
     ServerTestSupport(EngineConfig engineConfig, io.radixkv.text.HfTokenizer tokenizer, ServerConfig serverConfig,
                       java.util.function.Consumer<io.helidon.webserver.WebServerConfig.Builder> socketTweak) {
+        this.tokenizer = tokenizer;
         this.engine = Engine.start(engineConfig);
         try {
             this.server = OpenAiServer.start(engine, tokenizer, serverConfig, socketTweak);
@@ -47,6 +50,64 @@ final class ServerTestSupport implements AutoCloseable {
         EngineConfig ec = EngineConfig.builder().model("tiny").backend("cpu").pageSize(16).numPages(numPages)
                 .maxRunning(maxRunning).maxBatchTokens(256).maxSeqLen(1024).build();
         return new ServerTestSupport(ec, null, ServerConfig.local("tiny").withMaxWaiting(maxWaiting));
+    }
+
+    /**
+     * The random-weight Llama checkpoint ({@link TinyLlamaCheckpoint}, weights from {@code seed})
+     * with the real Llama 3.1 tokenizer and chat template, written to {@code dir} and served on the
+     * CPU backend with {@code engine}'s settings; close it and its {@link #tokenizer} with
+     * {@link #close(ServerTestSupport, io.radixkv.text.HfTokenizer)}.
+     */
+    static ServerTestSupport tinyLlama(java.nio.file.Path dir, long seed,
+                                       java.util.function.UnaryOperator<EngineConfig.Builder> engine,
+                                       ServerConfig serverConfig) throws IOException {
+        java.nio.file.Path model = TinyLlamaCheckpoint.withTokenizer(dir, "llama3_1", seed);
+        io.radixkv.text.HfTokenizer tokenizer = io.radixkv.text.HfTokenizer.load(model);
+        try {
+            EngineConfig ec = engine.apply(EngineConfig.builder().model(model.toString()).backend("cpu")
+                    .maxBatchTokens(256)).build();
+            return new ServerTestSupport(ec, tokenizer, serverConfig);
+        } catch (RuntimeException e) {
+            tokenizer.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Runs {@code script} (a test resource under {@code openai-client/}) with node and the official
+     * {@code openai} npm package against this server, and returns the one JSON object it prints.
+     */
+    JsonNode runOpenAiClient(String script, String model) throws Exception {
+        java.nio.file.Path clientDir = java.nio.file.Path.of(System.getProperty("radixkv.openai.client",
+                "build/openai-client"));
+        assertTrue(java.nio.file.Files.isRegularFile(clientDir.resolve("node_modules/openai/package.json")),
+                "the test build installs the openai package (scripts/fetch-openai-client) into " + clientDir);
+        // ESM resolves 'openai' from the script's own directory
+        java.nio.file.Path copy = clientDir.resolve(script);
+        java.net.URL src = ServerTestSupport.class.getResource("/openai-client/" + script);
+        assertTrue(src != null, script + " is a test resource");
+        java.nio.file.Files.copy(java.nio.file.Path.of(src.toURI()), copy,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Process p = new ProcessBuilder("node", copy.toString(), server.baseUri().toString(), model).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "node finished");
+        assertEquals(0, p.exitValue(), "node failed: " + err + out);
+        return JSON.readTree(out);
+    }
+
+    /** Two characters (three where a surrogate pair would be split) from the middle of {@code text}: a stop string it meets. */
+    static String stopInTheMiddle(String text) {
+        assertTrue(text.length() >= 8, "need some text to cut: '" + text + "'");
+        int at = text.length() / 2;
+        if (Character.isLowSurrogate(text.charAt(at))) {
+            at++;
+        }
+        String stop = text.substring(at, Math.min(text.length(), at + 2));
+        if (Character.isHighSurrogate(stop.charAt(stop.length() - 1))) {
+            stop = text.substring(at, at + 3);
+        }
+        return stop;
     }
 
     URI uri(String path) {

@@ -6,17 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.radixkv.engine.EngineConfig;
 import io.radixkv.text.ChatMessage;
 import io.radixkv.text.HfTokenizer;
 import java.io.IOException;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,11 +31,9 @@ class TextServerTest {
 
     @BeforeAll
     static void start() throws IOException {
-        Path model = TinyLlamaCheckpoint.withTokenizer(tmp.resolve("tiny-llama"), "llama3_1", 42);
-        tokenizer = HfTokenizer.load(model);
-        EngineConfig ec = EngineConfig.builder().model(model.toString()).backend("cpu").numPages(256)
-                .maxRunning(8).maxBatchTokens(256).maxSeqLen(1024).build();
-        t = new ServerTestSupport(ec, tokenizer, ServerConfig.local("tiny-llama"));
+        t = ServerTestSupport.tinyLlama(tmp.resolve("tiny-llama"), 42, b -> b.numPages(256).maxRunning(8).maxSeqLen(1024),
+                ServerConfig.local("tiny-llama"));
+        tokenizer = t.tokenizer;
     }
 
     @AfterAll
@@ -101,15 +94,7 @@ class TextServerTest {
     void stopStringEndsTheTextBeforeIt() throws Exception {
         String prompt = "Once upon a time";
         String full = post("/v1/completions", completion(prompt, 24)).get("choices").get(0).get("text").asText();
-        assertTrue(full.length() >= 8, "need some text to cut: '" + full + "'");
-        int at = full.length() / 2;
-        if (Character.isLowSurrogate(full.charAt(at))) {
-            at++;
-        }
-        String stop = full.substring(at, Math.min(full.length(), at + 2));
-        if (Character.isHighSurrogate(stop.charAt(stop.length() - 1))) {
-            stop = full.substring(at, at + 3);
-        }
+        String stop = ServerTestSupport.stopInTheMiddle(full);
         String expected = full.substring(0, full.indexOf(stop));
         ObjectNode b = completion(prompt, 24);
         b.putArray("stop").add(stop).add("\u0000never");
@@ -153,21 +138,7 @@ class TextServerTest {
 
     @Test
     void officialOpenAiClient() throws Exception {
-        Path clientDir = Path.of(System.getProperty("radixkv.openai.client", "build/openai-client"));
-        assertTrue(Files.isRegularFile(clientDir.resolve("node_modules/openai/package.json")),
-                "the test build installs the openai package (scripts/fetch-openai-client) into " + clientDir);
-        // ESM resolves 'openai' from the script's own directory
-        Path script = clientDir.resolve("smoke.mjs");
-        java.net.URL src = TextServerTest.class.getResource("/openai-client/smoke.mjs");
-        assertTrue(src != null, "smoke.mjs is a test resource");
-        Files.copy(Path.of(src.toURI()), script, StandardCopyOption.REPLACE_EXISTING);
-        Process p = new ProcessBuilder("node", script.toString(), t.server.baseUri().toString(), "tiny-llama")
-                .redirectErrorStream(false).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "node finished");
-        assertEquals(0, p.exitValue(), "node failed: " + err + out);
-        JsonNode r = ServerTestSupport.JSON.readTree(out);
+        JsonNode r = t.runOpenAiClient("smoke.mjs", "tiny-llama");
 
         JsonNode ours = post("/v1/completions", completion("Hello, my name is", 8));
         assertEquals(ours.get("choices").get(0).get("text").asText(), r.get("completion").get("text").asText());

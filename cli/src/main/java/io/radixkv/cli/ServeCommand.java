@@ -71,6 +71,10 @@ final class ServeCommand implements Callable<Integer> {
             description = "Most requests running at once (default ${DEFAULT-VALUE}).")
     int maxRunning;
 
+    @Option(names = "--max-n", paramLabel = "N", defaultValue = "16",
+            description = "Most samples (n) one request may ask for; each counts against --max-running (default ${DEFAULT-VALUE}).")
+    int maxN;
+
     @Option(names = "--max-batch-tokens", paramLabel = "N", defaultValue = "512",
             description = "Tokens per engine step (default ${DEFAULT-VALUE}).")
     int maxBatchTokens;
@@ -162,6 +166,7 @@ final class ServeCommand implements Callable<Integer> {
             throw CliSupport.usage(spec, e.getMessage());
         }
         CliSupport.requirePositive(spec, "--max-running", maxRunning);
+        CliSupport.requirePositive(spec, "--max-n", maxN);
         CliSupport.requirePositive(spec, "--max-batch-tokens", maxBatchTokens);
         CliSupport.requirePositive(spec, "--kv-cache-mb", kvCacheMb);
         if (pages != null) {
@@ -181,7 +186,7 @@ final class ServeCommand implements Callable<Integer> {
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
                     .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)
-                    .kvCacheBytes((long) kvCacheMb << 20).maxSeqLen(maxSeqLen).prefixCache(cache).build();
+                    .kvCacheBytes((long) kvCacheMb << 20).maxSeqLen(maxSeqLen).prefixCache(cache).maxSamples(maxN).build();
         } catch (IllegalArgumentException e) {
             throw CliSupport.usage(spec, e.getMessage());
         }

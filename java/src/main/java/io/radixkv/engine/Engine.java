@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.apache.logging.log4j.LogManager;
@@ -93,6 +94,7 @@ public final class Engine implements AutoCloseable {
         this.runner = new ModelRunner(forward, kv.pool().layers(), kv.sequences(), config.maxRunning(),
                 config.maxBatchTokens(), modelConfig.vocab(), backend.memory(), StepLogprobs::promptLogitsFrom);
         this.counters = new EngineCounters(kv, scheduler);
+        kv.manager().setPageCopier(kv.pool().copier(backend.kv())); // a forked sample's copy of a partial page
         this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters,
                 backend.logprobs().orElse(null), new ConstrainedRows(scheduler, backend.tokenBitmask()));
         this.executor = new StepExecutor(scheduler, runner, counters, streamer);
@@ -224,8 +226,33 @@ public final class Engine implements AutoCloseable {
         return submit(request, onToken, true);
     }
 
+    /**
+     * Submits a request for {@code n} samples. Thread-safe. The prompt is prefilled once; then
+     * n sequences share its pages (its full pages by reference, each with a copy of its partial
+     * last page) and sample i draws from seed + i, so its tokens are those of the same request of
+     * one sample with seed + i. Each sample ends on its own (stop token, length) with its own
+     * result; admission counts all n against {@link EngineConfig#maxRunning}.
+     *
+     * @param n samples, 1 .. {@link EngineConfig#maxSamples}
+     * @param onToken called on the engine thread with each sample's tokens (may be null); if it
+     *     throws, that sample ends as ERROR
+     * @throws IllegalArgumentException for a malformed request or an n out of range, before
+     *     anything is queued
+     * @throws IllegalStateException once the engine no longer serves (see
+     *     {@link #submit(GenerateRequest, IntConsumer)})
+     */
+    public MultiSampleHandle submit(GenerateRequest request, int n, SampleTokenListener onToken) {
+        return submit(request, n, i -> onToken == null ? null : t -> onToken.onToken(i, t), true);
+    }
+
     /** {@link #submit(GenerateRequest, IntConsumer)}; {@code usesPrefixCache} false bypasses the cache (warm-up). */
     RequestHandle submit(GenerateRequest request, IntConsumer onToken, boolean usesPrefixCache) {
+        return submit(request, 1, i -> onToken, usesPrefixCache).sample(0);
+    }
+
+    /** Every submission: sample i's token listener is {@code listeners.apply(i)}. */
+    private MultiSampleHandle submit(GenerateRequest request, int n, IntFunction<IntConsumer> listeners,
+                                     boolean usesPrefixCache) {
         Objects.requireNonNull(request, "request");
         String refusal = loop.refusal();
         if (refusal != null) {
@@ -258,9 +285,19 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("request " + request.id() + ": its grammar's vocabulary has "
                     + request.grammar().vocabulary().size() + " tokens, the model's " + vocab);
         }
-        RequestHandle handle = new RequestHandle(request.id(), loop::wake);
-        RequestState state = new RequestState(handle, p, onToken, p.needsTokenCounts() ? new TokenCounts(prompt) : null,
-                lp.any() ? new RequestLogprobs(lp) : null, request.grammar() == null ? null : request.grammar().newMatcher());
+        if (n < 1 || n > config.maxSamples()) {
+            throw new IllegalArgumentException("request " + request.id() + ": n (samples) must be in 1.."
+                    + config.maxSamples() + " (maxSamples), got " + n);
+        }
+        List<RequestHandle> handles = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            handles.add(new RequestHandle(i == 0 ? request.id() : request.id() + "/" + i, loop::wake));
+        }
+        RequestHandle handle = handles.get(0);
+        SampleGroup group = n == 1 ? null : new SampleGroup(p, handles, listeners);
+        RequestState state = new RequestState(handle, p, listeners.apply(0),
+                p.needsTokenCounts() ? new TokenCounts(prompt) : null, lp.any() ? new RequestLogprobs(lp) : null,
+                request.grammar() == null ? null : request.grammar().newMatcher(), group);
         // a cached page has no logits: prompt log-probabilities need the whole prompt computed
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
                 p.stopTokenIds().stream().mapToInt(Integer::intValue).toArray(), state, System.nanoTime(),
@@ -268,18 +305,22 @@ public final class Engine implements AutoCloseable {
         if (lp.prompt()) {
             s.wantPromptLogits();
         }
+        s.setSamples(n);
         handle.bind(s);
+        MultiSampleHandle all = new MultiSampleHandle(request.id(), handles);
         String why = scheduler.whyNeverFits(s); // reads only immutable limits: safe off the engine thread
         if (why != null) {
-            handle.complete(new RequestResult(request.id(), new int[0], FinishReason.REJECTED, EngineCounters.requestStats(s, System.nanoTime()),
-                    why));
-            return handle;
+            RequestStats stats = EngineCounters.requestStats(s, System.nanoTime());
+            for (RequestHandle h : handles) {
+                h.complete(new RequestResult(h.id(), new int[0], FinishReason.REJECTED, stats, why));
+            }
+            return all;
         }
         loop.post(() -> {
             counters.countSubmitted();
             scheduler.enqueue(s);
         });
-        return handle;
+        return all;
     }
 
     /**

@@ -31,14 +31,18 @@ import java.util.Objects;
  * @param packWeights lay the linear weights out in the dense kernels' packed layout where they have
  *     one (CPU: AVX-512, and AVX512-BF16 for bf16; radixkv.h rkv_linear_pack), which decode streams faster; the
  *     engine packs only weights it loads itself
+ * @param maxSamples most samples one request may ask for ({@code n}; each counts against
+ *     {@code maxRunning} while it runs)
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
                            String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction,
-                           DType weightsDtype, boolean packWeights) {
+                           DType weightsDtype, boolean packWeights, int maxSamples) {
     public static final int MAX_PAGE_SIZE = 1024;
     /** Largest per-step token budget (the model's activation scratch is sized by it). */
     public static final int MAX_BATCH_TOKENS = 65536;
+    /** The default {@link #maxSamples}, as vLLM's OpenAI server allows. */
+    public static final int DEFAULT_MAX_SAMPLES = 16;
 
     public EngineConfig {
         if (model == null || model.isBlank()) {
@@ -83,6 +87,9 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         if (weightsDtype != DType.F32 && weightsDtype != DType.BF16 && weightsDtype != DType.F16) {
             throw new IllegalArgumentException("weightsDtype must be f32, bf16 or f16, got " + weightsDtype);
         }
+        if (maxSamples < 1) {
+            throw new IllegalArgumentException("maxSamples must be positive, got " + maxSamples);
+        }
         if (!(decodeReserveFraction >= 0 && decodeReserveFraction < 1)) {
             throw new IllegalArgumentException("decodeReserveFraction must be in [0, 1), got " + decodeReserveFraction);
         }
@@ -96,7 +103,8 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         return new Builder().model(model).weightsSeed(weightsSeed).kvDtype(kvDtype).kvScale(kvScale).pageSize(pageSize)
                 .numPages(numPages).kvCacheBytes(kvCacheBytes).prefixCache(prefixCache).maxBatchTokens(maxBatchTokens)
                 .maxRunning(maxRunning).maxSeqLen(maxSeqLen).backend(backend).evictionPolicy(evictionPolicy)
-                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights);
+                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights)
+                .maxSamples(maxSamples);
     }
 
     /** Mutable builder with serving defaults (tiny preset, bf16 pages of 16, 256 MiB pool, cache on). */
@@ -117,6 +125,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         private double decodeReserveFraction = 0.3;
         private DType weightsDtype = DType.F32;
         private boolean packWeights = true;
+        private int maxSamples = DEFAULT_MAX_SAMPLES;
 
         public Builder model(String v) { model = v; return this; }
         public Builder weightsSeed(long v) { weightsSeed = v; return this; }
@@ -138,11 +147,13 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         public Builder weightsDtype(DType v) { weightsDtype = v; return this; }
         public Builder weightsDtype(String v) { weightsDtype = DType.parse(v); return this; }
         public Builder packWeights(boolean v) { packWeights = v; return this; }
+        /** Most samples ({@code n}) one request may ask for. */
+        public Builder maxSamples(int v) { maxSamples = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(model, weightsSeed, kvDtype, kvScale, pageSize, numPages, kvCacheBytes, prefixCache,
                     maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction, weightsDtype,
-                    packWeights);
+                    packWeights, maxSamples);
         }
     }
 }

@@ -13,6 +13,7 @@ public final class RequestHandle {
     private final CompletableFuture<RequestResult> result = new CompletableFuture<>();
     private final Runnable onCancel;
     private volatile Sequence sequence;
+    private volatile boolean cancelAsked;
 
     RequestHandle(String id, Runnable onCancel) {
         this.id = id;
@@ -34,9 +35,12 @@ public final class RequestHandle {
     /**
      * Asks the engine to stop the request: it ends with {@link FinishReason#CANCELLED} at the
      * next step (its pages are released then), keeping the tokens generated so far. No effect
-     * once it has finished.
+     * once it has finished. For one sample of a {@link MultiSampleHandle} it stops that sample
+     * (one not yet forked ends as soon as it is); sample 0 carries the samples not yet forked
+     * while the prompt is prefilled, so cancelling it then ends them too.
      */
     public void cancel() {
+        cancelAsked = true;
         Sequence s = sequence;
         if (s != null && !result.isDone()) {
             s.requestCancel();
@@ -55,6 +59,9 @@ public final class RequestHandle {
 
     void bind(Sequence s) {
         this.sequence = s;
+        if (cancelAsked && !result.isDone()) {
+            s.requestCancel(); // cancelled before its sequence existed (a sample not yet forked)
+        }
     }
 
     void complete(RequestResult r) {

@@ -18,6 +18,13 @@ public final class RequestLogprobs {
         this.options = options;
     }
 
+    /** A forked sample's: the same options and the prompt entries computed so far, nothing generated. */
+    synchronized RequestLogprobs forkBeforeFirstToken() {
+        RequestLogprobs fork = new RequestLogprobs(options);
+        fork.prompt.addAll(prompt);
+        return fork;
+    }
+
     public LogprobOptions options() {
         return options;
     }

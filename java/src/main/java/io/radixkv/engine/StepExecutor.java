@@ -19,6 +19,7 @@ final class StepExecutor implements EngineLoop.Work {
     private final ModelRunner runner;
     private final EngineCounters counters;
     private final TokenStreamer streamer;
+    private final SampleForks forks;
     private StepBreakdown lastStepEnd;
 
     StepExecutor(Scheduler scheduler, ModelRunner runner, EngineCounters counters, TokenStreamer streamer) {
@@ -26,6 +27,7 @@ final class StepExecutor implements EngineLoop.Work {
         this.runner = runner;
         this.counters = counters;
         this.streamer = streamer;
+        this.forks = new SampleForks(scheduler, streamer);
         this.lastStepEnd = breakdown();
     }
 
@@ -96,6 +98,7 @@ final class StepExecutor implements EngineLoop.Work {
                 lp.deliverPrompt(runner.promptRows(), i, e.seq()); // before the request's first token
             }
             if (e.needsLogits()) {
+                forks.forkAfterPrefill(e.seq(), row, now); // a prompt of n samples: the others start from its row
                 streamer.emit(e.seq(), row++, now, sampled, lp);
             }
         }

@@ -8,6 +8,8 @@ import io.radixkv.model.TokenCounts;
 import io.radixkv.sched.Scheduler;
 import io.radixkv.sched.Sequence;
 import io.radixkv.sched.StepPlan;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Arrays;
 import java.util.List;
@@ -136,6 +138,15 @@ final class TokenStreamer {
      * with its log-probabilities first where the request wants them ({@code lp}'s, or computed here).
      */
     void emit(Sequence s, int row, long now, int[] sampled, StepLogprobs lp) {
+        emit(s, row, now, sampled, row, lp);
+    }
+
+    /**
+     * {@link #emit(Sequence, int, long, int[], StepLogprobs)} with {@code s}'s token at
+     * {@code sampled[index]} (the forked samples of one prompt share its logits row:
+     * {@link #sampleRow}; their log-probabilities are computed here, {@code lp} null).
+     */
+    void emit(Sequence s, int row, long now, int[] sampled, int index, StepLogprobs lp) {
         if (s.status() == Sequence.Status.FINISHED) {
             return; // failed earlier in this step (its token mask or its log-probabilities)
         }
@@ -146,7 +157,7 @@ final class TokenStreamer {
             if (p != null && runner.hasFullLogits()) {
                 p.onLogits(s.id(), s.outputLength(), runner.logitsRow(row).toArray(ValueLayout.JAVA_FLOAT));
             }
-            token = sampled != null ? sampled[row]
+            token = sampled != null ? sampled[index]
                     : a.params().isArgmaxAt(s.outputLength()) && a.matcher() == null ? runner.argmax(row) // the model's, unmasked
                     : Sampler.sample(runner.logits(), row, runner.vocab(), a.params(), s.outputLength(), a.counts());
             if (a.logprobs() != null && a.logprobs().options().sampled()) {
@@ -178,6 +189,29 @@ final class TokenStreamer {
         }
     }
 
+    /**
+     * The first token of each of several samples from logits row {@code row} of the last forward
+     * pass, sample k with {@code params[k]}, drawn as {@link #sampleRows} draws a row of its own.
+     * Null where the pass produced only the argmax (greedy rows) or the sampling failed: then
+     * {@link #emit} samples each on its own.
+     */
+    int[] sampleRow(int row, SamplingParams[] params, TokenCounts[] counts) {
+        if (!runner.hasFullLogits()) {
+            return null;
+        }
+        long rowBytes = 4L * runner.vocab();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment rows = arena.allocate(rowBytes * params.length, 64);
+            for (int k = 0; k < params.length; k++) {
+                MemorySegment.copy(runner.logitsRow(row), 0, rows, k * rowBytes, rowBytes);
+            }
+            return Sampler.sampleRows(sampling, rows, runner.vocab(), params, new long[params.length], counts);
+        } catch (RuntimeException ex) {
+            LOG.debug("sampling the forked samples' first tokens failed ({}); sampling one by one", ex.toString());
+            return null;
+        }
+    }
+
     /** Completes the requests' futures, after publishing stats that already count them. */
     void complete(List<Sequence> done, long now) {
         if (done.isEmpty()) {
@@ -187,8 +221,12 @@ final class TokenStreamer {
         counters.publish();
         for (Sequence s : done) {
             RequestState a = (RequestState) s.attachment();
-            a.handle().complete(new RequestResult(s.id(), s.output(), s.finishReason(),
-                    EngineCounters.requestStats(s, now), s.error()));
+            RequestStats stats = EngineCounters.requestStats(s, now);
+            a.handle().complete(new RequestResult(s.id(), s.output(), s.finishReason(), stats, s.error()));
+            if (a.samples() != null && s.samples() > 1) {
+                // ended before its prompt was prefilled: the samples it still carried end with it
+                a.samples().completeUnforked(a.samples().n() - s.samples() + 1, s.finishReason(), stats, s.error());
+            }
         }
     }
 }

@@ -104,6 +104,11 @@ public record SamplingParams(int maxTokens, float temperature, float topP, long 
         return new SamplingParams(maxTokens, 0f, 1f, 0L, List.of());
     }
 
+    /** The same parameters with another seed (sample {@code i} of a request draws from seed + i). */
+    public SamplingParams withSeed(long newSeed) {
+        return new SamplingParams(maxTokens, temperature, topP, newSeed, stopTokenIds);
+    }
+
     public boolean isGreedy() {
         return temperature == 0f;
     }

@@ -24,6 +24,11 @@ import java.util.function.IntUnaryOperator;
  * the most recently freed page (LIFO). The free pages and this policy live in a
  * {@code FreePageIndex} (its class comment has the details).
  *
+ * <p><b>Shared private pages.</b> A PRIVATE page may be mapped by several sequences of one owner
+ * (the samples forked from one prompt share its pages): {@link #share} adds a reference, and
+ * {@link #free} drops one, returning the page to the pool only with its last reference. Such a
+ * page cannot go to the prefix cache ({@link #transferToCache} refuses it).
+ *
  * <p>When an allocation runs short, the allocator asks its {@linkplain #setReclaimer
  * reclaimer} (the engine wires radix-cache eviction here) once to free the shortfall, then
  * retries. Allocation is all-or-nothing: a failed call changes nothing.
@@ -50,6 +55,8 @@ public final class BlockAllocator {
     private final FreePageIndex freePages;
     private final byte[] state;
     private final int[] owner;
+    /** References to a PRIVATE page beyond the first ({@link #share}); 0 for every other page. */
+    private final int[] shares;
     private int privateCount;
     private int cachedCount;
     private IntUnaryOperator reclaimer;
@@ -75,6 +82,7 @@ public final class BlockAllocator {
         this.state = new byte[numPages];
         this.owner = new int[numPages];
         Arrays.fill(owner, NO_OWNER);
+        this.shares = new int[numPages];
     }
 
     /** Pages per free run (see the class comment). */
@@ -184,7 +192,28 @@ public final class BlockAllocator {
     }
 
     /**
-     * Returns a PRIVATE page to the free pool.
+     * Adds a reference to a PRIVATE page: another sequence of the same owner maps it, and it is
+     * freed only when every reference is dropped ({@link #free}).
+     *
+     * @throws IllegalStateException for a page that is not PRIVATE
+     */
+    public void share(int page) {
+        checkRange(page);
+        byte s = state[page];
+        if (s != PRIVATE) {
+            throw notPrivate(page, s, "share");
+        }
+        shares[page]++;
+    }
+
+    /** Sequences mapping a PRIVATE page (1 unless {@link #share}d); 0 for FREE and CACHED pages. */
+    public int references(int page) {
+        checkRange(page);
+        return state[page] == PRIVATE ? 1 + shares[page] : 0;
+    }
+
+    /**
+     * Drops a reference to a PRIVATE page; the last one returns it to the free pool.
      *
      * @throws IllegalArgumentException for an id outside {@code [0, numPages)}
      * @throws IllegalStateException for a FREE page (double free / never allocated) or a
@@ -196,17 +225,20 @@ public final class BlockAllocator {
         if (s != PRIVATE) {
             throw notPrivate(page, s, "free");
         }
+        if (shares[page] > 0) {
+            shares[page]--;
+            return;
+        }
         release(page);
         privateCount--;
     }
 
     /**
-     * Frees {@code pages[off .. off+len)}, all PRIVATE. All-or-nothing: every id is checked
-     * (range, state, duplicates within the list) before any is freed.
+     * {@link #free(int)} for {@code pages[off .. off+len)}, all PRIVATE. All-or-nothing: every id is
+     * checked (range, state, duplicates within the list) before any is freed.
      */
     public void free(int[] pages, int off, int len) {
-        releaseAll(pages, off, len, PRIVATE);
-        privateCount -= len;
+        privateCount -= releaseAll(pages, off, len, PRIVATE);
     }
 
     /** PRIVATE → CACHED: the prefix cache takes ownership; the owner is cleared. */
@@ -215,6 +247,10 @@ public final class BlockAllocator {
         byte s = state[page];
         if (s != PRIVATE) {
             throw notPrivate(page, s, "transfer to the cache");
+        }
+        if (shares[page] > 0) {
+            throw new IllegalStateException("cannot transfer page " + page + " to the cache: " + (1 + shares[page])
+                    + " sequences share it");
         }
         state[page] = CACHED;
         owner[page] = NO_OWNER;
@@ -236,16 +272,17 @@ public final class BlockAllocator {
 
     /** {@link #freeCached(int)} for {@code pages[off .. off+len)}; all are checked first. */
     public void freeCached(int[] pages, int off, int len) {
-        releaseAll(pages, off, len, CACHED);
-        cachedCount -= len;
+        int released = releaseAll(pages, off, len, CACHED);
+        cachedCount -= released;
     }
 
     /**
-     * Frees {@code pages[off .. off+len)}, which must all be in state {@code expected}.
+     * Frees {@code pages[off .. off+len)}, which must all be in state {@code expected}, and returns
+     * how many went back to the pool (a shared PRIVATE page only loses a reference).
      * All-or-nothing: every id is checked (range, state, duplicates within the list, found by
      * marking) before any is freed; on a bad id the marks are undone and nothing changes.
      */
-    private void releaseAll(int[] pages, int off, int len, byte expected) {
+    private int releaseAll(int[] pages, int off, int len, byte expected) {
         Objects.requireNonNull(pages, "pages");
         Objects.checkFromIndexSize(off, len, pages.length);
         int end = off + len;
@@ -269,9 +306,18 @@ public final class BlockAllocator {
             }
             state[page] = MARKED;
         }
+        int released = 0;
         for (int i = off; i < end; i++) {
-            release(pages[i]);
+            int page = pages[i];
+            if (shares[page] > 0) {
+                shares[page]--;
+                state[page] = expected;
+            } else {
+                release(page);
+                released++;
+            }
         }
+        return released;
     }
 
     public PageState stateOf(int page) {
@@ -408,6 +454,10 @@ public final class BlockAllocator {
                 case CACHED -> cached++;
                 default -> throw new IllegalStateException("page " + p + " has invalid state " + state[p]);
             }
+            if (state[p] != PRIVATE && shares[p] != 0) {
+                throw new IllegalStateException("page " + p + " is " + STATES[state[p]] + " but has " + shares[p]
+                        + " shared references");
+            }
             if (state[p] != PRIVATE && owner[p] != NO_OWNER) {
                 throw new IllegalStateException("page " + p + " is " + STATES[state[p]] + " but has owner " + owner[p]);
             }
@@ -441,6 +491,7 @@ public final class BlockAllocator {
     private void release(int page) {
         state[page] = FREE;
         owner[page] = NO_OWNER;
+        shares[page] = 0;
         freePages.add(page);
     }
 

@@ -4,9 +4,12 @@ import io.radixkv.kernels.BackendMemory;
 import io.radixkv.kernels.Checks;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.HostMemory;
+import io.radixkv.kernels.KvCacheKernels;
 import io.radixkv.kernels.KvCacheView;
 import io.radixkv.kernels.PagedKvLayout;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -105,6 +108,19 @@ public final class KvPool implements AutoCloseable {
         }
         long per = bytesPerPage(numLayers, dtype, pageSize, numKvHeads, headDim);
         return (int) Math.min(bytes / per, Integer.MAX_VALUE);
+    }
+
+    /** A {@link PageCopier} over these pools that runs {@code kernels}' page copy. */
+    public PageCopier copier(KvCacheKernels kernels) {
+        Objects.requireNonNull(kernels, "kernels");
+        return (from, to) -> {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment mapping = arena.allocate(ValueLayout.JAVA_LONG, 2);
+                mapping.setAtIndex(ValueLayout.JAVA_LONG, 0, from);
+                mapping.setAtIndex(ValueLayout.JAVA_LONG, 1, to);
+                kernels.copyBlocks(layers(), mapping, 1);
+            }
+        };
     }
 
     /** Bytes one page id occupies over all layers, K and V together. */

@@ -11,8 +11,9 @@ import java.util.function.IntSupplier;
  *
  * <p>Ownership: a page mapped by a sequence is either CACHED (owned by the
  * prefix cache, possibly mapped by many sequences, never freed here) or PRIVATE to exactly
- * this sequence (allocated with the sequence's owner id). {@link #release} frees exactly the
- * pages still PRIVATE. Every mutating call validates fully before changing anything, so a
+ * this sequence (allocated with the sequence's owner id), or shared by the sequences
+ * {@linkplain #fork forked} from it, which carry the same owner id. {@link #release} frees
+ * exactly the pages still PRIVATE (a shared one when its last sequence lets it go). Every mutating call validates fully before changing anything, so a
  * rejected or failed call leaves all state as it was.
  *
  * <p>Length vs capacity: {@link #length} is the number of tokens whose KV is (or is being)
@@ -30,8 +31,8 @@ public final class KvSequences implements AutoCloseable {
     private final int[] owner;
     /** Scratch for allocations (one row's worth), reused. */
     private final int[] scratch;
-    /** For {@link #checkInvariants()}: per page, the sequence whose row holds it as PRIVATE. */
-    private final int[] privateSeenBy;
+    /** For {@link #checkInvariants()}: per page, the rows that hold it as PRIVATE. */
+    private final int[] privateRows;
     /** For {@link #checkInvariants()}: per page, stamp of the last row that listed it. */
     private final int[] rowStamp;
     private int stamp;
@@ -56,7 +57,7 @@ public final class KvSequences implements AutoCloseable {
         this.owner = new int[maxSeqs];
         Arrays.fill(owner, BlockAllocator.NO_OWNER);
         this.scratch = new int[maxPagesPerSeq];
-        this.privateSeenBy = new int[allocator.numPages()];
+        this.privateRows = new int[allocator.numPages()];
         this.rowStamp = new int[allocator.numPages()];
     }
 
@@ -151,6 +152,35 @@ public final class KvSequences implements AutoCloseable {
         }
         table.append(seq, cachedPages, off, n);
         table.setLength(seq, (long) n * pageSize);
+    }
+
+    /**
+     * Maps the first {@code pages} pages of sequence {@code from} as the first pages of the empty
+     * sequence {@code to}, which must have the same owner (the samples of one request): CACHED
+     * pages as they are (the caller holds the cache's lock on them for {@code to}), PRIVATE ones
+     * {@linkplain BlockAllocator#share shared}. Sets the length to {@code pages * pageSize}.
+     *
+     * @throws IllegalStateException (nothing changed) if {@code to} holds pages or has another owner
+     */
+    public void share(int from, int to, int pages) {
+        int have = table.pageCount(from);
+        Objects.checkFromIndexSize(0, pages, have);
+        if (table.pageCount(to) != 0) {
+            throw new IllegalStateException("share into sequence " + to + " which already holds " + table.pageCount(to)
+                    + " pages");
+        }
+        if (owner[from] != owner[to]) {
+            throw new IllegalStateException("sequences " + from + " and " + to + " have different owners (" + owner[from]
+                    + ", " + owner[to] + "): only one owner's sequences share private pages");
+        }
+        table.copyRow(from, pages, scratch, 0);
+        for (int i = 0; i < pages; i++) {
+            if (allocator.isPrivate(scratch[i])) {
+                allocator.share(scratch[i]);
+            }
+        }
+        table.append(to, scratch, 0, pages);
+        table.setLength(to, (long) pages * pageSize);
     }
 
     /**
@@ -269,6 +299,7 @@ public final class KvSequences implements AutoCloseable {
         Objects.checkFromIndexSize(fromPageIdx, count, pages);
         for (int i = fromPageIdx; i < fromPageIdx + count; i++) {
             requireOwnPrivate(seq, i, table.pageAt(seq, i), "markCached");
+            requireUnshared(seq, i, table.pageAt(seq, i), "markCached");
         }
         for (int i = fromPageIdx; i < fromPageIdx + count; i++) {
             allocator.transferToCache(table.pageAt(seq, i));
@@ -285,6 +316,7 @@ public final class KvSequences implements AutoCloseable {
         Objects.checkIndex(pageIdx, pages);
         int old = table.pageAt(seq, pageIdx);
         requireOwnPrivate(seq, pageIdx, old, "replaceWithCached");
+        requireUnshared(seq, pageIdx, old, "replaceWithCached");
         allocator.stateOf(cachedPage); // range check
         if (!allocator.isCached(cachedPage)) {
             throw new IllegalStateException("replaceWithCached: page " + cachedPage + " is " + describe(cachedPage)
@@ -365,12 +397,12 @@ public final class KvSequences implements AutoCloseable {
     /**
      * Checks the allocator's invariants and the tables': every mapped page is allocated
      * (PRIVATE or CACHED), no row lists a page twice, lengths fit capacities, every PRIVATE
-     * page appears in exactly one row and carries that sequence's owner. O(numPages + mapped
+     * page appears in as many rows as it has references and carries those sequences' owner. O(numPages + mapped
      * pages), allocation-free. Throws IllegalStateException naming the first violation.
      */
     public void checkInvariants() {
         allocator.checkInvariants();
-        Arrays.fill(privateSeenBy, -1);
+        Arrays.fill(privateRows, 0);
         for (int seq = 0; seq < table.maxSeqs(); seq++) {
             if (!table.isActive(seq)) {
                 continue;
@@ -396,11 +428,7 @@ public final class KvSequences implements AutoCloseable {
                     throw new IllegalStateException("sequence " + seq + " maps page " + page + " which is FREE");
                 }
                 if (st == PageState.PRIVATE) {
-                    if (privateSeenBy[page] >= 0) {
-                        throw new IllegalStateException("PRIVATE page " + page + " is mapped by sequences "
-                                + privateSeenBy[page] + " and " + seq);
-                    }
-                    privateSeenBy[page] = seq;
+                    privateRows[page]++;
                     if (allocator.ownerOf(page) != owner[seq]) {
                         throw new IllegalStateException("PRIVATE page " + page + " of sequence " + seq + " has owner "
                                 + allocator.ownerOf(page) + ", expected " + owner[seq]);
@@ -409,9 +437,13 @@ public final class KvSequences implements AutoCloseable {
             }
         }
         for (int p = 0; p < allocator.numPages(); p++) {
-            if (allocator.isPrivate(p) && privateSeenBy[p] < 0) {
+            if (allocator.isPrivate(p) && privateRows[p] == 0) {
                 throw new IllegalStateException("PRIVATE page " + p + " (owner " + allocator.ownerOf(p)
                         + ") is mapped by no sequence (leaked)");
+            }
+            if (allocator.isPrivate(p) && privateRows[p] != allocator.references(p)) {
+                throw new IllegalStateException("PRIVATE page " + p + " is mapped by " + privateRows[p]
+                        + " sequences but has " + allocator.references(p) + " references");
             }
         }
     }
@@ -450,6 +482,13 @@ public final class KvSequences implements AutoCloseable {
         if (allocator.ownerOf(page) != owner[seq]) {
             throw new IllegalStateException(op + ": page " + page + " (index " + idx + " of sequence " + seq
                     + ") is PRIVATE to owner " + allocator.ownerOf(page) + ", not " + owner[seq]);
+        }
+    }
+
+    private void requireUnshared(int seq, int idx, int page, String op) {
+        if (allocator.references(page) > 1) {
+            throw new IllegalStateException(op + ": page " + page + " (index " + idx + " of sequence " + seq + ") is "
+                    + "shared by " + allocator.references(page) + " sequences");
         }
     }
 

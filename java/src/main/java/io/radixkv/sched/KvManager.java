@@ -3,6 +3,7 @@ package io.radixkv.sched;
 import io.radixkv.cache.NodeRef;
 import io.radixkv.paging.BlockAllocator;
 import io.radixkv.paging.KvSequences;
+import io.radixkv.paging.PageCopier;
 import java.util.Objects;
 
 /**
@@ -16,7 +17,10 @@ import java.util.Objects;
  *       (someone inserted it first) replaces our private duplicate, which is freed;</li>
  *   <li>exactly one locked node per sequence: the new node is locked before the old is
  *       unlocked;</li>
- *   <li>release: unlock, free exactly the private pages.</li>
+ *   <li>fork (the samples of one request): a new sequence maps the prompt's full pages of the
+ *       one that prefilled it (cached pages under the same cache lock, private ones by
+ *       reference) and gets a copy of its partial last page;</li>
+ *   <li>release: unlock, free exactly the private pages (a shared one with its last sequence).</li>
  * </ul>
  * Confined to the engine thread.
  */
@@ -28,6 +32,7 @@ public final class KvManager {
     private long reusedTokens;
     private long computedTokens;
     private long duplicatePagesDropped;
+    private PageCopier copier;
 
     public KvManager(KvSequences seqs, PrefixStore store) {
         this.seqs = Objects.requireNonNull(seqs, "seqs");
@@ -38,6 +43,11 @@ public final class KvManager {
             // out of free pages: evict unlocked cached pages before failing an allocation
             allocator.setReclaimer(store::evict);
         }
+    }
+
+    /** How a forked sequence gets its copy of a partial page; without one, forks need a page-aligned prompt. */
+    public void setPageCopier(PageCopier copier) {
+        this.copier = copier;
     }
 
     public KvSequences sequences() {
@@ -264,6 +274,62 @@ public final class KvManager {
         }
         store.unlock(s.lockedNode);
         s.lockedNode = ins.node();
+    }
+
+    /**
+     * Places {@code child}, a new sample of {@code parent} (see {@link Sequence#forkChild}), right
+     * after {@code parent}'s prompt was prefilled: the child maps the prompt's full pages of
+     * the parent (the same cached pages under a lock of its own on the parent's node, or the
+     * parent's private pages, shared) and a copy of its partial last page, and is then where the
+     * parent is: all of the prompt's KV written, the first token to sample. False (nothing
+     * changed) when that cannot be had now: no sequence slot, no page for the copy, no copier, or
+     * a full page that caching left private.
+     */
+    public boolean fork(Sequence parent, Sequence child) {
+        if (parent.status() != Sequence.Status.PREFILL || parent.kvLen != parent.prefillTarget || parent.slot < 0) {
+            throw new IllegalStateException("fork from " + parent + ", whose prompt is not prefilled");
+        }
+        if (child.status() != Sequence.Status.WAITING || child.slot >= 0 || ownerId(child) != ownerId(parent)) {
+            throw new IllegalStateException("fork into " + child + ", which is not a new sample of " + parent);
+        }
+        int len = parent.kvLen;
+        int full = len / pageSize;
+        boolean partial = len % pageSize != 0;
+        if (seqs.freeSlots() == 0 || (partial && copier == null)) {
+            return false;
+        }
+        for (int i = 0; caches(parent) && i < full; i++) {
+            if (!allocator.isCached(seqs.pageAt(parent.slot, i))) {
+                return false; // the parent inserts its prompt's full pages: a private one is not the cache's to lock
+            }
+        }
+        int slot = seqs.open(ownerId(child));
+        store.lock(parent.lockedNode);
+        boolean ok = false;
+        try {
+            seqs.share(parent.slot, slot, full);
+            if (partial) {
+                if (!seqs.reserve(slot, len)) {
+                    return false;
+                }
+                copier.copy(seqs.pageAt(parent.slot, full), seqs.pageAt(slot, full));
+            }
+            seqs.setLength(slot, len);
+            ok = true;
+        } finally {
+            if (!ok) {
+                seqs.release(slot);
+                store.unlock(parent.lockedNode);
+            }
+        }
+        child.slot = slot;
+        child.lockedNode = parent.lockedNode;
+        child.kvLen = len;
+        child.prefillTarget = len;
+        child.attemptTokens = parent.attemptTokens;
+        child.cacheKey = parent.cacheKey;
+        child.setStatus(Sequence.Status.PREFILL);
+        return true;
     }
 
     /** Makes room for the next decode token (lazy growth; may evict). False: out of pages. */

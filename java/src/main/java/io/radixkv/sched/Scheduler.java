@@ -27,6 +27,9 @@ import java.util.PriorityQueue;
  *   <li><b>Out of pages</b>: the allocator evicts cached pages first; if still short, the
  *       newest running request is preempted (pages released, requeued; its prefix stays
  *       cached so recompute is cheap).</li>
+ *   <li><b>Samples</b>: a request for n samples is one sequence until its prompt is
+ *       prefilled, then {@link #fork} makes n - 1 more that share the prompt's pages; admission
+ *       counts all n against {@code maxRunning} from the start (as vLLM counts each).</li>
  * </ul>
  * Confined to the engine thread.
  */
@@ -69,12 +72,17 @@ public final class Scheduler {
      * maxTokens - 1 tokens) must fit the pool, one sequence's page table and {@code maxSeqLen}.
      */
     public String whyNeverFits(Sequence s) {
+        if (s.samples() > config.maxRunning()) {
+            return "request " + s.id() + " asks for " + s.samples() + " samples but at most " + config.maxRunning()
+                    + " sequences run at once (maxRunning)";
+        }
         long finalKv = (long) s.promptLength() + s.maxTokens() - 1;
-        long pages = (finalKv + kv.pageSize() - 1) / kv.pageSize();
+        long pages = finalPages(s);
         if (pages > kv.numPages()) {
             return "request " + s.id() + " needs " + pages + " KV pages (prompt " + s.promptLength() + " + maxTokens "
-                    + s.maxTokens() + " - 1 tokens at page size " + kv.pageSize() + ") but the pool holds only "
-                    + kv.numPages() + " pages";
+                    + s.maxTokens() + " - 1 tokens at page size " + kv.pageSize()
+                    + (s.samples() > 1 ? ", " + s.samples() + " samples sharing the prompt's full pages" : "")
+                    + ") but the pool holds only " + kv.numPages() + " pages";
         }
         // the page table holds whole pages; the sequence limit (the model's positions) is exact
         long tableLimit = kv.sequences().maxTokensPerSeq();
@@ -190,9 +198,25 @@ public final class Scheduler {
     }
 
     private int futurePages(Sequence s) {
-        long finalKv = (long) s.promptLength() + s.maxTokens() - 1;
         int have = s.slot() >= 0 ? kv.sequences().pageCount(s.slot()) : kv.pagesFor(s.totalTokens());
-        return Math.max(0, kv.pagesFor(finalKv) - have);
+        return (int) Math.max(0, Math.min(finalPages(s) - have, Integer.MAX_VALUE));
+    }
+
+    /** Pages {@code s} holds at its end, with all its samples: the prompt's full pages once, the rest each. */
+    private long finalPages(Sequence s) {
+        long finalKv = (long) s.promptLength() + s.maxTokens() - 1;
+        long each = kv.pagesFor(finalKv);
+        long shared = s.samples() > 1 ? s.promptLength() / kv.pageSize() : 0;
+        return shared + s.samples() * (each - shared);
+    }
+
+    /** The sequences the running requests stand for (a request not yet forked counts all its samples). */
+    private int runningWeight() {
+        int w = 0;
+        for (Sequence s : running) {
+            w += s.samples();
+        }
+        return w;
     }
 
     private int reserveCap() {
@@ -210,8 +234,12 @@ public final class Scheduler {
         int admitted = 0;
         long reserve = decodeReservePages();
         int cap = reserveCap();
-        while (!waiting.isEmpty() && running.size() < config.maxRunning() && kv.sequences().freeSlots() > 0) {
+        int weight = runningWeight();
+        while (!waiting.isEmpty() && kv.sequences().freeSlots() > 0) {
             Sequence s = waiting.peek();
+            if (weight + s.samples() > config.maxRunning()) {
+                break; // FCFS: its samples wait for running ones to end
+            }
             int cost = kv.admissionCostPages(s);
             int own = futurePages(s);
             int capacity = kv.capacityPages();
@@ -232,6 +260,7 @@ public final class Scheduler {
             waiting.poll();
             insertRunning(s);
             reserve += own;
+            weight += s.samples();
             admitted++;
         }
         return admitted;
@@ -373,6 +402,28 @@ public final class Scheduler {
             i++;
         }
         return i;
+    }
+
+    /**
+     * After {@code parent}'s prompt was prefilled (its first token not yet sampled): a new sample
+     * of it with {@code id} and {@code attachment}. Returned running where the prompt's pages could
+     * be shared ({@link KvManager#fork}): PREFILL with the whole prompt's KV, its first token to
+     * be sampled from the parent's logits ({@link #onToken}); otherwise queued (WAITING) at the
+     * parent's place to prefill the prompt itself, which draws the same tokens. The parent stands
+     * for one sample less.
+     */
+    public Sequence fork(Sequence parent, String id, Object attachment) {
+        if (parent.samples() <= 1) {
+            throw new IllegalStateException("fork from " + parent + ", which has no samples left to fork");
+        }
+        Sequence child = parent.forkChild(id, attachment);
+        if (kv.fork(parent, child)) {
+            insertRunning(child);
+        } else {
+            waiting.add(child);
+        }
+        parent.forkedOne();
+        return child;
     }
 
     /** After a successful forward pass: the entry's KV is written. */

@@ -43,6 +43,8 @@ public final class Sequence {
     private int outputLen;
 
     private Status status = Status.WAITING;
+    /** The samples this sequence stands for: n until its prompt is prefilled and forked, then 1. */
+    private int samples = 1;
     /** KvSequences slot while admitted, else -1. */
     int slot = -1;
     /** Tokens whose KV is computed (or mapped from the cache) in the current attempt. */
@@ -143,6 +145,48 @@ public final class Sequence {
 
     public Object attachment() {
         return attachment;
+    }
+
+    /**
+     * The samples this sequence stands for: the request's {@code n} while its prompt is
+     * prefilled (admission counts each against {@code maxRunning}), 1 once it has been forked.
+     */
+    public int samples() {
+        return samples;
+    }
+
+    /**
+     * Asks for {@code n} samples of this request: after its prompt's prefill the scheduler forks
+     * {@code n - 1} more sequences that share the prompt's pages. Call before it is enqueued.
+     */
+    public void setSamples(int n) {
+        if (n < 1) {
+            throw new IllegalArgumentException("request " + id + ": samples must be positive, got " + n);
+        }
+        if (status != Status.WAITING || attempts > 0) {
+            throw new IllegalStateException("setSamples on " + this + ", which was already admitted");
+        }
+        this.samples = n;
+    }
+
+    /** One sample was forked from this sequence. */
+    void forkedOne() {
+        samples--;
+    }
+
+    /**
+     * A new sample of this request with {@code id} and {@code attachment}: the same prompt,
+     * limits, order (so the same page owner) and prompt statistics, no output. WAITING, no pages.
+     */
+    Sequence forkChild(String childId, Object childAttachment) {
+        Sequence c = new Sequence(order, childId, namespace, prompt, maxTokens, stopTokens, childAttachment,
+                submitNanos, usesPrefixCache);
+        c.firstAdmitNanos = firstAdmitNanos;
+        c.cachedPromptTokens = cachedPromptTokens;
+        c.computedPromptTokens = computedPromptTokens;
+        c.preemptions = preemptions;
+        c.attempts = attempts;
+        return c;
     }
 
     public int promptLength() {

@@ -114,10 +114,11 @@ final class CompletionService {
         try {
             JsonNode body = readJson(req);
             ParsedRequest pr = chat ? parser.chat(body) : parser.completion(body);
-            int n = pr.prompts().size();
+            int samples = MultiSample.parse(body, MultiSample.limit(engine));
+            int n = pr.prompts().size() * samples;
             admission.acquire(n);
             try {
-                List<Generation> gens = start(id, pr);
+                List<Generation> gens = start(id, pr, samples);
                 active.addAll(gens);
                 channel.ifPresent(activeChannels::add);
                 // a client that hangs up (or is cut off by a timeout) stops its prompts at once,
@@ -219,7 +220,8 @@ final class CompletionService {
         return ApiException.unavailable("request " + g.id() + " was aborted: the server is shutting down");
     }
 
-    private List<Generation> start(String id, ParsedRequest pr) {
+    /** One generation per choice, prompt-major: prompt p's sample i is choice p * samples + i. */
+    private List<Generation> start(String id, ParsedRequest pr, int samples) {
         List<Generation> gens = new ArrayList<>();
         try {
             for (int i = 0; i < pr.prompts().size(); i++) {
@@ -231,8 +233,13 @@ final class CompletionService {
                             + " (prompt + generated tokens, limited by maxSeqLen and the KV pool)");
                 }
                 int maxTokens = pr.maxTokens() > 0 ? pr.maxTokens() : contextLimit - prompt.length + 1;
-                gens.add(Generation.start(engine, id + "-" + i, prompt, pr, maxTokens, text, metrics::finished,
-                        tokenFault));
+                if (samples == 1) {
+                    gens.add(Generation.start(engine, id + "-" + i, prompt, pr, maxTokens, text, metrics::finished,
+                            tokenFault));
+                } else {
+                    gens.addAll(MultiSample.start(engine, id + "-" + i, prompt, pr, maxTokens, samples, text,
+                            metrics::finished, tokenFault));
+                }
             }
         } catch (RuntimeException e) {
             gens.forEach(g -> g.abort(0));

@@ -16,7 +16,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import java.util.function.IntConsumer;
 import java.util.function.IntPredicate;
+import java.util.function.Supplier;
 
 /**
  * One prompt on the engine, turned into text pieces. The engine thread only enqueues token
@@ -48,7 +51,7 @@ final class Generation {
     private static final int END = -1;
     private static final long CANCEL_WAIT_SECONDS = 30;
 
-    private final LinkedBlockingQueue<Integer> queue = new LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<Integer> queue;
     private final RequestHandle handle;
     private final int promptTokens;
     private final Set<Integer> stopIds;
@@ -59,23 +62,44 @@ final class Generation {
     private final boolean promptOnly;
     private boolean reported;
 
-    private Generation(Engine engine, GenerateRequest request, Set<Integer> stopIds, Detokenizer detok,
-                       StopStrings stops, boolean idsOnly, Listener listener, IntPredicate fault, boolean promptOnly) {
+    /**
+     * The generation of a submitted request's {@code handle}, whose listener feeds {@code queue}
+     * ({@link #feed}); {@code promptTokens} is what it reports as its prompt (0 for the further
+     * samples of one prompt, which counts once).
+     */
+    Generation(RequestHandle handle, LinkedBlockingQueue<Integer> queue, int promptTokens, Set<Integer> stopIds,
+               Detokenizer detok, StopStrings stops, boolean idsOnly, Listener listener, boolean promptOnly) {
         this.promptOnly = promptOnly;
-        this.promptTokens = request.promptTokens().length;
+        this.queue = queue;
+        this.handle = handle;
+        this.promptTokens = promptTokens;
         this.stopIds = stopIds;
         this.detok = detok;
         this.stops = stops;
         this.idsOnly = idsOnly;
         this.listener = listener;
-        RequestHandle h;
+        handle.result().whenComplete((r, t) -> queue.add(END));
+    }
+
+    /** A token listener that queues the tokens for {@link #run}, failing at a token {@code fault} picks (tests; may be null). */
+    static IntConsumer feed(LinkedBlockingQueue<Integer> queue, IntPredicate fault) {
+        return fault == null ? queue::add : t -> {
+            if (fault.test(t)) {
+                throw new IllegalStateException("injected fault at token " + t);
+            }
+            queue.add(t);
+        };
+    }
+
+    /**
+     * Submits through {@code submit} with the engine's refusals as API errors: a malformed request
+     * 400, an engine closed 503, one stopped after an internal error 500, a request that can never
+     * fit (REJECTED, {@code rejected(handle)}) 400 naming {@code max_tokens}.
+     */
+    static <T> T submit(Supplier<T> submit, Function<T, RequestHandle> rejected) {
+        T h;
         try {
-            h = engine.submit(request, fault == null ? queue::add : t -> {
-                if (fault.test(t)) {
-                    throw new IllegalStateException("injected fault at token " + t);
-                }
-                queue.add(t);
-            });
+            h = submit.get();
         } catch (IllegalArgumentException e) {
             throw ApiException.badRequest("prompt", e.getMessage());
         } catch (IllegalStateException e) {
@@ -85,14 +109,14 @@ final class Generation {
             }
             throw ApiException.internal(e.getMessage());
         }
-        this.handle = h;
-        if (h.isDone()) {
-            RequestResult r = h.result().join();
+        RequestHandle first = rejected.apply(h);
+        if (first.isDone()) {
+            RequestResult r = first.result().join();
             if (r.reason() == FinishReason.REJECTED) {
                 throw ApiException.badRequest("max_tokens", r.error());
             }
         }
-        h.result().whenComplete((r, t) -> queue.add(END));
+        return h;
     }
 
     /**
@@ -104,14 +128,25 @@ final class Generation {
      */
     static Generation start(Engine engine, String id, int[] prompt, ParsedRequest req, int maxTokens, TextModel text,
                             Listener listener, IntPredicate fault) {
-        Set<Integer> stopIds = stopIds(text, req);
+        GenerateRequest request = request(id, prompt, req, maxTokens, text);
+        LinkedBlockingQueue<Integer> queue = new LinkedBlockingQueue<>();
+        RequestHandle h = submit(() -> engine.submit(request, feed(queue, fault)), x -> x);
+        return of(h, queue, prompt, prompt.length, req, text, listener);
+    }
+
+    /** The engine request for one prompt of {@code req}. */
+    static GenerateRequest request(String id, int[] prompt, ParsedRequest req, int maxTokens, TextModel text) {
         SamplingParams p = req.sampling().params(maxTokens, req.temperature(), req.topP(), req.seed(),
-                List.copyOf(stopIds));
-        return new Generation(engine, new GenerateRequest(id, prompt, req.ns(), p, req.logprobs().engineOptions(),
-                req.grammar()),
-                Set.copyOf(stopIds), text.detokenizer(prompt, req.output().skipSpecialTokens()),
-                new StopStrings(req.stops(), req.output().includeStopString()), !text.hasTokenizer(), listener, fault,
-                req.logprobs().promptOnly());
+                List.copyOf(stopIds(text, req)));
+        return new GenerateRequest(id, prompt, req.ns(), p, req.logprobs().engineOptions(), req.grammar());
+    }
+
+    /** The generation of {@code handle}, a submitted request for {@code prompt}, with {@code req}'s output options. */
+    static Generation of(RequestHandle handle, LinkedBlockingQueue<Integer> queue, int[] prompt, int promptTokens,
+                         ParsedRequest req, TextModel text, Listener listener) {
+        return new Generation(handle, queue, promptTokens, Set.copyOf(stopIds(text, req)),
+                text.detokenizer(prompt, req.output().skipSpecialTokens()), new StopStrings(req.stops(),
+                req.output().includeStopString()), !text.hasTokenizer(), listener, req.logprobs().promptOnly());
     }
 
     /** The ids that end generation: the request's {@code stop_token_ids}, plus EOS unless {@code ignore_eos}. */
@@ -183,7 +218,8 @@ final class Generation {
                 case ERROR, REJECTED -> "error";
             };
             report(r, reason, generated);
-            return new Outcome(reason, promptTokens, generated, r.stats() == null ? 0 : r.stats().cachedPromptTokens(),
+            return new Outcome(reason, promptTokens, generated,
+                    r.stats() == null || promptTokens == 0 ? 0 : r.stats().cachedPromptTokens(),
                     all.toString(), r, reason.equals("error") ? r.error() : null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

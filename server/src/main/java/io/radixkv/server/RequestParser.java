@@ -14,7 +14,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * Validates request bodies against what radixkv supports, as vLLM's OpenAI server does: a field
- * whose meaning radixkv cannot honour ({@code n > 1}, tools, ...) is refused with a 400 that names it, and passes only at its neutral value;
+ * whose meaning radixkv cannot honour (tools, ...) is refused with a 400 that names it, and passes only at its neutral value;
  * a field that changes nothing here ({@code store}, {@code metadata}, {@code user},
  * {@code service_tier}, ... and any field neither OpenAI nor vLLM defines) is accepted and ignored,
  * with one log line per request naming the ignored fields. Known fields are type-checked.
@@ -221,11 +221,9 @@ final class RequestParser {
                 SamplingFields.parse(body, text, vocab, maxTokens), logprobs, structured.grammar(body));
     }
 
-    /** Model, n and the fields radixkv does not implement, shared by both endpoints. */
+    /** Model and the fields radixkv does not implement, shared by both endpoints ({@code n}: {@link MultiSample}). */
     private void common(JsonNode body) {
         model(body);
-        unsupportedUnless(body, "n", n -> n.isIntegralNumber() && n.asInt() == 1, "n > 1 is not supported");
-        unsupportedUnless(body, "best_of", n -> n.isIntegralNumber() && n.asInt() == 1, "best_of > 1 is not supported");
         unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tool calling is not supported");
         unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(), "function calling is not supported");
         unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),
