@@ -26,17 +26,20 @@ import org.junit.jupiter.api.io.TempDir;
  * the prompt it counts is the Hugging Face tokenizer's rendering of the same conversation.
  */
 class GgufServeTest {
-    private static final int HIDDEN = 64;
-    private static final int INTER = 128;
-    private static final int LAYERS = 2;
-    private static final int HEADS = 4;
-    private static final int KV_HEADS = 2;
-    private static final int HEAD_DIM = 16;
+    private static final int HIDDEN = TinyLlamaCheckpoint.HIDDEN;
+    private static final int INTER = TinyLlamaCheckpoint.INTER;
+    private static final int LAYERS = TinyLlamaCheckpoint.LAYERS;
+    private static final int HEADS = TinyLlamaCheckpoint.HEADS;
+    private static final int KV_HEADS = TinyLlamaCheckpoint.KV_HEADS;
+    private static final int HEAD_DIM = TinyLlamaCheckpoint.HEAD_DIM;
 
     @TempDir
     Path tmp;
 
-    /** A tiny llama GGUF (F16 matrices, F32 norms) with the fetched tokenizer {@code name}'s metadata. */
+    /**
+     * {@link TinyLlamaCheckpoint}'s shape as a llama GGUF (F16 matrices, F32 norms) with the fetched
+     * tokenizer {@code name}'s metadata.
+     */
     static Path tinyLlama(Path file, String name, String pre) throws IOException {
         Path dir = TinyLlamaCheckpoint.tokenizerDir(name);
         int vocab;
