@@ -57,46 +57,69 @@ final class GgufTokenizerJson {
 
     private GgufTokenizerJson() {}
 
+    /**
+     * Where each token goes: its tokenizer.json text ({@code keys}), whether it is in the model's
+     * vocabulary, an added token, and a special one.
+     */
+    private record Placement(String[] keys, BitSet inVocab, BitSet added, BitSet special) {}
+
     static Built build(GgufVocab v, String source) throws UnsupportedTokenizerException {
         boolean spm = v.model().equals("llama");
         if (!spm && !v.pre().equals("llama-bpe") && !v.pre().equals("qwen2")) {
             throw new UnsupportedTokenizerException(source + ": tokenizer.ggml.pre is '" + v.pre()
                     + "': only the 'llama-bpe' (Llama 3) and 'qwen2' (Qwen2, Qwen3) pre-tokenizers are rebuilt");
         }
+        Placement p = place(v, spm);
+        ObjectNode generation = F.objectNode();
+        ArrayNode stop = generation.putArray("eos_token_id");
+        stopIds(v).forEach(stop::add);
+        Map<String, Integer> addedIds = new HashMap<>();
+        for (int i = p.added().nextSetBit(0); i >= 0; i = p.added().nextSetBit(i + 1)) {
+            addedIds.put(p.keys()[i], i);
+        }
+        BitSet ids = (BitSet) p.inVocab().clone();
+        ids.or(p.added());
+        TokenizerFiles files = new TokenizerFiles(ids.cardinality(), ids.length() - 1, Map.copyOf(addedIds),
+                config(v, p.keys()), Optional.of(generation), Optional.empty());
+        return new Built(write(v, spm, p), files);
+    }
+
+    /**
+     * Control and unknown tokens (and the special ids) are special added tokens, user-defined ones
+     * non-special added tokens, unused ones nowhere; a SentencePiece vocabulary keeps every other
+     * token in the model too, as its tokenizer.json does.
+     */
+    private static Placement place(GgufVocab v, boolean spm) {
         int n = v.size();
         Set<Integer> forcedSpecial = new LinkedHashSet<>();
         for (OptionalInt id : List.of(v.bos(), v.eos(), v.unk(), v.pad(), v.eot(), v.eom())) {
             id.ifPresent(forcedSpecial::add);
         }
-        String[] keys = new String[n];
-        BitSet inVocab = new BitSet(n);
-        BitSet added = new BitSet(n);
-        BitSet special = new BitSet(n);
+        Placement p = new Placement(new String[n], new BitSet(n), new BitSet(n), new BitSet(n));
         for (int i = 0; i < n; i++) {
             int type = v.types()[i];
             String text = v.tokens().get(i);
             // GGUF converters store a SentencePiece user-defined token with its U+2581 as spaces.
-            keys[i] = spm && type == GgufVocab.USER_DEFINED ? text.replace(" ", SPIECE) : text;
-            boolean isAdded = type == GgufVocab.CONTROL || type == GgufVocab.USER_DEFINED || type == GgufVocab.UNKNOWN
-                    || forcedSpecial.contains(i);
+            p.keys()[i] = spm && type == GgufVocab.USER_DEFINED ? text.replace(" ", SPIECE) : text;
             if (type == GgufVocab.UNUSED && !forcedSpecial.contains(i)) {
                 continue;
             }
+            boolean isAdded = type == GgufVocab.CONTROL || type == GgufVocab.USER_DEFINED || type == GgufVocab.UNKNOWN
+                    || forcedSpecial.contains(i);
             if (isAdded) {
-                added.set(i);
-                if (type != GgufVocab.USER_DEFINED) {
-                    special.set(i);
-                }
+                p.added().set(i);
+                p.special().set(i, type != GgufVocab.USER_DEFINED);
             }
             if (spm || !isAdded) {
-                inVocab.set(i);
+                p.inVocab().set(i);
             }
         }
-        ObjectNode config = config(v, keys);
-        ObjectNode generation = F.objectNode();
-        ArrayNode stop = generation.putArray("eos_token_id");
-        stopIds(v).forEach(stop::add);
+        return p;
+    }
 
+    /** The tokenizer.json bytes, streamed: the vocabularies and merges run to tens of MB. */
+    private static byte[] write(GgufVocab v, boolean spm, Placement p) {
+        String[] keys = p.keys();
         ByteArrayOutputStream bytes = new ByteArrayOutputStream(1 << 20);
         try (JsonGenerator g = TokenizerFiles.JSON.createGenerator(bytes)) {
             g.writeStartObject();
@@ -104,7 +127,7 @@ final class GgufTokenizerJson {
             g.writeNullField("truncation");
             g.writeNullField("padding");
             g.writeArrayFieldStart("added_tokens");
-            for (int i = added.nextSetBit(0); i >= 0; i = added.nextSetBit(i + 1)) {
+            for (int i = p.added().nextSetBit(0); i >= 0; i = p.added().nextSetBit(i + 1)) {
                 g.writeStartObject();
                 g.writeNumberField("id", i);
                 g.writeStringField("content", keys[i]);
@@ -112,7 +135,7 @@ final class GgufTokenizerJson {
                 g.writeBooleanField("lstrip", false);
                 g.writeBooleanField("rstrip", false);
                 g.writeBooleanField("normalized", false);
-                g.writeBooleanField("special", special.get(i));
+                g.writeBooleanField("special", p.special().get(i));
                 g.writeEndObject();
             }
             g.writeEndArray();
@@ -138,12 +161,12 @@ final class GgufTokenizerJson {
             g.writeBooleanField("byte_fallback", spm);
             g.writeBooleanField("ignore_merges", v.pre().equals("llama-bpe"));
             g.writeObjectFieldStart("vocab");
-            for (int i = inVocab.nextSetBit(0); i >= 0; i = inVocab.nextSetBit(i + 1)) {
+            for (int i = p.inVocab().nextSetBit(0); i >= 0; i = p.inVocab().nextSetBit(i + 1)) {
                 g.writeNumberField(keys[i], i);
             }
             g.writeEndObject();
             g.writeArrayFieldStart("merges");
-            for (String[] m : spm ? SpmMerges.generate(v, keys, inVocab) : v.merges()) {
+            for (String[] m : spm ? SpmMerges.generate(v, keys, p.inVocab()) : v.merges()) {
                 g.writeStartArray();
                 g.writeString(m[0]);
                 g.writeString(m[1]);
@@ -155,15 +178,7 @@ final class GgufTokenizerJson {
         } catch (IOException e) {
             throw new IllegalStateException("writing to memory failed", e);
         }
-        Map<String, Integer> addedIds = new HashMap<>();
-        for (int i = added.nextSetBit(0); i >= 0; i = added.nextSetBit(i + 1)) {
-            addedIds.put(keys[i], i);
-        }
-        BitSet ids = (BitSet) inVocab.clone();
-        ids.or(added);
-        TokenizerFiles files = new TokenizerFiles(ids.cardinality(), ids.length() - 1, Map.copyOf(addedIds), config,
-                Optional.of(generation), Optional.empty());
-        return new Built(bytes.toByteArray(), files);
+        return bytes.toByteArray();
     }
 
     /** The eos, eot and eom ids and the tokens llama.cpp takes for an end of generation, in id order. */
