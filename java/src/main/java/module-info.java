@@ -10,7 +10,7 @@
  *
  * <p>Run with {@code --enable-native-access=io.radixkv}.
  */
-@SuppressWarnings("module") // the qualified export names io.radixkv.cli, built after this module
+@SuppressWarnings("module") // the qualified exports name io.radixkv.cli and .server, built after this module
 module io.radixkv {
     requires org.apache.logging.log4j;
     requires com.fasterxml.jackson.databind;
@@ -25,6 +25,8 @@ module io.radixkv {
     exports io.radixkv.sched;
     exports io.radixkv.engine;
     exports io.radixkv.checkpoint;
+    // the server rebuilds a GGUF file's tokenizer from its metadata
+    exports io.radixkv.checkpoint.gguf to io.radixkv.server;
     exports io.radixkv.model;
     exports io.radixkv.structured;
 }

@@ -9,7 +9,11 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.URI;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code radixkv serve} as a separate JVM (as the launcher runs it): it answers, and SIGTERM
@@ -44,6 +49,28 @@ class ServeCommandTest {
     void tokenizerDirectoryMustHoldTokenizerJson() {
         CliRun.of("serve", "--model", "tiny", "--tokenizer", "/nonexistent-tokenizer-dir")
                 .assertUsageError("invalid value for --tokenizer: '/nonexistent-tokenizer-dir' (no tokenizer.json in it)");
+    }
+
+    /**
+     * A .gguf whose vocabulary radixkv cannot rebuild fails before the engine starts, with the
+     * file, the reason and the way out (--tokenizer DIR) on one line.
+     */
+    @Test
+    void aGgufTokenizerThatCannotBeRebuiltIsRefused(@TempDir Path dir) throws IOException {
+        Path file = Files.write(dir.resolve("bert.gguf"), ggufWithOneString("tokenizer.ggml.model", "bert"));
+        CliRun r = CliRun.of("serve", "--model", file.toString(), "--backend", "cpu", "--port", "0", "--warmup", "off")
+                .assertFailure(file + ": tokenizer.ggml.model is 'bert'");
+        assertTrue(r.err().contains("--tokenizer DIR"), r.err());
+    }
+
+    /** A GGUF v3 header with no tensors and one string key (gguf.md's layout). */
+    private static byte[] ggufWithOneString(String key, String value) {
+        byte[] k = key.getBytes(StandardCharsets.UTF_8);
+        byte[] v = value.getBytes(StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(4 + 4 + 8 + 8 + 8 + k.length + 4 + 8 + v.length).order(ByteOrder.LITTLE_ENDIAN);
+        b.put("GGUF".getBytes(StandardCharsets.US_ASCII)).putInt(3).putLong(0).putLong(1);
+        b.putLong(k.length).put(k).putInt(8).putLong(v.length).put(v);
+        return b.array();
     }
 
     @Test

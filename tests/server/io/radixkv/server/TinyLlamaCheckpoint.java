@@ -21,12 +21,12 @@ import java.util.SplittableRandom;
  */
 final class TinyLlamaCheckpoint {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int HIDDEN = 64;
-    private static final int INTER = 128;
-    private static final int LAYERS = 2;
-    private static final int HEADS = 4;
-    private static final int KV_HEADS = 2;
-    private static final int HEAD_DIM = 16;
+    static final int HIDDEN = 64;
+    static final int INTER = 128;
+    static final int LAYERS = 2;
+    static final int HEADS = 4;
+    static final int KV_HEADS = 2;
+    static final int HEAD_DIM = 16;
 
     private TinyLlamaCheckpoint() {}
 

@@ -5,9 +5,11 @@ import io.radixkv.engine.EngineConfig;
 import io.radixkv.engine.EngineWarmup;
 import io.radixkv.kvtier.KvTierExtension;
 import io.radixkv.server.HttpLimits;
+import io.radixkv.server.ModelTokenizer;
 import io.radixkv.server.OpenAiServer;
 import io.radixkv.server.ServerConfig;
 import io.radixkv.text.HfTokenizer;
+import io.radixkv.text.UnsupportedTokenizerException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -39,8 +41,8 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--tokenizer", paramLabel = "DIR",
             description = "Directory with tokenizer.json (and tokenizer_config.json for the chat template) to serve text "
-                    + "with; default: the model directory's own. Needed to serve text from a .gguf file, as vLLM's "
-                    + "--tokenizer is.")
+                    + "with, as vLLM's --tokenizer; default: the model directory's own, or the tokenizer and chat "
+                    + "template rebuilt from a .gguf file's metadata.")
     Path tokenizerDir;
 
     @Option(names = "--host", paramLabel = "ADDR", defaultValue = "127.0.0.1",
@@ -194,9 +196,13 @@ final class ServeCommand implements Callable<Integer> {
         if (tokenizerDir != null && !Files.isRegularFile(tokenizerDir.resolve("tokenizer.json"))) {
             throw CliSupport.invalid(spec, "--tokenizer", "'" + tokenizerDir + "'", "no tokenizer.json in it");
         }
-        Path tokDir = tokenizerDir != null ? tokenizerDir : dir;
-        HfTokenizer tokenizer = tokenizerDir != null || isDir && Files.isRegularFile(dir.resolve("tokenizer.json"))
-                ? HfTokenizer.load(tokDir) : null;
+        HfTokenizer tokenizer;
+        try {
+            tokenizer = ModelTokenizer.load(v.model(), tokenizerDir).orElse(null);
+        } catch (UnsupportedTokenizerException e) {
+            throw new UnsupportedTokenizerException(e.getMessage()
+                    + " (--tokenizer DIR serves the model with its Hugging Face tokenizer files instead)");
+        }
         if (kvEventsReplay != null && kvEvents == null) {
             throw CliSupport.usage(spec, "--kv-events-replay needs --kv-events");
         }
@@ -233,7 +239,8 @@ final class ServeCommand implements Callable<Integer> {
             kvMetrics(server, kv);
         }
         if (tokenizer == null) {
-            out.println("radixkv serve: model '" + v.model() + "' has no tokenizer.json (--tokenizer DIR names one): prompts must be token ids");
+            out.println("radixkv serve: model '" + v.model() + "' has no tokenizer (tokenizer.json or GGUF tokenizer metadata; "
+                    + "--tokenizer DIR names one): prompts must be token ids");
         }
         out.println("radixkv serve: model '" + name + "' listening on " + server.baseUri() + " (Ctrl-C or SIGTERM stops it)");
         out.flush();

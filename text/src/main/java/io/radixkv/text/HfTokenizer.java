@@ -52,7 +52,8 @@ public final class HfTokenizer implements AutoCloseable {
     private final Set<Integer> stopIds;
     private final Optional<ChatTemplate> chatTemplate;
 
-    private HfTokenizer(HuggingFaceTokenizer nativeTokenizer, Path dir, TokenizerFiles files) throws IOException {
+    private HfTokenizer(HuggingFaceTokenizer nativeTokenizer, Path dir, TokenizerFiles files,
+            Optional<ChatTemplate> chatTemplate) {
         this.native_ = nativeTokenizer;
         this.dir = dir;
         this.files = files;
@@ -63,7 +64,7 @@ public final class HfTokenizer implements AutoCloseable {
         this.addBos = files.flag("add_bos_token").orElse(null);
         this.addEos = files.flag("add_eos_token").orElse(null);
         this.stopIds = Set.copyOf(combineStopIds());
-        this.chatTemplate = ChatTemplates.load(dir, files.config(), ChatTemplates.specialTokens(files));
+        this.chatTemplate = chatTemplate;
     }
 
     /**
@@ -77,17 +78,53 @@ public final class HfTokenizer implements AutoCloseable {
             throw new IOException("not a model directory: " + modelDir);
         }
         TokenizerFiles files = TokenizerFiles.read(modelDir);
-        HuggingFaceTokenizer tok;
+        Optional<ChatTemplate> template = ChatTemplates.load(modelDir, files.config(), ChatTemplates.specialTokens(files));
         try (InputStream in = Files.newInputStream(modelDir.resolve("tokenizer.json"))) {
+            return create(in, modelDir.resolve("tokenizer.json").toString(), modelDir, files, template);
+        }
+    }
+
+    /**
+     * Rebuilds the tokenizer and chat template of a GGUF file from its {@code tokenizer.*}
+     * metadata (values as the GGUF reader gives them: integers as Long, float32 as Float, arrays
+     * as List), as llama.cpp and transformers read them: a byte-level BPE ({@code gpt2} with the
+     * {@code llama-bpe} or {@code qwen2} pre-tokenizer) or SentencePiece ({@code llama}) vocabulary
+     * becomes the Hugging Face tokenizer.json those models ship, and {@code tokenizer.chat_template}
+     * the chat template. {@link #directory()} is then {@code file}.
+     *
+     * @throws UnsupportedTokenizerException when the vocabulary is of a kind radixkv does not
+     *     rebuild, or a key is missing or malformed; the message names the file and the reason
+     */
+    public static HfTokenizer fromGguf(Map<String, ?> metadata, Path file) throws IOException {
+        Objects.requireNonNull(metadata, "metadata");
+        Objects.requireNonNull(file, "file");
+        GgufTokenizerJson.Built built = GgufTokenizerJson.build(GgufVocab.read(metadata, file.toString()), file.toString());
+        TokenizerFiles files = built.files();
+        Optional<ChatTemplate> template = ChatTemplates.named(files.config().get("chat_template"), "default",
+                ChatTemplates.specialTokens(files));
+        return create(new java.io.ByteArrayInputStream(built.tokenizerJson()), "the tokenizer rebuilt from " + file, file,
+                files, template);
+    }
+
+    /** True when {@code metadata} describes a tokenizer ({@code tokenizer.ggml.model} is set and not "none"). */
+    public static boolean ggufHasTokenizer(Map<String, ?> metadata) {
+        Object model = metadata.get("tokenizer.ggml.model");
+        return model != null && !"none".equals(model) && !"no_vocab".equals(model);
+    }
+
+    private static HfTokenizer create(InputStream tokenizerJson, String what, Path source, TokenizerFiles files,
+            Optional<ChatTemplate> template) throws IOException {
+        HuggingFaceTokenizer tok;
+        try {
             // No truncation or padding: DJL's defaults (512 tokens) are for encoders, not LLM prompts.
-            tok = HuggingFaceTokenizer.newInstance(in,
+            tok = HuggingFaceTokenizer.newInstance(tokenizerJson,
                     Map.of("truncation", "false", "padding", "false", "addSpecialTokens", "true"));
         } catch (RuntimeException e) {
-            throw new IOException("cannot load " + modelDir.resolve("tokenizer.json") + ": " + e.getMessage(), e);
+            throw new IOException("cannot load " + what + ": " + e.getMessage(), e);
         }
         try {
-            return new HfTokenizer(tok, modelDir, files);
-        } catch (IOException | RuntimeException e) {
+            return new HfTokenizer(tok, source, files, template);
+        } catch (RuntimeException e) {
             tok.close();
             throw e;
         }
@@ -215,6 +252,7 @@ public final class HfTokenizer implements AutoCloseable {
         return ChatTemplate.of(source, ChatTemplates.specialTokens(files));
     }
 
+    /** The model directory, or the GGUF file, the tokenizer was loaded from. */
     public Path directory() {
         return dir;
     }
