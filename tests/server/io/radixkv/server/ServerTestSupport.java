@@ -146,4 +146,27 @@ final class ServerTestSupport implements AutoCloseable {
             engine.close();
         }
     }
+
+    /**
+     * Runs the test resource {@code openai-client/<script>} with node against this server (the
+     * official OpenAI client, installed by the test build) and returns the JSON it prints.
+     */
+    JsonNode runOpenAiClient(String script, String model) throws Exception {
+        java.nio.file.Path clientDir = java.nio.file.Path.of(System.getProperty("radixkv.openai.client",
+                "build/openai-client"));
+        assertTrue(java.nio.file.Files.isRegularFile(clientDir.resolve("node_modules/openai/package.json")),
+                "the test build installs the openai package (scripts/fetch-openai-client) into " + clientDir);
+        // ESM resolves 'openai' from the script's own directory
+        java.nio.file.Path copy = clientDir.resolve(script);
+        java.net.URL src = ServerTestSupport.class.getResource("/openai-client/" + script);
+        assertTrue(src != null, script + " is a test resource");
+        java.nio.file.Files.copy(java.nio.file.Path.of(src.toURI()), copy,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Process p = new ProcessBuilder("node", copy.toString(), server.baseUri().toString(), model).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS), "node finished");
+        assertEquals(0, p.exitValue(), "node failed: " + err + out);
+        return JSON.readTree(out);
+    }
 }

@@ -11,12 +11,8 @@ import io.radixkv.text.ChatMessage;
 import io.radixkv.text.HfTokenizer;
 import java.io.IOException;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -153,21 +149,7 @@ class TextServerTest {
 
     @Test
     void officialOpenAiClient() throws Exception {
-        Path clientDir = Path.of(System.getProperty("radixkv.openai.client", "build/openai-client"));
-        assertTrue(Files.isRegularFile(clientDir.resolve("node_modules/openai/package.json")),
-                "the test build installs the openai package (scripts/fetch-openai-client) into " + clientDir);
-        // ESM resolves 'openai' from the script's own directory
-        Path script = clientDir.resolve("smoke.mjs");
-        java.net.URL src = TextServerTest.class.getResource("/openai-client/smoke.mjs");
-        assertTrue(src != null, "smoke.mjs is a test resource");
-        Files.copy(Path.of(src.toURI()), script, StandardCopyOption.REPLACE_EXISTING);
-        Process p = new ProcessBuilder("node", script.toString(), t.server.baseUri().toString(), "tiny-llama")
-                .redirectErrorStream(false).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "node finished");
-        assertEquals(0, p.exitValue(), "node failed: " + err + out);
-        JsonNode r = ServerTestSupport.JSON.readTree(out);
+        JsonNode r = t.runOpenAiClient("smoke.mjs", "tiny-llama");
 
         JsonNode ours = post("/v1/completions", completion("Hello, my name is", 8));
         assertEquals(ours.get("choices").get(0).get("text").asText(), r.get("completion").get("text").asText());

@@ -50,7 +50,7 @@ final class CompletionService {
     private final java.util.Set<ClientChannel> activeChannels = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     CompletionService(Engine engine, TextModel text, Admission admission, ServerMetrics metrics, ObjectMapper json,
-                      String modelName, long maxRequestBytes) {
+                      String modelName, long maxRequestBytes, ChatOutputConfig chatOutput) {
         this.engine = engine;
         this.text = text;
         this.admission = admission;
@@ -59,7 +59,8 @@ final class CompletionService {
         this.modelName = modelName;
         this.strictJson = new StrictJson(json);
         this.maxRequestBytes = maxRequestBytes;
-        this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab(), admission);
+        this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab(), admission,
+                new ChatOutputs(chatOutput, engine.modelConfig().arch().modelType(), ToolConstraint.UNAVAILABLE));
         int maxSeqLen = engine.config().maxSeqLen() == 0 ? engine.modelConfig().maxPositions()
                 : engine.config().maxSeqLen();
         this.contextLimit = (int) Math.min(maxSeqLen, (long) engine.numPages() * engine.config().pageSize());
@@ -264,15 +265,16 @@ final class CompletionService {
             }
             ObjectNode c = choices.addObject();
             c.put("index", choices.size() - 1);
+            String finishReason = o.finishReason();
             if (pr.chat()) {
                 ObjectNode m = c.putObject("message");
                 m.put("role", "assistant");
-                m.put("content", o.text());
+                finishReason = pr.chatOutput().message(m, o.text(), finishReason);
             } else {
                 c.put("text", o.text());
             }
             c.putNull("logprobs");
-            c.put("finish_reason", o.finishReason());
+            c.put("finish_reason", finishReason);
             ArrayNode tids = c.putArray("token_ids");
             ids.forEach(tids::add);
         }
@@ -338,12 +340,39 @@ final class CompletionService {
             ObjectNode delta = json.createObjectNode().put("role", "assistant").put("content", "");
             emit(sink, chunk(id, pr, created, index, delta, null, null));
         }
-        Generation.Outcome o = g.run((piece, tokenIds) -> emit(sink, chunk(id, pr, created, index,
-                pr.chat() ? json.createObjectNode().put("content", piece) : null, piece, tokenIds)));
+        ChatOutput.Stream out = pr.chatOutput().stream();
+        // token ids of pieces whose text a parser holds back go out with the next chunk
+        List<Integer> heldIds = new ArrayList<>();
+        Generation.Outcome o = g.run((piece, tokenIds) -> {
+            if (!pr.chat()) {
+                emit(sink, chunk(id, pr, created, index, null, piece, tokenIds));
+                return;
+            }
+            for (int t : tokenIds) {
+                heldIds.add(t);
+            }
+            for (ObjectNode delta : out.deltas(piece)) {
+                emit(sink, chunk(id, pr, created, index, delta, piece, takeIds(heldIds)));
+            }
+        });
         if (!o.finishReason().equals("error") && !o.finishReason().equals("abort")) {
-            emit(sink, finalChunk(id, pr, created, index, o.finishReason()));
+            for (ObjectNode delta : pr.chat() ? out.finish() : List.<ObjectNode>of()) {
+                emit(sink, chunk(id, pr, created, index, delta, "", takeIds(heldIds)));
+            }
+            ObjectNode last = finalChunk(id, pr, created, index, out.finishReason(o.finishReason()));
+            if (!heldIds.isEmpty()) {
+                ArrayNode a = ((ObjectNode) last.get("choices").get(0)).putArray("token_ids");
+                heldIds.forEach(a::add);
+            }
+            emit(sink, last);
         }
         return o;
+    }
+
+    private static int[] takeIds(List<Integer> held) {
+        int[] ids = held.stream().mapToInt(Integer::intValue).toArray();
+        held.clear();
+        return ids;
     }
 
     private static Generation.Outcome outcome(Future<Generation.Outcome> f) {

@@ -12,10 +12,11 @@ import java.util.List;
  * @param stopTokenIds extra stop token ids (vLLM's {@code stop_token_ids}), besides the model's EOS
  * @param ns cache namespace ({@code cache_salt}): tenants never share prefix pages
  * @param output how generated tokens become text (vLLM's output options)
+ * @param chatOutput how a chat response reads the text (tool calls, reasoning); plain for completions
  */
 record ParsedRequest(boolean chat, List<int[]> prompts, int maxTokens, float temperature, float topP, long seed,
                      List<String> stops, List<Integer> stopTokenIds, boolean stream, boolean includeUsage,
-                     Namespace ns, Output output) {
+                     Namespace ns, Output output, ChatOutput chatOutput) {
     /**
      * vLLM's output options.
      *

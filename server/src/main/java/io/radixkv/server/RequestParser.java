@@ -14,7 +14,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * Validates request bodies against what radixkv supports, as vLLM's OpenAI server does: a field
- * whose meaning radixkv cannot honour ({@code n > 1}, {@code logprobs}, tools, penalties,
+ * whose meaning radixkv cannot honour ({@code n > 1}, {@code logprobs}, penalties,
  * {@code top_k}, ...) is refused with a 400 that names it, and passes only at its neutral value;
  * a field that changes nothing here ({@code store}, {@code metadata}, {@code user},
  * {@code service_tier}, ... and any field neither OpenAI nor vLLM defines) is accepted and ignored,
@@ -52,12 +52,20 @@ final class RequestParser {
     private final String servedModelName;
     private final int vocab;
     private final Admission admission;
+    private final ChatOutputs chatOutputs;
 
     RequestParser(TextModel text, String servedModelName, int vocab, Admission admission) {
+        this(text, servedModelName, vocab, admission,
+                new ChatOutputs(ChatOutputConfig.DEFAULT, "", ToolConstraint.UNAVAILABLE));
+    }
+
+    /** @param chatOutputs how chat outputs are read (tool calls, reasoning) */
+    RequestParser(TextModel text, String servedModelName, int vocab, Admission admission, ChatOutputs chatOutputs) {
         this.text = text;
         this.servedModelName = servedModelName;
         this.vocab = vocab;
         this.admission = admission;
+        this.chatOutputs = chatOutputs;
     }
 
     ParsedRequest completion(JsonNode body) {
@@ -66,6 +74,11 @@ final class RequestParser {
         common(body);
         unsupportedUnless(body, "suffix", n -> n.isTextual() && n.asText().isEmpty(), "suffix is not supported");
         unsupportedUnless(body, "logprobs", n -> false, "log probabilities are not returned");
+        // tools are a chat feature; without tools parallel_tool_calls changes nothing
+        unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tools need /v1/chat/completions");
+        unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),
+                "tools need /v1/chat/completions");
+        bool(body, "parallel_tool_calls", true);
         boolean addSpecial = bool(body, "add_special_tokens", true);
         JsonNode p = body.get("prompt");
         if (p == null || p.isNull()) {
@@ -99,7 +112,8 @@ final class RequestParser {
                     + "array of those, got " + (p.isArray() ? "an empty array" : kind(p)));
         }
         int maxTokens = maxTokens(body, "max_tokens");
-        return build(body, false, prompts, maxTokens == 0 ? COMPLETION_DEFAULT_MAX_TOKENS : maxTokens);
+        return build(body, false, prompts, maxTokens == 0 ? COMPLETION_DEFAULT_MAX_TOKENS : maxTokens,
+                ChatOutput.PLAIN);
     }
 
     ParsedRequest chat(JsonNode body) {
@@ -107,15 +121,17 @@ final class RequestParser {
         checkFields(body, CHAT, "/v1/chat/completions");
         common(body);
         unsupportedUnless(body, "logprobs", n -> n.isBoolean() && !n.asBoolean(), "log probabilities are not returned");
-        int[] ids = ChatPrompt.ids(text, body);
+        ToolRequest tools = ToolRequest.parse(body);
+        ChatPrompt.Rendered prompt = ChatPrompt.render(text, body, tools.rendered(chatOutputs.excludeToolsWhenNone()));
+        ChatOutput output = chatOutputs.of(body, tools, prompt.text());
         int maxTokens = maxTokens(body, "max_completion_tokens");
         if (maxTokens == 0) {
             maxTokens = maxTokens(body, "max_tokens");
         }
-        return build(body, true, List.of(ids), maxTokens);
+        return build(body, true, List.of(prompt.ids()), maxTokens, output);
     }
 
-    private ParsedRequest build(JsonNode body, boolean chat, List<int[]> prompts, int maxTokens) {
+    private ParsedRequest build(JsonNode body, boolean chat, List<int[]> prompts, int maxTokens, ChatOutput chatOutput) {
         float temperature = (float) number(body, "temperature", 1.0);
         if (!(temperature >= 0f && temperature <= 2f)) {
             throw ApiException.badRequest("temperature", "'temperature' must be in [0, 2], got " + temperature);
@@ -212,7 +228,7 @@ final class RequestParser {
         unsupportedUnless(body, "spaces_between_special_tokens", n -> n.isBoolean() && n.asBoolean(),
                 "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
-                ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial));
+                ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial), chatOutput);
     }
 
     /** Model, n and the sampling fields radixkv does not implement, shared by both endpoints. */
@@ -223,14 +239,10 @@ final class RequestParser {
         unsupportedUnless(body, "echo", n -> n.isBoolean() && !n.asBoolean(), "echoing the prompt is not supported");
         unsupportedUnless(body, "top_logprobs", n -> n.isIntegralNumber() && n.asInt() == 0,
                 "log probabilities are not returned");
-        unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tool calling is not supported");
-        unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(), "function calling is not supported");
-        unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),
-                "tool calling is not supported");
+        unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(),
+                "function calling is not supported (use tools)");
         unsupportedUnless(body, "function_call", n -> n.isTextual() && n.asText().equals("none"),
-                "function calling is not supported");
-        // without tools it changes nothing (the tools check above refused any non-empty list)
-        bool(body, "parallel_tool_calls", true);
+                "function calling is not supported (use tools)");
         unsupportedUnless(body, "response_format", n -> n.isObject() && n.path("type").asText("").equals("text"),
                 "structured output (response_format) is not supported");
         unsupportedUnless(body, "presence_penalty", n -> n.isNumber() && n.asDouble() == 0.0,
