@@ -63,23 +63,8 @@ final class PythonicToolParser implements ToolCallParser {
         List<ToolCall> calls() {
             expect('[');
             List<ToolCall> calls = new ArrayList<>();
-            space();
-            if (peek() == ']') {
-                k++;
-                return calls;
-            }
-            while (true) {
-                calls.add(call());
-                space();
-                char c = next();
-                if (c == ']') {
-                    return calls;
-                }
-                if (c != ',') {
-                    throw error("expected ',' or ']'");
-                }
-                space();
-            }
+            items(']', () -> calls.add(call()));
+            return calls;
         }
 
         private ToolCall call() {
@@ -87,22 +72,13 @@ final class PythonicToolParser implements ToolCallParser {
             space();
             expect('(');
             Map<String, Object> args = new LinkedHashMap<>();
-            space();
-            while (peek() != ')') {
+            items(')', () -> {
                 String key = identifier();
                 space();
                 expect('=');
                 space();
                 args.put(key, value());
-                space();
-                if (peek() == ',') {
-                    k++;
-                    space();
-                } else if (peek() != ')') {
-                    throw error("expected ',' or ')'");
-                }
-            }
-            k++;
+            });
             return new ToolCall(name, PyJson.dumps(args));
         }
 
@@ -113,41 +89,21 @@ final class PythonicToolParser implements ToolCallParser {
             } else if (c == '[') {
                 k++;
                 List<Object> list = new ArrayList<>();
-                space();
-                while (peek() != ']') {
-                    list.add(value());
-                    space();
-                    if (peek() == ',') {
-                        k++;
-                        space();
-                    } else if (peek() != ']') {
-                        throw error("expected ',' or ']'");
-                    }
-                }
-                k++;
+                items(']', () -> list.add(value()));
                 return list;
             } else if (c == '{') {
                 k++;
                 Map<String, Object> map = new LinkedHashMap<>();
-                space();
-                while (peek() != '}') {
+                items('}', () -> {
                     Object key = value();
-                    if (!(key instanceof String) && !(key instanceof Number) && !(key instanceof Boolean) && key != null) {
+                    if (key instanceof List<?> || key instanceof Map<?, ?>) {
                         throw error("dict keys must be literals");
                     }
                     space();
                     expect(':');
                     space();
                     map.put(String.valueOf(key), value());
-                    space();
-                    if (peek() == ',') {
-                        k++;
-                        space();
-                    } else if (peek() != '}') {
-                        throw error("expected ',' or '}'");
-                    }
-                }
-                k++;
+                });
                 return map;
             } else if (c == '-' || c == '.' || Character.isDigit(c)) {
                 return number();
@@ -159,6 +115,22 @@ final class PythonicToolParser implements ToolCallParser {
                 case "None" -> null;
                 default -> throw error("'" + word + "' is not a literal");
             };
+        }
+
+        /** Comma-separated items up to {@code close} (a trailing comma allowed), which is consumed. */
+        private void items(char close, Runnable item) {
+            space();
+            while (peek() != close) {
+                item.run();
+                space();
+                if (peek() == ',') {
+                    k++;
+                    space();
+                } else if (peek() != close) {
+                    throw error("expected ',' or '" + close + "'");
+                }
+            }
+            k++;
         }
 
         private Object number() {
