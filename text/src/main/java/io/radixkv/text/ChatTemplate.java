@@ -87,6 +87,10 @@ public final class ChatTemplate {
         Objects.requireNonNull(messages, "messages");
         Objects.requireNonNull(extraContext, "extraContext");
         Map<String, Object> context = new HashMap<>(specialTokens);
+        // Jinja2 globals: a template may test them ({% if strftime_now is defined %}, Llama 3.x);
+        // calls still go to the registered functions
+        context.put("strftime_now", TransformersJinja.GLOBAL);
+        context.put("raise_exception", TransformersJinja.GLOBAL);
         context.put("messages", messages);
         context.put("tools", tools);
         context.put("documents", null);

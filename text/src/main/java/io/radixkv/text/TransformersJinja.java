@@ -26,6 +26,8 @@ import jinjava.javax.el.CompositeELResolver;
 final class TransformersJinja {
 
     static final Jinjava ENGINE = create();
+    /** What the names of the template functions hold as variables, so {@code is defined} sees them. */
+    static final String GLOBAL = "<built-in function>";
 
     private TransformersJinja() {}
 
