@@ -13,7 +13,10 @@ tokenizer's special-token map and any extra kwargs of the case.
 Run with Debian's python3-jinja2:  /usr/bin/python3 scripts/text/gen-chat-renderings.py
 Writes chat/<tokenizer>/<case>.txt, or <case>.error with the message for a case the
 template refuses; likewise chat/snippets/<name>.txt for the small templates of
-chat/snippets.json that exercise the Python behaviour the real templates rely on.
+chat/snippets.json that exercise the Python behaviour the real templates rely on, and
+chat/tools/<template>/<case>.txt for the conversations with tools and tool calls of
+chat/tool-cases.json (tools=<the case's tools>, messages as vLLM hands them to the template:
+tool-call arguments as dicts), over the tool-calling templates of TOOL_TEMPLATES.
 """
 import json
 import os
@@ -28,6 +31,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 DATA = os.path.join(ROOT, "build", "test-data")
 OUT = os.path.join(ROOT, "tests", "text", "resources", "io", "radixkv", "text", "chat")
 TOKENIZERS = ["llama3_1", "qwen3", "gemma3"]
+# template name -> (where its source is, the tokenizer whose special tokens it gets)
+TOOL_TEMPLATES = {"qwen3": (None, "qwen3"),
+                  "llama3_1_json": ("templates/llama3_1_json.jinja", "llama3_1"),
+                  "gemma3_pythonic": ("templates/gemma3_pythonic.jinja", "gemma3")}
+# the Llama template prints today's date unless it is given one
+TOOL_EXTRA = {"date_string": "26 Jul 2024"}
 SPECIAL_KEYS = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
                 "mask_token", "additional_special_tokens"]
 
@@ -101,6 +110,27 @@ def main():
             path, body = base + ".error", str(e)
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(body)
+    tool_cases = json.load(open(os.path.join(OUT, "tool-cases.json"), encoding="utf-8"))
+    for name, (source, tokenizer) in TOOL_TEMPLATES.items():
+        config = json.load(open(os.path.join(DATA, tokenizer, "tokenizer_config.json"), encoding="utf-8"))
+        text = (config["chat_template"] if source is None
+                else open(os.path.join(OUT, source), encoding="utf-8").read())
+        template = compile_template(text)
+        os.makedirs(os.path.join(OUT, "tools", name), exist_ok=True)
+        for case in tool_cases:
+            base = os.path.join(OUT, "tools", name, case["name"])
+            for stale in (base + ".txt", base + ".error"):
+                if os.path.exists(stale):
+                    os.remove(stale)
+            try:
+                body = template.render(messages=case["messages"], tools=case["tools"], documents=None,
+                                       add_generation_prompt=case["add_generation_prompt"],
+                                       **special_tokens_map(config), **TOOL_EXTRA)
+                path = base + ".txt"
+            except jinja2.exceptions.TemplateError as e:
+                path, body = base + ".error", str(e)
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(body)
     print("jinja2", jinja2.__version__, "wrote", OUT, file=sys.stderr)
 
 

@@ -1,6 +1,7 @@
 /**
  * radixkv text: Hugging Face tokenizers (through DJL), incremental detokenization for
- * streaming, and chat templates (through Jinjava) rendered as transformers renders them.
+ * streaming, chat templates (through Jinjava) rendered as transformers renders them, and the
+ * tool calls and reasoning in a chat model's output read as vLLM reads them.
  * Independent of the engine module {@code io.radixkv}.
  */
 module io.radixkv.text {
@@ -15,6 +16,7 @@ module io.radixkv.text {
     requires org.apache.commons.lang3;
 
     exports io.radixkv.text;
+    exports io.radixkv.text.output;
     // Jinjava calls the template functions (raise_exception, strftime_now) reflectively.
     opens io.radixkv.text to jinjava;
 }

@@ -46,6 +46,14 @@ class ServeCommandTest {
     }
 
     @Test
+    void toolAndReasoningParsersMustBeKnown() {
+        CliRun.of("serve", "--model", "tiny", "--tool-call-parser", "mistral")
+                .assertUsageError("unknown tool call parser 'mistral' (hermes, llama3_json, pythonic)");
+        CliRun.of("serve", "--model", "tiny", "--reasoning-parser", "deepseek_r1")
+                .assertUsageError("unknown reasoning parser 'deepseek_r1' (qwen3)");
+    }
+
+    @Test
     void tokenizerDirectoryMustHoldTokenizerJson() {
         CliRun.of("serve", "--model", "tiny", "--tokenizer", "/nonexistent-tokenizer-dir")
                 .assertUsageError("invalid value for --tokenizer: '/nonexistent-tokenizer-dir' (no tokenizer.json in it)");

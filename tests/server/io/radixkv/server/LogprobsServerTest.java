@@ -398,7 +398,7 @@ class LogprobsServerTest {
                 new double[] {-0.5, Double.NaN});
         ParsedRequest pr = new ParsedRequest(false, List.of(new int[] {1, 3}), 1, 0f, 1f, 0, List.of(), List.of(),
                 false, false, io.radixkv.cache.Namespace.DEFAULT, new ParsedRequest.Output(false, false, true),
-                SamplingFields.NONE, new LogprobsRequest(2, true, false), null);
+                SamplingFields.NONE, new LogprobsRequest(2, true, false), null, ChatOutput.PLAIN);
         JsonNode out = f.choice(pr, new int[] {1, 3}, List.of(lp), new int[] {3}, List.of(lp), 0);
         String s = ServerTestSupport.JSON.writeValueAsString(out);
         assertNoNonFinite(s);

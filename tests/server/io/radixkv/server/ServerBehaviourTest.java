@@ -234,7 +234,7 @@ class ServerBehaviourTest {
         assertError(t.post("/v1/completions", "{\"prompt\":[1],\"stream_options\":{\"include_usage\":true}}"), 400,
                 "stream_options");
         assertError(t.post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
-                + "\"tools\":[{\"type\":\"function\"}]}"), 400, "tools");
+                + "\"tools\":[{\"type\":\"function\"}]}"), 400, "tools[0].function");
         assertError(t.post("/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"), 400,
                 "messages"); // a preset has no tokenizer
         // neutral values of unsupported fields pass

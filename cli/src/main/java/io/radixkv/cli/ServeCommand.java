@@ -4,6 +4,7 @@ import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
 import io.radixkv.engine.EngineWarmup;
 import io.radixkv.kvtier.KvTierExtension;
+import io.radixkv.server.ChatOutputConfig;
 import io.radixkv.server.HttpLimits;
 import io.radixkv.server.ModelTokenizer;
 import io.radixkv.server.OpenAiServer;
@@ -64,6 +65,23 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--trust-request-chat-template",
             description = "Let requests bring their own chat_template (Jinja rendered by the server; off by default, as in vLLM).")
     boolean trustRequestChatTemplate;
+
+    @Option(names = "--tool-call-parser", paramLabel = "NAME",
+            description = "How chat outputs are read for tool calls: hermes, llama3_json or pythonic (vLLM's names; "
+                    + "default: the model family's, Llama llama3_json, Qwen hermes, Gemma 3 pythonic).")
+    String toolCallParser;
+
+    @Option(names = "--enable-auto-tool-choice",
+            description = "Serve tool_choice \"auto\", the default of requests with tools (as vLLM's flag).")
+    boolean enableAutoToolChoice;
+
+    @Option(names = "--exclude-tools-when-tool-choice-none",
+            description = "With tool_choice \"none\" the chat template gets no tools (by default it gets them).")
+    boolean excludeToolsWhenToolChoiceNone;
+
+    @Option(names = "--reasoning-parser", paramLabel = "NAME",
+            description = "Split the model's thinking into reasoning_content: qwen3 (vLLM's name).")
+    String reasoningParser;
 
     @Option(names = "--max-waiting", paramLabel = "N", defaultValue = "256",
             description = "Requests that may wait beyond the running ones before new ones get 429 (default ${DEFAULT-VALUE}).")
@@ -184,7 +202,8 @@ final class ServeCommand implements Callable<Integer> {
         EngineConfig ec;
         try {
             sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace), limits, metricsPrefix,
-                    trustRequestChatTemplate);
+                    trustRequestChatTemplate, new ChatOutputConfig(toolCallParser, enableAutoToolChoice,
+                    excludeToolsWhenToolChoiceNone, reasoningParser));
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
                     .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)

@@ -4,7 +4,6 @@ import static io.radixkv.server.RequestParser.bool;
 import static io.radixkv.server.RequestParser.kind;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.radixkv.text.ChatMessage;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -16,20 +15,31 @@ import java.util.StringJoiner;
 /**
  * A conversation turned into prompt token ids, as vLLM renders it: {@code messages} (text
  * content, parts joined with newlines), {@code add_generation_prompt}, {@code continue_final_message},
- * the request's own {@code chat_template} and its {@code chat_template_kwargs}. Shared by
- * chat completions and {@code /tokenize}.
+ * the request's own {@code chat_template} and its {@code chat_template_kwargs}; with {@code tools},
+ * assistant {@code tool_calls} (their JSON {@code arguments} parsed into objects, as vLLM hands
+ * them to templates) and {@code tool} messages' {@code tool_call_id}. Shared by chat completions
+ * and {@code /tokenize}.
  */
 final class ChatPrompt {
     private ChatPrompt() {
     }
 
-    /** The prompt ids of {@code body}'s conversation; 400 naming the field it cannot use. */
+    /** A rendered conversation: the prompt text and its ids. */
+    record Rendered(String text, int[] ids) {
+    }
+
+    /** The prompt ids of {@code body}'s conversation, its tools included; 400 naming the field it cannot use. */
     static int[] ids(TextModel text, JsonNode body) {
+        return render(text, body, ToolRequest.parse(body).rendered(false)).ids();
+    }
+
+    /** {@code body}'s conversation rendered with {@code tools} (null: none); 400 naming the field it cannot use. */
+    static Rendered render(TextModel text, JsonNode body, List<Map<String, Object>> tools) {
         JsonNode msgs = body.get("messages");
         if (msgs == null || !msgs.isArray() || msgs.isEmpty()) {
             throw ApiException.badRequest("messages", "'messages' must be a non-empty array");
         }
-        List<ChatMessage> messages = new ArrayList<>();
+        List<Map<String, Object>> messages = new ArrayList<>();
         for (int i = 0; i < msgs.size(); i++) {
             messages.add(message(msgs.get(i), "messages[" + i + "]"));
         }
@@ -54,20 +64,19 @@ final class ChatPrompt {
         if (tpl != null && !tpl.isNull() && (!tpl.isTextual() || tpl.asText().isBlank())) {
             throw ApiException.badRequest("chat_template", "'chat_template' must be a non-empty Jinja string");
         }
-        String rendered = text.renderChat(messages, new TextModel.ChatOptions(addGen, continueFinal,
+        String rendered = text.renderChat(messages, tools, new TextModel.ChatOptions(addGen, continueFinal,
                 tpl == null || tpl.isNull() ? null : tpl.asText(), extra));
         // the rendered prompt already holds the BOS text
-        int[] ids = text.encode(rendered, false, "messages");
-        return ids;
+        return new Rendered(rendered, text.encode(rendered, false, "messages"));
     }
 
-    private static ChatMessage message(JsonNode m, String param) {
+    private static Map<String, Object> message(JsonNode m, String param) {
         if (m == null || !m.isObject()) {
             throw ApiException.badRequest(param, "'" + param + "' must be an object with 'role' and 'content'");
         }
         for (Iterator<String> it = m.fieldNames(); it.hasNext(); ) {
             String f = it.next();
-            if (!f.equals("role") && !f.equals("content") && !f.equals("name")) {
+            if (!List.of("role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content").contains(f)) {
                 throw ApiException.badRequest(param + "." + f, "'" + param + "." + f + "' is not supported");
             }
         }
@@ -98,10 +107,15 @@ final class ChatPrompt {
             throw ApiException.badRequest(param + ".content", "'" + param
                     + ".content' must be a string or an array of text parts, got " + kind(c));
         }
-        return new ChatMessage(role.asText(), content);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("role", role.asText());
+        out.put("content", content);
+        ChatToolMessages.addToolFields(m, role.asText(), param, out);
+        return out;
     }
 
-    private static Object plain(JsonNode n) {
+    /** A JSON value as the template sees it: strings, longs, doubles, booleans, null, lists and maps in key order. */
+    static Object plain(JsonNode n) {
         if (n.isTextual()) {
             return n.asText();
         } else if (n.isBoolean()) {

@@ -51,7 +51,7 @@ final class CompletionService {
     private final java.util.Set<ClientChannel> activeChannels = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     CompletionService(Engine engine, TextModel text, Admission admission, ServerMetrics metrics, ObjectMapper json,
-                      String modelName, long maxRequestBytes) {
+                      String modelName, long maxRequestBytes, ChatOutputConfig chatOutput) {
         this.engine = engine;
         this.text = text;
         this.admission = admission;
@@ -61,7 +61,8 @@ final class CompletionService {
         this.strictJson = new StrictJson(json);
         this.logprobs = new LogprobsFormat(json, text);
         this.maxRequestBytes = maxRequestBytes;
-        this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab(), admission);
+        this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab(), admission,
+                new ChatOutputs(chatOutput, engine.modelConfig().arch().modelType(), ToolConstraint.UNAVAILABLE));
         int maxSeqLen = engine.config().maxSeqLen() == 0 ? engine.modelConfig().maxPositions()
                 : engine.config().maxSeqLen();
         this.contextLimit = (int) Math.min(maxSeqLen, (long) engine.numPages() * engine.config().pageSize());
@@ -278,16 +279,17 @@ final class CompletionService {
             ObjectNode c = choices.addObject();
             c.put("index", choices.size() - 1);
             int[] echo = pr.logprobs().echo() ? pr.prompts().get(choices.size() - 1) : null;
+            String finishReason = o.finishReason();
             if (pr.chat()) {
                 ObjectNode m = c.putObject("message");
                 m.put("role", "assistant");
-                m.put("content", o.text());
+                finishReason = pr.chatOutput().message(m, o.text(), finishReason);
             } else {
                 c.put("text", (echo == null ? "" : logprobs.promptText(echo, pr)) + o.text());
             }
             c.set("logprobs", logprobs.choice(pr, echo, g.promptLogprobs(),
                     ids.stream().mapToInt(Integer::intValue).toArray(), lps, 0));
-            c.put("finish_reason", o.finishReason());
+            c.put("finish_reason", finishReason);
             ArrayNode tids = c.putArray("token_ids");
             ids.forEach(tids::add);
         }
@@ -354,15 +356,49 @@ final class CompletionService {
             emit(sink, chunk(id, pr, created, index, delta, null, null));
         }
         LogprobsFormat.Stream lp = logprobs.stream(pr, index, g);
-        Generation.Outcome o = g.run((piece, tokenIds, tokenLogprobs) -> emit(sink,
-                logprobsChunk(id, pr, created, index, lp.next(piece, tokenIds, tokenLogprobs), tokenIds)));
+        ChatOutput.Stream out = pr.chatOutput().stream();
+        // token ids (and chat log-probabilities) of pieces whose text a parser holds back go out
+        // with the next chunk
+        List<Integer> heldIds = new ArrayList<>();
+        ArrayNode heldLogprobs = json.createArrayNode();
+        Generation.Outcome o = g.run((piece, tokenIds, tokenLogprobs) -> {
+            if (!pr.chat()) {
+                emit(sink, logprobsChunk(id, pr, created, index, lp.next(piece, tokenIds, tokenLogprobs), tokenIds));
+                return;
+            }
+            for (int t : tokenIds) {
+                heldIds.add(t);
+            }
+            JsonNode part = lp.next(piece, tokenIds, tokenLogprobs).logprobs();
+            if (part.has("content")) {
+                heldLogprobs.addAll((ArrayNode) part.get("content"));
+            }
+            for (ObjectNode delta : out.deltas(piece)) {
+                emit(sink, withLogprobs(chunk(id, pr, created, index, delta, piece, takeIds(heldIds)), pr, heldLogprobs));
+            }
+        });
         if (!o.finishReason().equals("error") && !o.finishReason().equals("abort")) {
-            if (lp.echoPending()) { // nothing generated was streamed (max_tokens 0): the prompt alone
+            if (!pr.chat() && lp.echoPending()) { // nothing generated was streamed (max_tokens 0): the prompt alone
                 emit(sink, logprobsChunk(id, pr, created, index, lp.next("", new int[0], List.of()), new int[0]));
             }
-            emit(sink, finalChunk(id, pr, created, index, o.finishReason()));
+            for (ObjectNode delta : pr.chat() ? out.finish() : List.<ObjectNode>of()) {
+                emit(sink, withLogprobs(chunk(id, pr, created, index, delta, "", takeIds(heldIds)), pr, heldLogprobs));
+            }
+            ObjectNode last = withLogprobs(finalChunk(id, pr, created, index, out.finishReason(o.finishReason())), pr,
+                    heldLogprobs);
+            if (!heldIds.isEmpty()) {
+                ArrayNode a = ((ObjectNode) last.get("choices").get(0)).putArray("token_ids");
+                heldIds.forEach(a::add);
+            }
+            emit(sink, last);
         }
         return o;
+    }
+
+    private static int[] takeIds(List<Integer> held) {
+        int[] ids = held.stream().mapToInt(Integer::intValue).toArray();
+        held.clear();
+        return ids;
     }
 
     private static Generation.Outcome outcome(Future<Generation.Outcome> f) {
@@ -385,6 +421,15 @@ final class CompletionService {
         ObjectNode c = chunk(id, pr, created, index,
                 pr.chat() ? json.createObjectNode().put("content", part.text()) : null, part.text(), tokenIds);
         ((ObjectNode) c.get("choices").get(0)).set("logprobs", part.logprobs());
+        return c;
+    }
+
+    /** {@code c} with the chat log-probabilities held so far (then cleared), where the request wants them. */
+    private ObjectNode withLogprobs(ObjectNode c, ParsedRequest pr, ArrayNode held) {
+        if (pr.chat() && pr.logprobs().wanted() && !held.isEmpty()) {
+            ((ObjectNode) c.get("choices").get(0)).putObject("logprobs").set("content", held.deepCopy());
+            held.removeAll();
+        }
         return c;
     }
 

@@ -58,7 +58,7 @@ public final class OpenAiServer implements AutoCloseable {
         this.metrics = new ServerMetrics(name, config.metricsPrefix(), engine::snapshot);
         HttpLimits limits = config.limits();
         this.completions = new CompletionService(engine, text, admission, metrics, json, name,
-                limits.maxRequestBytes());
+                limits.maxRequestBytes(), config.chatOutput());
         this.tokens = new TokenizeService(completions, text, json);
         this.connections = new GuardedHttp1(Http1Config.builder().build(), limits.keepAliveTimeout(),
                 limits.readTimeout(), limits.writeTimeout());

@@ -17,10 +17,12 @@ import java.util.List;
  *     logit_bias, min_tokens)
  * @param logprobs the log-probabilities and echo asked for ({@link LogprobsRequest#NONE}: none)
  * @param grammar the structured output every generated text must match, or null
+ * @param chatOutput how a chat response reads the text (tool calls, reasoning); plain for completions
  */
 record ParsedRequest(boolean chat, List<int[]> prompts, int maxTokens, float temperature, float topP, long seed,
                      List<String> stops, List<Integer> stopTokenIds, boolean stream, boolean includeUsage,
-                     Namespace ns, Output output, SamplingFields sampling, LogprobsRequest logprobs, Grammar grammar) {
+                     Namespace ns, Output output, SamplingFields sampling, LogprobsRequest logprobs, Grammar grammar,
+                     ChatOutput chatOutput) {
     /**
      * vLLM's output options.
      *

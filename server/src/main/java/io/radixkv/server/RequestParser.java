@@ -14,7 +14,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * Validates request bodies against what radixkv supports, as vLLM's OpenAI server does: a field
- * whose meaning radixkv cannot honour (tools, ...) is refused with a 400 that names it, and passes only at its neutral value;
+ * whose meaning radixkv cannot honour (beam search, {@code suffix}, ...) is refused with a 400 that names it, and passes only at its neutral value;
  * a field that changes nothing here ({@code store}, {@code metadata}, {@code user},
  * {@code service_tier}, ... and any field neither OpenAI nor vLLM defines) is accepted and ignored,
  * with one log line per request naming the ignored fields. Known fields are type-checked.
@@ -52,13 +52,21 @@ final class RequestParser {
     private final int vocab;
     private final Admission admission;
     private final StructuredOutputFields structured;
+    private final ChatOutputs chatOutputs;
 
     RequestParser(TextModel text, String servedModelName, int vocab, Admission admission) {
+        this(text, servedModelName, vocab, admission,
+                new ChatOutputs(ChatOutputConfig.DEFAULT, "", ToolConstraint.UNAVAILABLE));
+    }
+
+    /** @param chatOutputs how chat outputs are read (tool calls, reasoning) */
+    RequestParser(TextModel text, String servedModelName, int vocab, Admission admission, ChatOutputs chatOutputs) {
         this.structured = new StructuredOutputFields(text, vocab);
         this.text = text;
         this.servedModelName = servedModelName;
         this.vocab = vocab;
         this.admission = admission;
+        this.chatOutputs = chatOutputs;
     }
 
     ParsedRequest completion(JsonNode body) {
@@ -69,6 +77,11 @@ final class RequestParser {
         unsupportedUnless(body, "top_logprobs", n -> n.isIntegralNumber() && n.asInt() == 0,
                 "completions take 'logprobs': k");
         LogprobsRequest logprobs = LogprobsRequest.completion(body);
+        // tools are a chat feature; without tools parallel_tool_calls changes nothing
+        unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tools need /v1/chat/completions");
+        unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),
+                "tools need /v1/chat/completions");
+        bool(body, "parallel_tool_calls", true);
         boolean addSpecial = bool(body, "add_special_tokens", true);
         JsonNode p = body.get("prompt");
         if (p == null || p.isNull()) {
@@ -103,7 +116,8 @@ final class RequestParser {
         }
         // echo with max_tokens 0: one token is computed, none returned (LogprobsRequest)
         int maxTokens = logprobs.promptOnly() ? 1 : maxTokens(body, "max_tokens");
-        return build(body, false, prompts, maxTokens == 0 ? COMPLETION_DEFAULT_MAX_TOKENS : maxTokens, logprobs);
+        return build(body, false, prompts, maxTokens == 0 ? COMPLETION_DEFAULT_MAX_TOKENS : maxTokens, logprobs,
+                ChatOutput.PLAIN);
     }
 
     ParsedRequest chat(JsonNode body) {
@@ -111,16 +125,18 @@ final class RequestParser {
         checkFields(body, CHAT, "/v1/chat/completions");
         common(body);
         LogprobsRequest logprobs = LogprobsRequest.chat(body);
-        int[] ids = ChatPrompt.ids(text, body);
+        ToolRequest tools = ToolRequest.parse(body);
+        ChatPrompt.Rendered prompt = ChatPrompt.render(text, body, tools.rendered(chatOutputs.excludeToolsWhenNone()));
+        ChatOutput output = chatOutputs.of(body, tools, prompt.text());
         int maxTokens = maxTokens(body, "max_completion_tokens");
         if (maxTokens == 0) {
             maxTokens = maxTokens(body, "max_tokens");
         }
-        return build(body, true, List.of(ids), maxTokens, logprobs);
+        return build(body, true, List.of(prompt.ids()), maxTokens, logprobs, output);
     }
 
     private ParsedRequest build(JsonNode body, boolean chat, List<int[]> prompts, int maxTokens,
-                                LogprobsRequest logprobs) {
+                                LogprobsRequest logprobs, ChatOutput chatOutput) {
         float temperature = (float) number(body, "temperature", 1.0);
         if (!(temperature >= 0f && temperature <= 2f)) {
             throw ApiException.badRequest("temperature", "'temperature' must be in [0, 2], got " + temperature);
@@ -218,20 +234,16 @@ final class RequestParser {
                 "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
                 ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial),
-                SamplingFields.parse(body, text, vocab, maxTokens), logprobs, structured.grammar(body));
+                SamplingFields.parse(body, text, vocab, maxTokens), logprobs, structured.grammar(body), chatOutput);
     }
 
     /** Model and the fields radixkv does not implement, shared by both endpoints ({@code n}: {@link MultiSample}). */
     private void common(JsonNode body) {
         model(body);
-        unsupportedUnless(body, "tools", n -> n.isArray() && n.isEmpty(), "tool calling is not supported");
-        unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(), "function calling is not supported");
-        unsupportedUnless(body, "tool_choice", n -> n.isTextual() && n.asText().equals("none"),
-                "tool calling is not supported");
+        unsupportedUnless(body, "functions", n -> n.isArray() && n.isEmpty(),
+                "function calling is not supported (use tools)");
         unsupportedUnless(body, "function_call", n -> n.isTextual() && n.asText().equals("none"),
-                "function calling is not supported");
-        // without tools it changes nothing (the tools check above refused any non-empty list)
-        bool(body, "parallel_tool_calls", true);
+                "function calling is not supported (use tools)");
         unsupportedUnless(body, "use_beam_search", n -> n.isBoolean() && !n.asBoolean(),
                 "beam search is not supported");
         for (String f : VLLM_UNSUPPORTED) {

@@ -17,9 +17,11 @@ import java.util.Objects;
  *     makes them vLLM's names)
  * @param trustRequestChatTemplate whether a request may bring its own {@code chat_template}: off by
  *     default, as in vLLM, because the server then renders client-written Jinja
+ * @param chatOutput how chat responses read tool calls and reasoning out of the text
  */
 public record ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace,
-                           HttpLimits limits, String metricsPrefix, boolean trustRequestChatTemplate) {
+                           HttpLimits limits, String metricsPrefix, boolean trustRequestChatTemplate,
+                           ChatOutputConfig chatOutput) {
     /** The default {@link #metricsPrefix}. */
     public static final String DEFAULT_METRICS_PREFIX = "radixkv";
 
@@ -39,6 +41,7 @@ public record ServerConfig(String host, int port, String servedModelName, int ma
             throw new IllegalArgumentException("shutdownGrace must not be negative, got " + shutdownGrace);
         }
         Objects.requireNonNull(limits, "limits");
+        Objects.requireNonNull(chatOutput, "chatOutput");
         if (metricsPrefix == null || !metricsPrefix.matches("[a-zA-Z_][a-zA-Z0-9_]*")) {
             throw new IllegalArgumentException("metricsPrefix must be a Prometheus name ([a-zA-Z_][a-zA-Z0-9_]*), got "
                     + metricsPrefix);
@@ -48,7 +51,8 @@ public record ServerConfig(String host, int port, String servedModelName, int ma
     /** With the {@link #DEFAULT_METRICS_PREFIX}. */
     public ServerConfig(String host, int port, String servedModelName, int maxWaiting, Duration shutdownGrace,
                         HttpLimits limits) {
-        this(host, port, servedModelName, maxWaiting, shutdownGrace, limits, DEFAULT_METRICS_PREFIX, false);
+        this(host, port, servedModelName, maxWaiting, shutdownGrace, limits, DEFAULT_METRICS_PREFIX, false,
+                ChatOutputConfig.DEFAULT);
     }
 
     /** With {@link HttpLimits#DEFAULT}. */
@@ -62,22 +66,27 @@ public record ServerConfig(String host, int port, String servedModelName, int ma
     }
 
     public ServerConfig withMaxWaiting(int n) {
-        return new ServerConfig(host, port, servedModelName, n, shutdownGrace, limits, metricsPrefix, trustRequestChatTemplate);
+        return new ServerConfig(host, port, servedModelName, n, shutdownGrace, limits, metricsPrefix, trustRequestChatTemplate, chatOutput);
     }
 
     public ServerConfig withShutdownGrace(Duration d) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, d, limits, metricsPrefix, trustRequestChatTemplate);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, d, limits, metricsPrefix, trustRequestChatTemplate, chatOutput);
     }
 
     public ServerConfig withLimits(HttpLimits l) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, l, metricsPrefix, trustRequestChatTemplate);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, l, metricsPrefix, trustRequestChatTemplate, chatOutput);
     }
 
     public ServerConfig withMetricsPrefix(String p) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, p, trustRequestChatTemplate);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, p, trustRequestChatTemplate, chatOutput);
     }
 
     public ServerConfig withTrustRequestChatTemplate(boolean trust) {
-        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, metricsPrefix, trust);
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, metricsPrefix, trust, chatOutput);
+    }
+
+    public ServerConfig withChatOutput(ChatOutputConfig c) {
+        return new ServerConfig(host, port, servedModelName, maxWaiting, shutdownGrace, limits, metricsPrefix,
+                trustRequestChatTemplate, c);
     }
 }

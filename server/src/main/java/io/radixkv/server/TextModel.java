@@ -1,6 +1,5 @@
 package io.radixkv.server;
 
-import io.radixkv.text.ChatMessage;
 import io.radixkv.text.ChatTemplate;
 import io.radixkv.text.HfTokenizer;
 import io.radixkv.text.IncrementalDetokenizer;
@@ -53,8 +52,11 @@ final class TextModel {
     record ChatOptions(boolean addGenerationPrompt, boolean continueFinal, String template, Map<String, Object> kwargs) {
     }
 
-    /** Renders chat messages through the request's or the model's template. */
-    String renderChat(List<ChatMessage> messages, ChatOptions o) {
+    /**
+     * Renders chat messages (transformers' message dicts) and {@code tools} (null: none) through
+     * the request's or the model's template.
+     */
+    String renderChat(List<Map<String, Object>> messages, List<Map<String, Object>> tools, ChatOptions o) {
         requireTokenizer("messages", "chat messages");
         if (o.template() != null && !requestTemplates) {
             throw ApiException.badRequest("chat_template", "this server does not render a request's own "
@@ -69,7 +71,7 @@ final class TextModel {
         }
         String rendered;
         try {
-            rendered = t.get().render(messages, o.addGenerationPrompt() && !o.continueFinal(), o.kwargs());
+            rendered = t.get().render(messages, tools, o.addGenerationPrompt() && !o.continueFinal(), o.kwargs());
         } catch (RuntimeException e) {
             String param = o.template() != null ? "chat_template" : "messages";
             throw ApiException.badRequest(param, "the chat template refused these messages: " + e.getMessage());
@@ -78,7 +80,7 @@ final class TextModel {
             return rendered;
         }
         // as transformers' continue_final_message: cut after the final message's content
-        String last = messages.getLast().content().strip();
+        String last = String.valueOf(messages.getLast().get("content")).strip();
         int at = last.isEmpty() ? -1 : rendered.lastIndexOf(last);
         if (at < 0) {
             throw ApiException.badRequest("continue_final_message",

@@ -26,7 +26,7 @@ final class TokenizeService {
 
     /**
      * {@code {model?, prompt, add_special_tokens?}} (default true) or {@code {model?, messages,
-     * add_generation_prompt?, continue_final_message?, chat_template?, chat_template_kwargs?}}
+     * add_generation_prompt?, continue_final_message?, chat_template?, chat_template_kwargs?, tools?}}
      * to {@code {count, max_model_len, tokens}}.
      */
     void tokenize(ServerRequest req, ServerResponse res) {

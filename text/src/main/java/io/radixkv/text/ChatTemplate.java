@@ -13,7 +13,8 @@ import java.util.Objects;
 /**
  * A model's Jinja chat template, rendered as transformers' {@code apply_chat_template}
  * renders it (see {@link TransformersJinja}): the context holds {@code messages} (a list of
- * {role, content} maps), {@code tools} and {@code documents} (None), {@code add_generation_prompt},
+ * message maps), {@code tools} (a list of tool maps, or None), {@code documents} (None),
+ * {@code add_generation_prompt},
  * the tokenizer's special tokens ({@code bos_token}, {@code eos_token}, ...) and any extra
  * variables (e.g. {@code enable_thinking}).
  *
@@ -57,7 +58,6 @@ public final class ChatTemplate {
      */
     public String render(List<ChatMessage> messages, boolean addGenerationPrompt, Map<String, Object> extraContext) {
         Objects.requireNonNull(messages, "messages");
-        Objects.requireNonNull(extraContext, "extraContext");
         List<Map<String, Object>> msgs = new ArrayList<>(messages.size());
         for (int i = 0; i < messages.size(); i++) {
             ChatMessage m = messages.get(i);
@@ -69,9 +69,30 @@ public final class ChatTemplate {
             map.put("content", m.content());
             msgs.add(map);
         }
+        return render(msgs, null, addGenerationPrompt, extraContext);
+    }
+
+    /**
+     * Renders a conversation given as transformers' message dicts, with tool definitions:
+     * {@code messages} are maps such as {role, content}, {role: assistant, content,
+     * tool_calls: [{id, type, function: {name, arguments}}]} or {role: tool, content,
+     * tool_call_id} (values: strings, numbers, booleans, null, lists and maps, passed to the
+     * template as they are); {@code tools} is the template's {@code tools} variable (a list of
+     * {type: function, function: {name, description, parameters}} maps), or null for none.
+     *
+     * @throws ChatTemplateException when the template refuses the conversation or fails to render
+     */
+    public String render(List<Map<String, Object>> messages, List<Map<String, Object>> tools,
+                         boolean addGenerationPrompt, Map<String, Object> extraContext) {
+        Objects.requireNonNull(messages, "messages");
+        Objects.requireNonNull(extraContext, "extraContext");
         Map<String, Object> context = new HashMap<>(specialTokens);
-        context.put("messages", msgs);
-        context.put("tools", null);
+        // Jinja2 globals: a template may test them ({% if strftime_now is defined %}, Llama 3.x);
+        // calls still go to the registered functions
+        context.put("strftime_now", TransformersJinja.GLOBAL);
+        context.put("raise_exception", TransformersJinja.GLOBAL);
+        context.put("messages", messages);
+        context.put("tools", tools);
         context.put("documents", null);
         context.put("add_generation_prompt", addGenerationPrompt);
         context.putAll(extraContext);

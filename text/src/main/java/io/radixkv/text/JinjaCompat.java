@@ -10,6 +10,9 @@ package io.radixkv.text;
  *       strips the space in {@code {% endif %} {% endfor %}}, so it is off;
  *   <li>a reversing slice {@code x[::-1]} (Qwen: {@code messages[::-1]}) becomes
  *       {@code (x|reverse)};
+ *   <li>{@code not x is test} is {@code not (x is test)}, as Jinja2 binds it; Jinjava reads
+ *       {@code (not x) is test} (tool templates: {@code not tools is defined},
+ *       {@code not tools is none});
  *   <li>a keyword argument's value is parenthesised: {@code namespace(i=messages|length - 1)}
  *       would otherwise bind as {@code (i=messages|length) - 1}.
  * </ul>
@@ -47,7 +50,7 @@ final class JinjaCompat {
                 i = rawEnd;
                 continue;
             }
-            out.append(keywordArguments(reverseSlices(source.substring(bodyStart, end))));
+            out.append(keywordArguments(notIs(reverseSlices(source.substring(bodyStart, end)))));
             i = end;
         }
         return out.toString();
@@ -106,6 +109,36 @@ final class JinjaCompat {
             }
         }
         return s.length() - 1;
+    }
+
+    private static final java.util.regex.Pattern NOT_IS = java.util.regex.Pattern.compile(
+            "\\bnot\\s+([A-Za-z_][\\w.]*(?:\\[[^\\]]*\\])*\\s+is\\s+(?:not\\s+)?[A-Za-z_]\\w*(?:\\([^)]*\\))?)");
+
+    /** {@code not x is test} as {@code not (x is test)}; string literals are only copied. */
+    static String notIs(String e) {
+        if (!e.contains("not") || !e.contains(" is ")) {
+            return e;
+        }
+        // match on a copy whose literals are blanked, so a quoted "not x is y" is left alone
+        StringBuilder masked = new StringBuilder(e);
+        for (int k = 0; k < masked.length(); k++) {
+            char c = masked.charAt(k);
+            if (c == '\'' || c == '"') {
+                int end = stringEnd(e, k);
+                for (int j = k + 1; j < end; j++) {
+                    masked.setCharAt(j, '_');
+                }
+                k = end;
+            }
+        }
+        java.util.regex.Matcher m = NOT_IS.matcher(masked);
+        StringBuilder out = new StringBuilder(e.length() + 8);
+        int copied = 0;
+        while (m.find()) {
+            out.append(e, copied, m.start(1)).append('(').append(e, m.start(1), m.end(1)).append(')');
+            copied = m.end(1);
+        }
+        return out.append(e, copied, e.length()).toString();
     }
 
     static String reverseSlices(String e) {

@@ -16,10 +16,15 @@ import java.util.TreeMap;
  * written by Jackson with Python's layout: {@code ", "} and {@code ": "} without indent,
  * {@code ","} and newline + indent with one, non-ASCII characters as they are.
  */
-final class PyJson {
+public final class PyJson {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private PyJson() {}
+
+    /** {@code json.dumps(value, ensure_ascii=False)}: {@code ", "} and {@code ": "} separators. */
+    public static String dumps(Object value) {
+        return dumps(value, null, null, null, false);
+    }
 
     static String dumps(Object value, Integer indent, String itemSep, String keySep, boolean sortKeys) {
         String item = itemSep != null ? itemSep : (indent == null ? ", " : ",");

@@ -19,12 +19,15 @@ import jinjava.javax.el.CompositeELResolver;
  * {@code trim_blocks} and {@code lstrip_blocks} (the latter applied by {@link JinjaCompat}), loop controls, its {@code tojson} filter
  * (Python's json.dumps with ensure_ascii=False, indent, separators, sort_keys), the globals
  * {@code raise_exception} and {@code strftime_now}; plus what Python's Jinja2 gives for
- * free: str methods on strings, and {@code trim} as Python's {@code str.strip()}. Templates
+ * free: str methods on strings, {@code trim} as Python's {@code str.strip()}, and
+ * {@code is iterable} as Python's {@code iter()} sees it. Templates
  * read the context but never write into it (transformers' environment is immutable).
  */
 final class TransformersJinja {
 
     static final Jinjava ENGINE = create();
+    /** What the names of the template functions hold as variables, so {@code is defined} sees them. */
+    static final String GLOBAL = "<built-in function>";
 
     private TransformersJinja() {}
 
@@ -59,6 +62,7 @@ final class TransformersJinja {
                 "strftimeNow", String.class));
         jinjava.registerFilter(new ToJson());
         jinjava.registerFilter(new Trim());
+        jinjava.getGlobalContext().registerExpTest(new Iterable());
         return jinjava;
     }
 
@@ -107,6 +111,23 @@ final class TransformersJinja {
             }
             return PyJson.dumps(var, indent instanceof Number n ? n.intValue() : null, itemSep, keySep,
                     Boolean.TRUE.equals(sortKeys));
+        }
+    }
+
+    /**
+     * Jinja2's {@code is iterable}: whatever {@code iter()} accepts, dicts and strings included
+     * (Jinjava's own test says no to both; tool templates ask it of tool-call arguments).
+     */
+    private static final class Iterable implements com.hubspot.jinjava.lib.exptest.ExpTest {
+        @Override
+        public String getName() {
+            return "iterable";
+        }
+
+        @Override
+        public boolean evaluate(Object var, JinjavaInterpreter interpreter, Object... args) {
+            return var instanceof java.lang.Iterable<?> || var instanceof Map<?, ?> || var instanceof CharSequence
+                    || var != null && var.getClass().isArray();
         }
     }
 

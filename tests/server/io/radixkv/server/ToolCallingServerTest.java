@@ -1,0 +1,157 @@
+package io.radixkv.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.radixkv.engine.EngineConfig;
+import io.radixkv.text.HfTokenizer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Tool calling end to end on a random-weight checkpoint with the real Qwen3 tokenizer and chat
+ * template, served with {@code --tool-call-parser hermes --enable-auto-tool-choice
+ * --reasoning-parser qwen3}: an OpenAI request with tools and a tool-call history renders to the
+ * prompt Python's Jinja2 renders (arguments JSON parsed into a dict, tools dumped as vLLM dumps
+ * them); bad tool fields are 400s naming the field; streamed and non-streamed responses agree;
+ * and the official OpenAI client sends and reads all of it.
+ */
+class ToolCallingServerTest {
+    @TempDir
+    static Path tmp;
+
+    private static HfTokenizer tokenizer;
+    private static ServerTestSupport t;
+
+    private static final String TOOLS = """
+            [{"type": "function", "function": {"name": "get_weather", "description": "Current weather in a city",
+              "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"},
+              "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}}},
+             {"type": "function", "function": {"name": "get_time",
+              "parameters": {"type": "object", "properties": {"tz": {"type": "string"}}}}}]""";
+    /**
+     * chat/tool-cases.json's "tool-result-gen" as an OpenAI client sends it; the arguments string
+     * is compact, so only arguments parsed into a dict (printed by tojson) render as Jinja2 does.
+     */
+    private static final String HISTORY = """
+            [{"role": "user", "content": "What is the weather in Paris?"},
+             {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+               "function": {"name": "get_weather", "arguments": "{\\"city\\":\\"Paris\\",\\"unit\\":\\"celsius\\"}"}}]},
+             {"role": "tool", "content": "22 degrees, sunny", "tool_call_id": "call_1"}]""";
+
+    @BeforeAll
+    static void start() throws IOException {
+        Path model = TinyLlamaCheckpoint.withTokenizer(tmp.resolve("tiny-qwen3"), "qwen3", 7);
+        tokenizer = HfTokenizer.load(model);
+        EngineConfig ec = EngineConfig.builder().model(model.toString()).backend("cpu").numPages(256)
+                .maxRunning(4).maxBatchTokens(512).maxSeqLen(2048).build();
+        t = new ServerTestSupport(ec, tokenizer, ServerConfig.local("tiny-qwen3")
+                .withChatOutput(new ChatOutputConfig("hermes", true, false, "qwen3")));
+    }
+
+    @AfterAll
+    static void stop() {
+        ServerTestSupport.close(t, tokenizer);
+    }
+
+    private static ObjectNode chat(int maxTokens) throws IOException {
+        ObjectNode b = ServerTestSupport.JSON.createObjectNode();
+        b.put("model", "tiny-qwen3").put("max_tokens", maxTokens).put("temperature", 0);
+        b.set("messages", ServerTestSupport.JSON.readTree(HISTORY));
+        b.set("tools", ServerTestSupport.JSON.readTree(TOOLS));
+        return b;
+    }
+
+    private static String resource(String name) throws IOException {
+        try (InputStream in = ToolCallingServerTest.class.getResourceAsStream("/io/radixkv/text/chat/" + name)) {
+            assertTrue(in != null, name + " is a test resource");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void toolsAndToolHistoryRenderAsJinja2() throws Exception {
+        ObjectNode body = chat(1);
+        body.remove(java.util.List.of("model", "max_tokens", "temperature"));
+        JsonNode r = t.postOk("/tokenize", body);
+        int[] want = tokenizer.encode(resource("tools/qwen3/tool-result-gen.txt"), false);
+        int[] got = new int[r.get("tokens").size()];
+        for (int i = 0; i < got.length; i++) {
+            got[i] = r.get("tokens").get(i).asInt();
+        }
+        assertEquals(tokenizer.decode(want, false), tokenizer.decode(got, false));
+        assertTrue(java.util.Arrays.equals(want, got));
+    }
+
+    @Test
+    void badToolFieldsAre400sNamingTheField() throws Exception {
+        ObjectNode unknown = chat(1);
+        unknown.set("tool_choice", ServerTestSupport.JSON.readTree(
+                "{\"type\": \"function\", \"function\": {\"name\": \"no_such_function\"}}"));
+        assertParam(unknown, "tool_choice.function.name");
+        ObjectNode badArgs = chat(1);
+        ((ObjectNode) badArgs.get("messages").get(1).get("tool_calls").get(0).get("function"))
+                .put("arguments", "{\"city\": ");
+        assertParam(badArgs, "messages[1].tool_calls[0].function.arguments");
+        ObjectNode badTool = chat(1);
+        ((ObjectNode) badTool.get("tools").get(1).get("function")).remove("name");
+        assertParam(badTool, "tools[1].function.name");
+        ObjectNode completion = ServerTestSupport.JSON.createObjectNode().put("prompt", "x");
+        completion.set("tools", ServerTestSupport.JSON.readTree(TOOLS));
+        HttpResponse<String> r = t.post("/v1/completions", completion.toString());
+        assertEquals(400, r.statusCode());
+        assertEquals("tools", ServerTestSupport.json(r).get("error").get("param").asText());
+    }
+
+    private static void assertParam(ObjectNode body, String param) throws Exception {
+        HttpResponse<String> r = t.post("/v1/chat/completions", body.toString());
+        assertEquals(400, r.statusCode(), r.body());
+        assertEquals(param, ServerTestSupport.json(r).get("error").get("param").asText(), r.body());
+    }
+
+    @Test
+    void streamedAndWholeResponsesAgree() throws Exception {
+        JsonNode whole = t.postOk("/v1/chat/completions", chat(16));
+        JsonNode message = whole.get("choices").get(0).get("message");
+        assertTrue(message.get("tool_calls").isArray(), message.toString());
+        ObjectNode streamed = chat(16).put("stream", true);
+        HttpResponse<String> r = t.post("/v1/chat/completions", streamed.toString());
+        assertEquals(200, r.statusCode());
+        StringBuilder content = new StringBuilder();
+        StringBuilder reasoning = new StringBuilder();
+        String finish = null;
+        for (JsonNode e : ServerTestSupport.sseEvents(r.body())) {
+            for (JsonNode c : e.get("choices")) {
+                content.append(c.get("delta").path("content").asText(""));
+                reasoning.append(c.get("delta").path("reasoning_content").asText(""));
+                finish = c.get("finish_reason").isNull() ? finish : c.get("finish_reason").asText();
+            }
+        }
+        assertEquals(message.path("content").asText(""), content.toString());
+        assertEquals(message.path("reasoning_content").asText(""), reasoning.toString());
+        assertEquals(whole.get("choices").get(0).get("finish_reason").asText(), finish);
+    }
+
+    @Test
+    void officialOpenAiClient() throws Exception {
+        JsonNode r = t.runOpenAiClient("tools.mjs", "tiny-qwen3");
+        String out = r.toString();
+        JsonNode chat = r.get("chat");
+        JsonNode stream = r.get("stream");
+        assertEquals(chat.get("content").asText(""), stream.get("content").asText(), out);
+        assertEquals(chat.get("reasoning").asText(""), stream.get("reasoning").asText(), out);
+        assertEquals(chat.get("toolCalls").size(), stream.get("calls").size(), out);
+        assertEquals(chat.get("finish").asText(), stream.get("finish").asText(), out);
+        assertEquals(400, r.get("unknownFunction").get("status").asInt(), out);
+        assertTrue(r.get("unknownFunction").get("message").asText().contains("tool_choice"), out);
+    }
+}
