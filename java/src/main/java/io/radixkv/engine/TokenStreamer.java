@@ -43,14 +43,15 @@ final class TokenStreamer {
     /**
      * True when a step over {@code entries} needs the full logits on the host: a logits probe is
      * set or a sequence that samples this step is not a plain argmax (not greedy, or its logits
-     * are edited: bias, penalties, min-tokens). Otherwise the rows' argmax is enough.
+     * are edited: bias, penalties, min-tokens, bad words). Otherwise the rows' argmax is enough.
      */
     boolean needsFullLogits(List<StepPlan.Entry> entries) {
         if (probe != null) {
             return true;
         }
         for (StepPlan.Entry e : entries) {
-            if (e.needsLogits() && !((RequestState) e.seq().attachment()).params().isArgmaxAt(e.seq().outputLength())) {
+            SamplingParams p = ((RequestState) e.seq().attachment()).params();
+            if (e.needsLogits() && !p.isArgmaxAt(e.seq().outputLength())) {
                 return true;
             }
         }
@@ -72,7 +73,7 @@ final class TokenStreamer {
         int n = entries.size();
         SamplingParams[] params = new SamplingParams[n];
         long[] steps = new long[n];
-        TokenCounts[] counts = null; // only where some row penalizes
+        TokenCounts[] counts = null; // only where some row has penalties or bad words
         int rows = 0;
         for (int i = 0; i < n; i++) {
             StepPlan.Entry e = entries.get(i);
