@@ -51,6 +51,7 @@ final class Generation {
     private final Set<Integer> stopIds;
     private final Detokenizer detok;
     private final StopStrings stops;
+    private final int minTokens; // stop strings are matched only past it, as vLLM does
     private final boolean idsOnly;
     private final Listener listener;
     private boolean reported;
@@ -61,6 +62,7 @@ final class Generation {
         this.stopIds = stopIds;
         this.detok = detok;
         this.stops = stops;
+        this.minTokens = request.params().minTokens();
         this.idsOnly = idsOnly;
         this.listener = listener;
         RequestHandle h;
@@ -137,7 +139,7 @@ final class Generation {
                     continue; // ends the request; a stop token is never part of the text
                 }
                 pendingIds.add(t);
-                String piece = stops.accept(detok.next(t));
+                String piece = stops.accept(detok.next(t), generated > minTokens);
                 if (stops.matched()) {
                     stopped = true;
                     handle.cancel();
@@ -147,7 +149,7 @@ final class Generation {
                 emit(sink, all, piece, pendingIds, idsOnly);
             }
             if (!stopped) {
-                String tail = stops.accept(detok.flush());
+                String tail = stops.accept(detok.flush(), generated > minTokens);
                 stopped = stops.matched();
                 emit(sink, all, stopped ? tail : tail + stops.drain(), pendingIds, false);
             }
