@@ -21,8 +21,8 @@ inline int64_t list_begin(const int64_t* indptr, int64_t r) { return indptr ? in
 inline int64_t list_end(const int64_t* indptr, int64_t r) { return indptr ? indptr[r + 1] : 0; }
 
 inline bool penalizes(const rkv_sample_params& a, int64_t r) {
-  return (a.repetition_penalty && a.repetition_penalty[r] != 1.f) || (a.presence_penalty && a.presence_penalty[r] != 0.f) ||
-         (a.frequency_penalty && a.frequency_penalty[r] != 0.f);
+  return (a.repetition_penalty && a.repetition_penalty[r] != 1.f) ||
+         (a.presence_penalty && a.presence_penalty[r] != 0.f) || (a.frequency_penalty && a.frequency_penalty[r] != 0.f);
 }
 
 // Whether row r's logits change before the temperature (then they are edited on a copy).
@@ -35,7 +35,8 @@ inline bool row_has_edits(const rkv_sample_params& a, int64_t r) {
 // RKV_OK, or RKV_ERR_INVALID_ARGUMENT with the message naming the first bad argument of row r.
 inline int check_row(const rkv_sample_params& a, int64_t r) {
   const long long row = static_cast<long long>(r);
-  if (a.min_p) RKV_CHECK(a.min_p[r] >= 0.f && a.min_p[r] <= 1.f, "rkv_sample: min_p[%lld] = %g is outside [0, 1]", row, a.min_p[r]);
+  if (a.min_p)
+    RKV_CHECK(a.min_p[r] >= 0.f && a.min_p[r] <= 1.f, "rkv_sample: min_p[%lld] = %g is outside [0, 1]", row, a.min_p[r]);
   if (a.repetition_penalty)
     RKV_CHECK(std::isfinite(a.repetition_penalty[r]) && a.repetition_penalty[r] > 0.f,
               "rkv_sample: repetition_penalty[%lld] = %g is not finite and > 0", row, a.repetition_penalty[r]);
@@ -80,7 +81,8 @@ inline int check_row(const rkv_sample_params& a, int64_t r) {
 // then the penalties (repetition, then frequency and presence); returns dst.
 inline const float* edit_row(const rkv_sample_params& a, int64_t r, const float* l, float* dst) {
   std::memcpy(dst, l, sizeof(float) * static_cast<size_t>(a.vocab));
-  for (int64_t j = list_begin(a.bias_indptr, r); j < list_end(a.bias_indptr, r); j++) dst[a.bias_ids[j]] += a.bias_values[j];
+  for (int64_t j = list_begin(a.bias_indptr, r); j < list_end(a.bias_indptr, r); j++)
+    dst[a.bias_ids[j]] += a.bias_values[j];
   for (int64_t j = list_begin(a.mask_indptr, r); j < list_end(a.mask_indptr, r); j++) dst[a.mask_ids[j]] = -INFINITY;
   if (a.counts_len && a.counts_len[r] > 0 && penalizes(a, r)) {
     const float rep = a.repetition_penalty ? a.repetition_penalty[r] : 1.f;

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with the Llama 3.1 tokenizer): values outside vLLM's ranges are a 400 naming the field, and
  * each field reaches the sampler (logit_bias forces a token, min_tokens holds back EOS, top_k 1
  * and min_p 1 are the argmax, a large repetition_penalty repeats no token, bad_words are tokenized
- * as vLLM does and never generated).
+ * as vLLM does and never generated, stop strings are matched only past min_tokens).
  */
 class SamplingFieldsServerTest {
     @TempDir
@@ -129,6 +129,18 @@ class SamplingFieldsServerTest {
         JsonNode j = t.postOk("/v1/completions", ignored);
         assertEquals(6, j.get("usage").get("completion_tokens").asInt(), j.toString());
         t.assertPagesConserved();
+    }
+
+    @Test
+    void stopStringsAreMatchedOnlyPastMinTokens() throws Exception {
+        String first = t.postOk("/v1/completions", completion(1)).get("choices").get(0).get("text").asText();
+        assertTrue(!first.isEmpty(), "the first token has text");
+        ObjectNode b = completion(8);
+        b.putArray("stop").add(first);
+        assertEquals(1, t.postOk("/v1/completions", b).get("usage").get("completion_tokens").asInt());
+        JsonNode held = t.postOk("/v1/completions", b.put("min_tokens", 3));
+        assertTrue(held.get("usage").get("completion_tokens").asInt() >= 4, held.toString());
+        assertTrue(held.get("choices").get(0).get("text").asText().startsWith(first), held.toString());
     }
 
     @Test

@@ -65,4 +65,13 @@ class StopStringsTest {
         assertTrue(s.matched());
         assertEquals("", s.accept("later"));
     }
+
+    @Test
+    void beforeMinTokensStopsAreNotMatchedButTheirStartIsHeld() {
+        StopStrings s = new StopStrings(List.of("END"));
+        assertEquals("a END b", s.accept("a END b", false), "a complete stop string passes");
+        assertEquals("x ", s.accept("x EN", false), "its possible start is held");
+        assertEquals("", s.accept("D y", true), "a stop string ending past min_tokens matches");
+        assertTrue(s.matched());
+    }
 }

@@ -51,7 +51,7 @@ final class TokenStreamer {
     /**
      * True when a step over {@code entries} needs the full logits on the host: a logits probe is
      * set, a sequence that samples this step is not a plain argmax (not greedy, or its logits are
-     * edited: bias, penalties, min-tokens), one has a grammar (its mask changes the argmax), or one
+     * edited: bias, penalties, min-tokens, bad words), one has a grammar (its mask changes the argmax), or one
      * wants log-probabilities. Otherwise the rows' argmax is enough.
      */
     boolean needsFullLogits(List<StepPlan.Entry> entries) {
@@ -59,7 +59,8 @@ final class TokenStreamer {
             return true;
         }
         for (StepPlan.Entry e : entries) {
-            if (e.needsLogits() && !((RequestState) e.seq().attachment()).params().isArgmaxAt(e.seq().outputLength())) {
+            SamplingParams p = ((RequestState) e.seq().attachment()).params();
+            if (e.needsLogits() && !p.isArgmaxAt(e.seq().outputLength())) {
                 return true;
             }
         }
@@ -82,7 +83,7 @@ final class TokenStreamer {
         int n = entries.size();
         SamplingParams[] params = new SamplingParams[n];
         long[] steps = new long[n];
-        TokenCounts[] counts = null; // only where some row penalizes
+        TokenCounts[] counts = null; // only where some row has penalties or bad words
         int rows = 0;
         for (int i = 0; i < n; i++) {
             StepPlan.Entry e = entries.get(i);

@@ -114,8 +114,9 @@ public final class Sampler {
     /**
      * The token at output position {@code step} from one row of logits, in double precision, in
      * vLLM's order: logit bias, the min-tokens and bad-words masks, the penalties over
-     * {@code counts} (needed where {@code params} penalizes or has bad words), then the argmax (temperature 0) or softmax(x /
-     * temperature) cut by min-p, top-k and top-p, drawn with the (seed, step) uniform number.
+     * {@code counts} (needed where {@code params} penalizes or has bad words), then the argmax
+     * (temperature 0) or softmax(x / temperature) cut by min-p, top-k and top-p, drawn with the
+     * (seed, step) uniform number.
      */
     public static int sample(float[] logits, SamplingParams params, long step, TokenCounts counts) {
         requireCounts(params, counts);
@@ -202,8 +203,9 @@ public final class Sampler {
 
     /**
      * The row in double with vLLM's edits of the raw logits: logit bias, then the stop tokens at
-     * -inf before {@code minTokens} and the bad words' banned tokens at -inf, then the repetition penalty (a positive logit divided, any
-     * other multiplied), then frequency and presence (OpenAI's: minus freq * count + presence).
+     * -inf before {@code minTokens} and the bad words' banned tokens at -inf, then the repetition
+     * penalty (a positive logit divided, any other multiplied), then frequency and presence
+     * (OpenAI's: minus freq * count + presence).
      */
     static double[] edited(float[] logits, SamplingParams params, long step, TokenCounts counts) {
         int vocab = logits.length;

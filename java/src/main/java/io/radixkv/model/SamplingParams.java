@@ -81,7 +81,8 @@ public record SamplingParams(int maxTokens, float temperature, float topP, long 
         badWords = badWords == null ? List.of() : badWords.stream().map(List::copyOf).toList();
         for (List<Integer> w : badWords) {
             if (w.isEmpty() || w.stream().anyMatch(id -> id < 0)) {
-                throw new IllegalArgumentException("a bad word must be a non-empty sequence of token ids >= 0, got " + w);
+                throw new IllegalArgumentException("a bad word must be a non-empty sequence of token ids >= 0, got "
+                        + w);
             }
         }
     }

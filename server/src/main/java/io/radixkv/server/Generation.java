@@ -57,6 +57,7 @@ final class Generation {
     private final Set<Integer> stopIds;
     private final Detokenizer detok;
     private final StopStrings stops;
+    private final int minTokens; // stop strings are matched only past it, as vLLM does
     private final boolean idsOnly;
     private final Listener listener;
     private final boolean promptOnly;
@@ -68,7 +69,8 @@ final class Generation {
      * samples of one prompt, which counts once).
      */
     Generation(RequestHandle handle, LinkedBlockingQueue<Integer> queue, int promptTokens, Set<Integer> stopIds,
-               Detokenizer detok, StopStrings stops, boolean idsOnly, Listener listener, boolean promptOnly) {
+               Detokenizer detok, StopStrings stops, int minTokens, boolean idsOnly, Listener listener,
+               boolean promptOnly) {
         this.promptOnly = promptOnly;
         this.queue = queue;
         this.handle = handle;
@@ -76,6 +78,7 @@ final class Generation {
         this.stopIds = stopIds;
         this.detok = detok;
         this.stops = stops;
+        this.minTokens = minTokens;
         this.idsOnly = idsOnly;
         this.listener = listener;
         handle.result().whenComplete((r, t) -> queue.add(END));
@@ -146,7 +149,8 @@ final class Generation {
                          ParsedRequest req, TextModel text, Listener listener) {
         return new Generation(handle, queue, promptTokens, Set.copyOf(stopIds(text, req)),
                 text.detokenizer(prompt, req.output().skipSpecialTokens()), new StopStrings(req.stops(),
-                req.output().includeStopString()), !text.hasTokenizer(), listener, req.logprobs().promptOnly());
+                req.output().includeStopString()), req.sampling().minTokens(), !text.hasTokenizer(), listener,
+                req.logprobs().promptOnly());
     }
 
     /** The ids that end generation: the request's {@code stop_token_ids}, plus EOS unless {@code ignore_eos}. */
@@ -193,7 +197,7 @@ final class Generation {
                 if (pendingLogprobs != null) {
                     pendingLogprobs.add(logprobs.generated(generated - 1));
                 }
-                String piece = stops.accept(detok.next(t));
+                String piece = stops.accept(detok.next(t), generated > minTokens);
                 if (stops.matched()) {
                     stopped = true;
                     handle.cancel();
@@ -203,7 +207,7 @@ final class Generation {
                 emit(sink, all, piece, pendingIds, pendingLogprobs, idsOnly);
             }
             if (!stopped && !promptOnly) {
-                String tail = stops.accept(detok.flush());
+                String tail = stops.accept(detok.flush(), generated > minTokens);
                 stopped = stops.matched();
                 emit(sink, all, stopped ? tail : tail + stops.drain(), pendingIds, pendingLogprobs, false);
             }

@@ -27,6 +27,16 @@ final class StopStrings {
 
     /** Adds generated text; returns the text that is now safe to emit. */
     String accept(String text) {
+        return accept(text, true);
+    }
+
+    /**
+     * Adds generated text; returns the text that is now safe to emit. {@code match} false (the
+     * tokens before {@code min_tokens}, which vLLM does not check) only holds back the end that
+     * a stop string may start with: a stop string ending in later text may begin in it, but one
+     * complete in it is released.
+     */
+    String accept(String text, boolean match) {
         if (matched) {
             return "";
         }
@@ -37,7 +47,7 @@ final class StopStrings {
         int cut = -1;
         int end = -1;
         for (String s : stops) {
-            int i = pending.indexOf(s);
+            int i = match ? pending.indexOf(s) : -1;
             if (i >= 0 && (cut < 0 || i < cut)) {
                 cut = i;
                 end = i + s.length();
