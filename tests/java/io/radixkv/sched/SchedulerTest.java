@@ -363,6 +363,38 @@ class SchedulerTest {
         big.setSamples(5);
         assertTrue(sched.whyNeverFits(big).contains("maxRunning"), sched.whyNeverFits(big));
         p.requestCancel();
+    /**
+     * Sequences that want every prompt position's logits share PROMPT_LOGIT_ROWS_PER_STEP prefill
+     * tokens a step (each adds a vocabulary-wide logits row); others fill the rest of the budget.
+     */
+    @Test
+    void promptLogitSequencesShareTheirRowBudget() {
+        int cap = Scheduler.PROMPT_LOGIT_ROWS_PER_STEP;
+        setUp(2048, false, 4, 2 * cap + 300, 0.0, 4096);
+        Sequence a = seq(tokens(1, cap + 100), 1);
+        Sequence b = seq(tokens(5000, 200), 1);
+        Sequence c = seq(tokens(9000, 300), 1);
+        a.wantPromptLogits();
+        b.wantPromptLogits();
+        sched.enqueue(a);
+        sched.enqueue(b);
+        sched.enqueue(c);
+        StepPlan first = step();
+        int logitTokens = 0;
+        for (StepPlan.Entry e : first.entries()) {
+            if (e.seq().wantsPromptLogits()) {
+                logitTokens += e.tokens();
+            }
+        }
+        assertEquals(cap, logitTokens, "the prompt-logits sequences got exactly the cap");
+        assertEquals(cap, first.entries().get(0).tokens(), "the first one took it all");
+        assertEquals(List.of(a, c), first.entries().stream().map(StepPlan.Entry::seq).toList(),
+                "the second waits; the plain sequence is not held back");
+        StepPlan second = step();
+        assertEquals(List.of(a, b), second.entries().stream().filter(e -> !e.decode()).map(StepPlan.Entry::seq)
+                .toList());
+        assertEquals(100, second.entries().stream().filter(e -> e.seq() == a).findFirst().orElseThrow().tokens());
+        assertEquals(200, second.entries().stream().filter(e -> e.seq() == b).findFirst().orElseThrow().tokens());
         runUntilIdle();
     }
 }
