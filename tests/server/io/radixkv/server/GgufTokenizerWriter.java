@@ -32,7 +32,9 @@ import java.util.Map;
  *
  * The fetched Gemma 3 files have no tokenizer.model, so its piece scores are reconstructed from
  * tokenizer.json's merges, which transformers generated from those scores: a piece first made
- * by merge r gets score -(r + 1), the order being what the scores carry.
+ * by merge r gets score -(r + 1) / 1024, the order being what the scores carry; the scale keeps
+ * every learned piece above the -1000 the converter writes for added tokens, so ranking those by
+ * their GGUF score rather than SentencePiece's 0 changes the ids.
  */
 final class GgufTokenizerWriter {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -77,7 +79,7 @@ final class GgufTokenizerWriter {
             } else {
                 type = 1;
                 Integer r = firstMerge.get(text);
-                score = r == null ? 0f : -(r + 1f);
+                score = r == null ? 0f : -(r + 1f) / 1024f;
             }
             tokens.add(text);
             types.add(type);
