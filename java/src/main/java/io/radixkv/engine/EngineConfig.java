@@ -31,11 +31,14 @@ import java.util.Objects;
  * @param packWeights lay the linear weights out in the dense kernels' packed layout where they have
  *     one (CPU: AVX-512, and AVX512-BF16 for bf16; radixkv.h rkv_linear_pack), which decode streams faster; the
  *     engine packs only weights it loads itself
+ * @param maxLoras LoRA adapters the running requests may use at once (vLLM's {@code --max-loras}); requests of
+ *     further adapters wait in the queue
+ * @param maxLoraRank largest LoRA rank an adapter may have (vLLM's {@code --max-lora-rank}); the slots are sized by it
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
                            String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction,
-                           DType weightsDtype, boolean packWeights) {
+                           DType weightsDtype, boolean packWeights, int maxLoras, int maxLoraRank) {
     public static final int MAX_PAGE_SIZE = 1024;
     /** Largest per-step token budget (the model's activation scratch is sized by it). */
     public static final int MAX_BATCH_TOKENS = 65536;
@@ -86,6 +89,12 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         if (!(decodeReserveFraction >= 0 && decodeReserveFraction < 1)) {
             throw new IllegalArgumentException("decodeReserveFraction must be in [0, 1), got " + decodeReserveFraction);
         }
+        if (maxLoras < 1) {
+            throw new IllegalArgumentException("maxLoras must be positive, got " + maxLoras);
+        }
+        if (maxLoraRank < 1) {
+            throw new IllegalArgumentException("maxLoraRank must be positive, got " + maxLoraRank);
+        }
     }
 
     public static Builder builder() {
@@ -96,7 +105,8 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         return new Builder().model(model).weightsSeed(weightsSeed).kvDtype(kvDtype).kvScale(kvScale).pageSize(pageSize)
                 .numPages(numPages).kvCacheBytes(kvCacheBytes).prefixCache(prefixCache).maxBatchTokens(maxBatchTokens)
                 .maxRunning(maxRunning).maxSeqLen(maxSeqLen).backend(backend).evictionPolicy(evictionPolicy)
-                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights);
+                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights)
+                .maxLoras(maxLoras).maxLoraRank(maxLoraRank);
     }
 
     /** Mutable builder with serving defaults (tiny preset, bf16 pages of 16, 256 MiB pool, cache on). */
@@ -117,6 +127,8 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         private double decodeReserveFraction = 0.3;
         private DType weightsDtype = DType.F32;
         private boolean packWeights = true;
+        private int maxLoras = 8;
+        private int maxLoraRank = 16;
 
         public Builder model(String v) { model = v; return this; }
         public Builder weightsSeed(long v) { weightsSeed = v; return this; }
@@ -138,11 +150,13 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         public Builder weightsDtype(DType v) { weightsDtype = v; return this; }
         public Builder weightsDtype(String v) { weightsDtype = DType.parse(v); return this; }
         public Builder packWeights(boolean v) { packWeights = v; return this; }
+        public Builder maxLoras(int v) { maxLoras = v; return this; }
+        public Builder maxLoraRank(int v) { maxLoraRank = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(model, weightsSeed, kvDtype, kvScale, pageSize, numPages, kvCacheBytes, prefixCache,
                     maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction, weightsDtype,
-                    packWeights);
+                    packWeights, maxLoras, maxLoraRank);
         }
     }
 }

@@ -39,6 +39,7 @@ public final class Scheduler {
     private final List<Sequence> preemptedThisStep = new ArrayList<>();
     private long preemptions;
     private long deferrals;
+    private AdmissionGate gate = AdmissionGate.OPEN;
 
     public Scheduler(SchedulerConfig config, KvManager kv) {
         this.config = Objects.requireNonNull(config, "config");
@@ -51,6 +52,11 @@ public final class Scheduler {
 
     public SchedulerConfig config() {
         return config;
+    }
+
+    /** Sets the condition each admission must also meet (LoRA slots); {@link AdmissionGate#OPEN} by default. */
+    public void setGate(AdmissionGate gate) {
+        this.gate = Objects.requireNonNull(gate, "gate");
     }
 
     public KvManager kv() {
@@ -148,6 +154,7 @@ public final class Scheduler {
                 }
                 kv.release(s);
                 running.remove(i);
+                gate.released(s);
                 out.add(s);
             } else {
                 i++;
@@ -203,8 +210,14 @@ public final class Scheduler {
         int admitted = 0;
         long reserve = decodeReservePages();
         int cap = reserveCap();
+        List<Sequence> held = null;
         while (!waiting.isEmpty() && running.size() < config.maxRunning() && kv.sequences().freeSlots() > 0) {
             Sequence s = waiting.peek();
+            if (!gate.canAdmit(s)) {
+                // held back (e.g. no LoRA slot): keeps its place, later requests may go ahead
+                (held == null ? held = new ArrayList<>() : held).add(waiting.poll());
+                continue;
+            }
             int cost = kv.admissionCostPages(s);
             int own = futurePages(s);
             int capacity = kv.capacityPages();
@@ -223,9 +236,13 @@ public final class Scheduler {
                 break;
             }
             waiting.poll();
+            gate.admitted(s);
             insertRunning(s);
             reserve += own;
             admitted++;
+        }
+        if (held != null) {
+            waiting.addAll(held);
         }
         return admitted;
     }
@@ -316,6 +333,7 @@ public final class Scheduler {
         kv.cacheFinished(v); // what it computed stays reusable (until evicted): the resume is cheap
         kv.release(v);
         running.remove(v);
+        gate.released(v);
         v.setStatus(Sequence.Status.WAITING);
         v.notePreempted();
         preemptions++;
@@ -402,6 +420,7 @@ public final class Scheduler {
         List<Sequence> out = new ArrayList<>();
         for (Sequence s : running) {
             kv.release(s);
+            gate.released(s);
             if (s.status() != Sequence.Status.FINISHED) {
                 s.finish(FinishReason.ABORTED, why);
             }

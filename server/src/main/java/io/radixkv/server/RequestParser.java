@@ -53,7 +53,16 @@ final class RequestParser {
     private final int vocab;
     private final Admission admission;
 
+    /** Whether a name is a LoRA adapter the engine serves (requests select one by {@code model}). */
+    private final java.util.function.Predicate<String> adapters;
+
     RequestParser(TextModel text, String servedModelName, int vocab, Admission admission) {
+        this(text, servedModelName, vocab, admission, name -> false);
+    }
+
+    RequestParser(TextModel text, String servedModelName, int vocab, Admission admission,
+                  java.util.function.Predicate<String> adapters) {
+        this.adapters = adapters;
         this.text = text;
         this.servedModelName = servedModelName;
         this.vocab = vocab;
@@ -205,6 +214,7 @@ final class RequestParser {
             }
             ns = Namespace.ofSalt(salt.asText());
         }
+        ns = new Namespace(adapterOf(body), ns.cacheSalt()); // an adapter's KV is its own, per salt too
         boolean ignoreEos = bool(body, "ignore_eos", false);
         boolean includeStop = bool(body, "include_stop_str_in_output", false);
         boolean skipSpecial = bool(body, "skip_special_tokens", true);
@@ -257,18 +267,23 @@ final class RequestParser {
         }
     }
 
-    /** 404 unless {@code model} is absent, null or the served model's name. */
+    /** 404 unless {@code model} is absent, null, the served model's name or a LoRA adapter's (vLLM's message). */
     void model(JsonNode body) {
         JsonNode model = body.get("model");
         if (model != null && !model.isNull()) {
             if (!model.isTextual()) {
                 throw ApiException.badRequest("model", "'model' must be a string, got " + kind(model));
             }
-            if (!model.asText().equals(servedModelName)) {
-                throw ApiException.notFound("model", "The model '" + model.asText() + "' does not exist; this server "
-                        + "serves '" + servedModelName + "'");
+            if (!model.asText().equals(servedModelName) && !adapters.test(model.asText())) {
+                throw ApiException.notFound("model", "The model `" + model.asText() + "` does not exist.");
             }
         }
+    }
+
+    /** The LoRA adapter {@code model} names, or null for the base model ({@link #model} validated it). */
+    private String adapterOf(JsonNode body) {
+        JsonNode model = body.get("model");
+        return model == null || !model.isTextual() || model.asText().equals(servedModelName) ? null : model.asText();
     }
 
     static void requireObject(JsonNode body) {
