@@ -18,12 +18,6 @@ constexpr int64_t kParallelWork = int64_t{1} << 15;
 // Output columns per expand work item.
 constexpr int64_t kColumnBlock = 256;
 
-bool overlaps(const void* a, int64_t abytes, const void* b, int64_t bbytes) {
-  auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-  return abytes > 0 && bbytes > 0 && pa < pb + static_cast<uintptr_t>(bbytes) &&
-         pb < pa + static_cast<uintptr_t>(abytes);
-}
-
 int validate(const rkv_lora_params* p) {
   RKV_CHECK_PTR(p);
   RKV_CHECK(p->rows >= 0, "rkv_lora_apply: rows must not be negative, got %lld", static_cast<long long>(p->rows));
@@ -59,7 +53,7 @@ int validate(const rkv_lora_params* p) {
   if (!any) return RKV_OK;
   RKV_CHECK_PTR(p->slots);
   RKV_CHECK_PTR(p->scratch);
-  RKV_CHECK(!overlaps(p->x, p->rows * p->k * 4, p->y, p->rows * p->y_pitch * 4), "rkv_lora_apply: y must not overlap x");
+  RKV_CHECK(!rkv::overlaps(p->x, p->rows * p->k * 4, p->y, p->rows * p->y_pitch * 4), "rkv_lora_apply: y must not overlap x");
   return RKV_OK;
 }
 

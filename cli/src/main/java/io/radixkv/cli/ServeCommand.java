@@ -182,6 +182,8 @@ final class ServeCommand implements Callable<Integer> {
             throw CliSupport.usage(spec, e.getMessage());
         }
         CliSupport.requirePositive(spec, "--max-running", maxRunning);
+        CliSupport.requirePositive(spec, "--max-loras", maxLoras);
+        CliSupport.requirePositive(spec, "--max-lora-rank", maxLoraRank);
         CliSupport.requirePositive(spec, "--max-batch-tokens", maxBatchTokens);
         CliSupport.requirePositive(spec, "--kv-cache-mb", kvCacheMb);
         if (pages != null) {
@@ -286,8 +288,6 @@ final class ServeCommand implements Callable<Integer> {
 
     /** {@code --lora-modules NAME=DIR ...} by name, in order; names must be distinct and not the served model's. */
     private Map<String, Path> loraModules(String servedName) {
-        CliSupport.requirePositive(spec, "--max-loras", maxLoras);
-        CliSupport.requirePositive(spec, "--max-lora-rank", maxLoraRank);
         Map<String, Path> out = new LinkedHashMap<>();
         for (String m : loraModules) {
             int eq = m.indexOf('=');

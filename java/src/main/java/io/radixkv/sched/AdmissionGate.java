@@ -4,8 +4,9 @@ package io.radixkv.sched;
  * A per-request condition on admission beyond KV pages, e.g. a free LoRA slot for the request's
  * adapter. A request the gate holds back stays queued in its place while later requests that the
  * gate lets through are admitted (as vLLM does for requests over its LoRA limit). The scheduler
- * calls {@link #admitted} for each admitted request and {@link #released} exactly once for each of
- * those when it leaves the running set (finished, preempted, aborted). Engine thread only.
+ * calls {@link #admitted} for each admitted request and {@link #released} for every request that
+ * leaves the running set (finished, preempted, aborted), once per stay there; a gate ignores the
+ * release of a request it never admitted (one rejected during admission). Engine thread only.
  */
 public interface AdmissionGate {
     /** Lets every request through. */
