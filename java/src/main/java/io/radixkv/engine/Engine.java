@@ -247,8 +247,8 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("request " + request.id() + ": maxTokens must be positive, got "
                     + p.maxTokens());
         }
-        if (request.ns().loraId() != null) {
-            adapters.require(request.id(), request.ns().loraId());
+        if (request.lora() != null) {
+            adapters.require(request.id(), request.lora());
         }
         RequestHandle handle = new RequestHandle(request.id(), loop::wake);
         Sequence s = new Sequence(order.getAndIncrement(), request.id(), request.ns(), prompt, p.maxTokens(),
@@ -266,7 +266,7 @@ public final class Engine implements AutoCloseable {
             if (!adapters.stillLoaded(s)) {
                 handle.complete(new RequestResult(request.id(), new int[0], FinishReason.ERROR,
                         EngineCounters.requestStats(s, System.nanoTime()),
-                        "LoRA adapter " + request.ns().loraId() + " was unloaded"));
+                        "LoRA adapter " + request.lora() + " was unloaded"));
                 return;
             }
             scheduler.enqueue(s);

@@ -5,8 +5,9 @@ import io.radixkv.model.SamplingParams;
 import java.util.Objects;
 
 /**
- * One generation request: prompt token ids, the cache namespace its KV belongs to (LoRA id /
- * cache salt: requests only share prefixes within one namespace), and sampling parameters.
+ * One generation request: prompt token ids, the cache namespace its KV belongs to (LoRA adapter /
+ * cache salt: requests only share prefixes within one namespace; the adapter also selects the
+ * LoRA weights the request runs with), and sampling parameters.
  * The prompt array is copied on submission.
  */
 public record GenerateRequest(String id, int[] promptTokens, Namespace ns, SamplingParams params) {
@@ -22,6 +23,14 @@ public record GenerateRequest(String id, int[] promptTokens, Namespace ns, Sampl
             ns = Namespace.DEFAULT;
         }
         Objects.requireNonNull(params, "params");
+    }
+
+    /**
+     * The LoRA adapter the request runs with ({@link Engine#loadAdapter}), or null for the base
+     * model: its namespace's {@code loraId}, so its KV is cached apart from other adapters'.
+     */
+    public String lora() {
+        return ns.loraId();
     }
 
     /** A request in the default namespace. */
