@@ -60,6 +60,7 @@ class LoraServerTest {
         assertEquals("tiny", models.get(0).get("id").asText());
         assertEquals("sql", models.get(1).get("id").asText());
         assertEquals("tiny", models.get(1).get("parent").asText());
+        assertEquals(tmp.resolve("sql").toString(), models.get(1).get("root").asText());
         JsonNode base = complete("tiny");
         JsonNode sql = complete("sql");
         assertEquals("sql", sql.get("model").asText());

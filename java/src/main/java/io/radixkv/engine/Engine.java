@@ -366,6 +366,11 @@ public final class Engine implements AutoCloseable {
         return adapters.names();
     }
 
+    /** The directory adapter {@code name} was loaded from, or null when no such adapter serves requests. */
+    public java.nio.file.Path adapterDir(String name) {
+        return adapters.dirOf(name);
+    }
+
     /** The adapters of the running and waiting requests at the end of the last step, and the slot count. */
     public LoraStats loraStats() {
         return adapters.stats();

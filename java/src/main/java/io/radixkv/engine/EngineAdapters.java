@@ -120,6 +120,12 @@ final class EngineAdapters implements AdmissionGate {
         return out;
     }
 
+    /** The directory adapter {@code name} was read from, or null when no such adapter serves requests. */
+    Path dirOf(String name) {
+        LoraAdapter a = loaded.get(name);
+        return a == null || unloading.contains(name) ? null : a.dir();
+    }
+
     /** Marks {@code name} unloading (caller's thread); the engine thread finishes it ({@link #finishUnload}). */
     void beginUnload(String name) {
         if (!loaded.containsKey(name) || !unloading.add(name)) {

@@ -19,7 +19,7 @@ import org.apache.logging.log4j.Logger;
 
 /**
  * LoRA adapters on the server, as vLLM serves them: every loaded adapter is a model of its own in
- * {@code /v1/models} ({@code parent} = the base model's id), a request's {@code model} selects it,
+ * {@code /v1/models} ({@code parent} = the base model's id, {@code root} = its directory), a request's {@code model} selects it,
  * {@code POST /v1/load_lora_adapter {lora_name, lora_path}} and
  * {@code POST /v1/unload_lora_adapter {lora_name}} change the set at run time when allowed
  * ({@code serve --allow-runtime-lora-updating}, vLLM's {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING};
@@ -60,12 +60,16 @@ final class LoraServing {
     /** Adds one {@code /v1/models} entry per adapter after the base model's. */
     void addModels(ArrayNode data, long created, int maxModelLen) {
         for (String name : engine.adapters()) {
+            Path dir = engine.adapterDir(name);
+            if (dir == null) {
+                continue; // unloaded since the list was taken
+            }
             ObjectNode m = data.addObject();
             m.put("id", name);
             m.put("object", "model");
             m.put("created", created);
             m.put("owned_by", "radixkv");
-            m.put("root", name);
+            m.put("root", dir.toString()); // vLLM: the adapter's path
             m.put("parent", baseName);
             m.put("max_model_len", maxModelLen);
         }
