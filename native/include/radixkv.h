@@ -354,6 +354,44 @@ RKV_API int rkv_soft_cap(float* x, int64_t n, float cap);
 /* x[i] *= s. */
 RKV_API int rkv_scale(float* x, int64_t n, float s);
 
+/* ---- LoRA adapters over a mixed batch (SGMV: segments of rows by adapter slot, CPU) ---- */
+
+/* One adapter slot's factors of one projection: a [rank, k] and b [n, rank], f32 row-major, and
+ * the adapter's scale for it (lora_alpha / rank, or lora_alpha / sqrt(rank) with rsLoRA). A slot
+ * with rank 0 (or NULL factors) does not adapt this projection. */
+typedef struct rkv_lora_slot {
+    const float* a;
+    const float* b;
+    int32_t rank;
+    float scale;
+} rkv_lora_slot;
+
+/* One projection of a batch whose rows are grouped in segments: segment i is rows
+ * seg_indptr[i] .. seg_indptr[i+1] (0 = seg_indptr[0] <= ... <= seg_indptr[num_segments] = rows)
+ * and uses slot seg_slot[i] (-1: the base model, skipped). For every row of a segment with slot s:
+ *   y[row, y_offset + j] += slots[s].scale * sum_r b_s[j, r] * (sum_c a_s[r, c] * x[row, c]),  j < n
+ * x: [rows, k] f32; y: [rows, y_pitch] f32, the delta added to the column slice [y_offset,
+ * y_offset + n) (one of q/k/v in a fused q|k|v row, gate or up in gate|up); y must not overlap x.
+ * scratch: rows * max_rank f32 (A x per row), every slot's rank <= max_rank. */
+typedef struct rkv_lora_params {
+    const float* x;
+    float* y;
+    int64_t rows;
+    int32_t k;
+    int32_t n;
+    int64_t y_pitch;
+    int64_t y_offset;
+    int32_t num_segments;
+    const int32_t* seg_indptr;
+    const int32_t* seg_slot;
+    const rkv_lora_slot* slots;
+    int32_t num_slots;
+    int32_t max_rank;
+    float* scratch;
+} rkv_lora_params;
+
+RKV_API int rkv_lora_apply(const rkv_lora_params* p);
+
 /* ---- CUDA (libradixkv_cuda only; every tensor and table pointer is a device pointer) ----
  *
  * Streams: every rkv_cuda_* kernel entry point takes a trailing `stream` (a cudaStream_t,

@@ -51,12 +51,6 @@ constexpr int64_t kPanelRows = 256;
 // Below this many elements an OpenMP region costs more than it saves.
 constexpr int64_t kParallelElems = int64_t{1} << 15;
 
-bool overlaps(const void* a, int64_t abytes, const void* b, int64_t bbytes) {
-  auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-  return abytes > 0 && bbytes > 0 && pa < pb + static_cast<uintptr_t>(bbytes) &&
-         pb < pa + static_cast<uintptr_t>(abytes);
-}
-
 bool mul_fits(int64_t a, int64_t b, int64_t limit) { return a == 0 || b <= limit / a; }
 
 #if defined(RKV_HAVE_DNNL)
@@ -197,7 +191,7 @@ int check_linear(const char* fn, const float* x, const void* w, int32_t w_dtype,
   RKV_CHECK_PTR(x);
   RKV_CHECK_PTR(w);
   const int64_t wbytes = n * k * rkv::dtype_size(w_dtype);
-  RKV_CHECK(!overlaps(y, m * n * 4, x, m * k * 4) && !overlaps(y, m * n * 4, w, wbytes),
+  RKV_CHECK(!rkv::overlaps(y, m * n * 4, x, m * k * 4) && !rkv::overlaps(y, m * n * 4, w, wbytes),
             "%s: y must not overlap x or w", fn);
   *done = false;
   return RKV_OK;
@@ -354,7 +348,7 @@ RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, 
   RKV_CHECK_PTR(x);
   RKV_CHECK_PTR(w);
   RKV_CHECK_PTR(y);
-  RKV_CHECK(x == y || !overlaps(x, rows * dim * 4, y, rows * dim * 4), "rkv_rmsnorm: y must equal x or not overlap it");
+  RKV_CHECK(x == y || !rkv::overlaps(x, rows * dim * 4, y, rows * dim * 4), "rkv_rmsnorm: y must equal x or not overlap it");
   rkv::parallel_for(rows, rows * dim >= kParallelElems, [&](int64_t r) {
     const float* xr = x + r * dim;
     float* yr = y + r * dim;

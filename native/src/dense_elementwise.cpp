@@ -18,12 +18,6 @@ namespace {
 // Below this many elements an OpenMP region costs more than it saves.
 constexpr int64_t kParallelElems = int64_t{1} << 15;
 
-bool overlaps(const void* a, int64_t abytes, const void* b, int64_t bbytes) {
-  auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-  return abytes > 0 && bbytes > 0 && pa < pb + static_cast<uintptr_t>(bbytes) &&
-         pb < pa + static_cast<uintptr_t>(abytes);
-}
-
 // out[r, :] = act(gate[r, :]) * up[r, :] for gate_up rows [gate | up] of 2 * inter: SiLU, or
 // GELU(tanh) where Gelu. Both are x / (1 + exp_approx(arg)) (rkv_dense_math.h): 8 lanes at a time
 // where AVX2 is compiled in (the portable build's baseline), the scalar functions for the rest;
@@ -35,7 +29,7 @@ int gated_mul(const char* name, const float* gate_up, float* out, int64_t rows, 
   if (rows == 0) return RKV_OK;
   RKV_CHECK_PTR(gate_up);
   RKV_CHECK_PTR(out);
-  RKV_CHECK(!overlaps(gate_up, rows * 2 * inter * 4, out, rows * inter * 4), "%s: out must not overlap gate_up", name);
+  RKV_CHECK(!rkv::overlaps(gate_up, rows * 2 * inter * 4, out, rows * inter * 4), "%s: out must not overlap gate_up", name);
   rkv::parallel_for(rows, rows * inter >= kParallelElems, [&](int64_t r) {
     const float* g = gate_up + r * 2 * static_cast<int64_t>(inter);
     const float* u = g + inter;
@@ -79,7 +73,7 @@ RKV_API int rkv_add_bias(float* y, const float* bias, int64_t rows, int32_t n) {
   if (rows == 0) return RKV_OK;
   RKV_CHECK_PTR(y);
   RKV_CHECK_PTR(bias);
-  RKV_CHECK(!overlaps(y, rows * n * 4, bias, int64_t{n} * 4), "rkv_add_bias: bias must not overlap y");
+  RKV_CHECK(!rkv::overlaps(y, rows * n * 4, bias, int64_t{n} * 4), "rkv_add_bias: bias must not overlap y");
   rkv::parallel_for(rows, rows * n >= kParallelElems, [&](int64_t r) {
     float* yr = y + r * n;
 #pragma omp simd

@@ -39,6 +39,13 @@ RKV_HD constexpr int dtype_size(int32_t d) {
 }
 const char* dtype_name(int32_t d);
 
+// True when the byte ranges [a, a + abytes) and [b, b + bbytes) share a byte (empty ranges never do).
+inline bool overlaps(const void* a, int64_t abytes, const void* b, int64_t bbytes) {
+  auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  return abytes > 0 && bbytes > 0 && pa < pb + static_cast<uintptr_t>(bbytes) &&
+         pb < pa + static_cast<uintptr_t>(abytes);
+}
+
 // Runs the body of an entry point that allocates (int body()), returning RKV_ERR_OUT_OF_MEMORY
 // with a message naming `what` when an allocation fails: an exception must not cross the C ABI
 // (the Java downcall would take the process down with it).

@@ -2526,6 +2526,66 @@ public class radixkv_h extends radixkv_h$shared {
         }
     }
 
+    private static class rkv_lora_apply {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_lora_apply");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_lora_apply(const rkv_lora_params *p)
+     * }
+     */
+    public static FunctionDescriptor rkv_lora_apply$descriptor() {
+        return rkv_lora_apply.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_lora_apply(const rkv_lora_params *p)
+     * }
+     */
+    public static MethodHandle rkv_lora_apply$handle() {
+        return rkv_lora_apply.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_lora_apply(const rkv_lora_params *p)
+     * }
+     */
+    public static MemorySegment rkv_lora_apply$address() {
+        return rkv_lora_apply.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_lora_apply(const rkv_lora_params *p)
+     * }
+     */
+    public static int rkv_lora_apply(MemorySegment p) {
+        var mh$ = rkv_lora_apply.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_lora_apply", p);
+            }
+            return (int)mh$.invokeExact(p);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rkv_cuda_last_error {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             radixkv_h.C_POINTER    );

@@ -82,6 +82,18 @@ class ServeCommandTest {
     }
 
     @Test
+    void loraModulesAreNamedDirectoriesCheckedBeforeServing() {
+        CliRun.of("serve", "--model", "tiny", "--lora-modules", "sql")
+                .assertUsageError("invalid value for --lora-modules: 'sql' (expected NAME=DIR)");
+        CliRun.of("serve", "--model", "tiny", "--lora-modules", "tiny=/x")
+                .assertUsageError("invalid value for --lora-modules: 'tiny=/x' (the name tiny is already taken)");
+        CliRun.of("serve", "--model", "tiny", "--max-loras", "0").assertUsageError("--max-loras");
+        CliRun.of("serve", "--model", "tiny", "--warmup", "off", "--kv-cache-mb", "8", "--lora-modules",
+                "sql=/nonexistent-adapter-dir").assertUsageError(
+                "invalid value for --lora-modules: 'sql=/nonexistent-adapter-dir' (adapter sql: /nonexistent-adapter-dir is not a directory)");
+    }
+
+    @Test
     void connectionLimitsAreValidated() {
         CliRun.of("serve", "--model", "tiny", "--timeout-keep-alive", "0")
                 .assertUsageError("invalid value for --timeout-keep-alive: 0.0 (must be > 0 and finite)");

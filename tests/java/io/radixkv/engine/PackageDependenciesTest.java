@@ -55,7 +55,8 @@ class PackageDependenciesTest {
     private static Map<String, Set<String>> allowed() {
         Map<String, Set<String>> m = new LinkedHashMap<>();
         m.put("engine", Set.of("sched", "model", "cache", "paging", "kernels", "kernels.select", "platform",
-                "structured"));
+                "structured", "lora"));
+        m.put("lora", Set.of("checkpoint", "kernels", "model"));
         m.put("sched", Set.of("cache", "paging"));
         m.put("model", Set.of("checkpoint", "checkpoint.gguf", "kernels", "platform"));
         m.put("checkpoint.gguf", Set.of("checkpoint"));

@@ -19,11 +19,11 @@ import java.util.List;
 import java.util.Map;
 
 /** Writes small HF-style checkpoints (config.json + safetensors) for loader tests. */
-final class SafetensorsTestWriter {
+public final class SafetensorsTestWriter {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** A tensor: name, HF dtype string, shape, float values. */
-    record T(String name, String dtype, long[] shape, float[] values) {}
+    public record T(String name, String dtype, long[] shape, float[] values) {}
 
     private SafetensorsTestWriter() {}
 
@@ -103,7 +103,7 @@ final class SafetensorsTestWriter {
     }
 
     /** One safetensors file holding the tensors (data in the order given, header sorted as the format does not require). */
-    static void write(Path file, List<T> tensors) throws IOException {
+    public static void write(Path file, List<T> tensors) throws IOException {
         ObjectNode header = JSON.createObjectNode();
         header.putObject("__metadata__").put("format", "pt");
         long off = 0;

@@ -91,6 +91,37 @@ final class TinyLlamaCheckpoint {
         }
         shapes.put("model.norm.weight", new long[] {HIDDEN});
 
+        SplittableRandom rnd = new SplittableRandom(seed);
+        // norms at 1; matrices uniform with std ~0.1 so logits differ between tokens
+        writeBf16(dir.resolve("model.safetensors"), shapes,
+                name -> name.endsWith("norm.weight") ? 1f : (float) ((rnd.nextDouble() - 0.5) * 0.35));
+        return dir;
+    }
+
+    /**
+     * A PEFT LoRA adapter for this model (and the {@code tiny} preset, of the same shape): rank 8,
+     * lora_alpha 16, lora_A / lora_B of q_proj and v_proj of both layers, random BF16 factors.
+     */
+    static Path adapter(Path dir, long seed) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("adapter_config.json"), "{\"peft_type\": \"LORA\", \"r\": 8, \"lora_alpha\": 16,"
+                + " \"bias\": \"none\", \"target_modules\": [\"q_proj\", \"v_proj\"]}", StandardCharsets.UTF_8);
+        Map<String, long[]> shapes = new LinkedHashMap<>();
+        for (int l = 0; l < LAYERS; l++) {
+            for (String m : new String[] {"q_proj", "v_proj"}) {
+                String p = "base_model.model.model.layers." + l + ".self_attn." + m;
+                shapes.put(p + ".lora_A.weight", new long[] {8, HIDDEN});
+                shapes.put(p + ".lora_B.weight", new long[] {(m.equals("q_proj") ? HEADS : KV_HEADS) * HEAD_DIM, 8});
+            }
+        }
+        SplittableRandom rnd = new SplittableRandom(seed);
+        writeBf16(dir.resolve("adapter_model.safetensors"), shapes, name -> (float) ((rnd.nextDouble() - 0.5) * 0.5));
+        return dir;
+    }
+
+    /** One BF16 safetensors file of the tensors {@code shapes} names, each value drawn from {@code value}. */
+    private static void writeBf16(Path file, Map<String, long[]> shapes,
+                                  java.util.function.ToDoubleFunction<String> value) throws IOException {
         ObjectNode header = JSON.createObjectNode();
         header.putObject("__metadata__").put("format", "pt");
         long off = 0;
@@ -106,24 +137,20 @@ final class TinyLlamaCheckpoint {
             off += 2 * n;
         }
         byte[] hb = JSON.writeValueAsString(header).getBytes(StandardCharsets.UTF_8);
-        SplittableRandom rnd = new SplittableRandom(seed);
-        try (OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(dir.resolve("model.safetensors")),
+        try (OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(file),
                 1 << 20)) {
             out.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(hb.length).array());
             out.write(hb);
             for (Map.Entry<String, long[]> e : shapes.entrySet()) {
-                boolean norm = e.getKey().endsWith("norm.weight");
                 long n = count(e.getValue());
                 ByteBuffer b = ByteBuffer.allocate((int) (2 * n)).order(ByteOrder.LITTLE_ENDIAN);
                 for (long i = 0; i < n; i++) {
-                    // norms at 1; matrices uniform with std ~0.1 so logits differ between tokens
-                    float v = norm ? 1f : (float) ((rnd.nextDouble() - 0.5) * 0.35);
+                    float v = (float) value.applyAsDouble(e.getKey());
                     b.putShort((short) (Float.floatToIntBits(v) >>> 16));
                 }
                 out.write(b.array());
             }
         }
-        return dir;
     }
 
     private static long count(long[] shape) {

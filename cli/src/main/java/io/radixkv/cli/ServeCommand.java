@@ -16,7 +16,11 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -82,6 +86,22 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--reasoning-parser", paramLabel = "NAME",
             description = "Split the model's thinking into reasoning_content: qwen3 (vLLM's name).")
     String reasoningParser;
+
+    @Option(names = "--lora-modules", paramLabel = "NAME=DIR", arity = "1..*",
+            description = "PEFT LoRA adapters to serve, each selected by requests whose model is NAME (as vLLM's --lora-modules).")
+    List<String> loraModules = new ArrayList<>();
+
+    @Option(names = "--max-loras", paramLabel = "N", defaultValue = "8",
+            description = "LoRA adapters running requests may use at once; requests of others wait (default ${DEFAULT-VALUE}).")
+    int maxLoras;
+
+    @Option(names = "--max-lora-rank", paramLabel = "R", defaultValue = "16",
+            description = "Largest LoRA rank an adapter may have (default ${DEFAULT-VALUE}).")
+    int maxLoraRank;
+
+    @Option(names = "--allow-runtime-lora-updating",
+            description = "Enable POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING).")
+    boolean allowRuntimeLoraUpdating;
 
     @Option(names = "--max-waiting", paramLabel = "N", defaultValue = "256",
             description = "Requests that may wait beyond the running ones before new ones get 429 (default ${DEFAULT-VALUE}).")
@@ -187,6 +207,8 @@ final class ServeCommand implements Callable<Integer> {
         }
         CliSupport.requirePositive(spec, "--max-running", maxRunning);
         CliSupport.requirePositive(spec, "--max-n", maxN);
+        CliSupport.requirePositive(spec, "--max-loras", maxLoras);
+        CliSupport.requirePositive(spec, "--max-lora-rank", maxLoraRank);
         CliSupport.requirePositive(spec, "--max-batch-tokens", maxBatchTokens);
         CliSupport.requirePositive(spec, "--kv-cache-mb", kvCacheMb);
         if (pages != null) {
@@ -207,7 +229,8 @@ final class ServeCommand implements Callable<Integer> {
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
                     .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)
-                    .kvCacheBytes((long) kvCacheMb << 20).maxSeqLen(maxSeqLen).prefixCache(cache).maxSamples(maxN).build();
+                    .kvCacheBytes((long) kvCacheMb << 20).maxSeqLen(maxSeqLen).prefixCache(cache).maxSamples(maxN)
+                    .maxLoras(maxLoras).maxLoraRank(maxLoraRank).build();
         } catch (IllegalArgumentException e) {
             throw CliSupport.usage(spec, e.getMessage());
         }
@@ -231,10 +254,19 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw CliSupport.usage(spec, e.getMessage());
         }
+        Map<String, Path> adapters = loraModules(name);
         Engine engine = null;
         OpenAiServer server;
         try {
             engine = Engine.start(ec, kv);
+            for (Map.Entry<String, Path> a : adapters.entrySet()) {
+                try {
+                    engine.loadAdapter(a.getKey(), a.getValue());
+                } catch (IllegalArgumentException | IllegalStateException ex) {
+                    throw CliSupport.invalid(spec, "--lora-modules", "'" + a.getKey() + "=" + a.getValue() + "'",
+                            ex.getMessage());
+                }
+            }
             if (warm) {
                 EngineWarmup.Result w = engine.warmUp();
                 out.printf(Locale.ROOT, "radixkv serve: warm-up: %d requests, %d prompt tokens, %d generated in %.1f s%n",
@@ -254,6 +286,7 @@ final class ServeCommand implements Callable<Integer> {
             }
             throw e;
         }
+        server.allowRuntimeLoraUpdating(allowRuntimeLoraUpdating);
         if (kv != null) {
             kvMetrics(server, kv);
         }
@@ -282,6 +315,22 @@ final class ServeCommand implements Callable<Integer> {
         }, "radixkv-serve-shutdown"));
         stopped.await();
         return Main.EXIT_OK;
+    }
+
+    /** {@code --lora-modules NAME=DIR ...} by name, in order; names must be distinct and not the served model's. */
+    private Map<String, Path> loraModules(String servedName) {
+        Map<String, Path> out = new LinkedHashMap<>();
+        for (String m : loraModules) {
+            int eq = m.indexOf('=');
+            if (eq <= 0 || eq == m.length() - 1) {
+                throw CliSupport.invalid(spec, "--lora-modules", "'" + m + "'", "expected NAME=DIR");
+            }
+            String n = m.substring(0, eq);
+            if (n.equals(servedName) || out.put(n, Path.of(m.substring(eq + 1))) != null) {
+                throw CliSupport.invalid(spec, "--lora-modules", "'" + m + "'", "the name " + n + " is already taken");
+            }
+        }
+        return out;
     }
 
     /** A positive, finite number of seconds of at least a millisecond, as a duration. */

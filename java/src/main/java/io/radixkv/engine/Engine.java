@@ -73,6 +73,7 @@ public final class Engine implements AutoCloseable {
     private final TokenStreamer streamer;
     private final StepExecutor executor;
     private final EngineLoop loop;
+    private final EngineAdapters adapters;
     private final AtomicLong order = new AtomicLong();
 
     private Engine(EngineConfig config, KernelBackend backend, ModelWeights weights, boolean ownsWeights,
@@ -87,6 +88,10 @@ public final class Engine implements AutoCloseable {
         this.scheduler = new Scheduler(new SchedulerConfig(config.maxRunning(), config.maxBatchTokens(),
                 config.decodeReserveFraction(), sizing.maxSeqLen()), kv.manager());
         this.model = new LlamaModel(modelConfig, weights, backend.dense(), backend, config.maxBatchTokens());
+        this.adapters = new EngineAdapters(modelConfig, backend.dense(), !backend.deviceMemory(), backend.name(),
+                config.maxLoras(), config.maxLoraRank(), config.maxRunning());
+        adapters.attach(scheduler, kv);
+        model.setProjectionDelta(adapters.step());
         ModelRunner.Forward forward = model::forward;
         if (forwardWrapper != null) {
             forward = forwardWrapper.apply(forward);
@@ -97,7 +102,7 @@ public final class Engine implements AutoCloseable {
         kv.manager().setPageCopier(kv.pool().copier(backend.kv())); // a forked sample's copy of a partial page
         this.streamer = new TokenStreamer(scheduler, runner, backend.sampling().orElse(null), counters,
                 backend.logprobs().orElse(null), new ConstrainedRows(scheduler, backend.tokenBitmask()));
-        this.executor = new StepExecutor(scheduler, runner, counters, streamer);
+        this.executor = new StepExecutor(scheduler, runner, counters, streamer, adapters);
         this.loop = new EngineLoop(executor);
     }
 
@@ -289,6 +294,9 @@ public final class Engine implements AutoCloseable {
             throw new IllegalArgumentException("request " + request.id() + ": n (samples) must be in 1.."
                     + config.maxSamples() + " (maxSamples), got " + n);
         }
+        if (request.lora() != null) {
+            adapters.require(request.id(), request.lora());
+        }
         List<RequestHandle> handles = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             handles.add(new RequestHandle(i == 0 ? request.id() : request.id() + "/" + i, loop::wake));
@@ -318,6 +326,12 @@ public final class Engine implements AutoCloseable {
         }
         loop.post(() -> {
             counters.countSubmitted();
+            if (!adapters.stillLoaded(s)) {
+                handle.complete(new RequestResult(request.id(), new int[0], FinishReason.ERROR,
+                        EngineCounters.requestStats(s, System.nanoTime()),
+                        "LoRA adapter " + request.lora() + " was unloaded"));
+                return;
+            }
             scheduler.enqueue(s);
         });
         return all;
@@ -377,6 +391,57 @@ public final class Engine implements AutoCloseable {
     public EngineWarmup.Result warmUp() {
         int pool = (int) Math.min(Integer.MAX_VALUE, (long) numPages() * config.pageSize());
         return EngineWarmup.run(this, Math.min(scheduler.config().maxSeqLen(), pool));
+    }
+
+    /**
+     * Reads the PEFT LoRA adapter in {@code dir} and serves it under {@code name}: a request selects
+     * it with {@code Namespace.ofLora(name)} (or a namespace with that {@code loraId} and a cache
+     * salt). The adapter is checked against the model and {@link EngineConfig#maxLoraRank} here
+     * (caller's thread) and copied into one of the {@link EngineConfig#maxLoras} slots when a
+     * request first needs it. Thread-safe.
+     *
+     * @throws IllegalArgumentException with one line naming what is wrong with the adapter, or
+     *     when {@code name} is already loaded
+     * @throws IllegalStateException on a backend that does not run adapters (CUDA)
+     */
+    public void loadAdapter(String name, java.nio.file.Path dir) {
+        Objects.requireNonNull(dir, "dir");
+        adapters.load(name, dir);
+    }
+
+    /**
+     * Stops serving adapter {@code name}: new requests naming it are refused at once; the requests
+     * already queued or running under it finish normally, and then its slot and its cached KV
+     * pages are dropped and the returned future completes. Thread-safe.
+     *
+     * @throws IllegalArgumentException when no adapter of that name is loaded (or it is already
+     *     being unloaded)
+     */
+    public CompletableFuture<Void> unloadAdapter(String name) {
+        adapters.beginUnload(name);
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        loop.post(() -> adapters.finishUnload(name, done));
+        return done;
+    }
+
+    /** The adapters requests may name now (sorted). */
+    public List<String> adapters() {
+        return adapters.names();
+    }
+
+    /** The directory adapter {@code name} was loaded from, or null when no such adapter serves requests. */
+    public java.nio.file.Path adapterDir(String name) {
+        return adapters.dirOf(name);
+    }
+
+    /** The adapters of the running and waiting requests at the end of the last step, and the slot count. */
+    public LoraStats loraStats() {
+        return adapters.stats();
+    }
+
+    /** Adapter slot loads and evictions so far (tests). */
+    long[] loraSlotCounts() {
+        return onEngineThread(adapters::slotCounts);
     }
 
     /** The latest counters (published by the engine thread after every step). */
@@ -440,6 +505,7 @@ public final class Engine implements AutoCloseable {
         }
         runner.close();
         model.close();
+        adapters.close();
         kv.close();
         backend.close();
         if (ownsWeights) {

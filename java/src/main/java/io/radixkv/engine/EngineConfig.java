@@ -33,11 +33,14 @@ import java.util.Objects;
  *     engine packs only weights it loads itself
  * @param maxSamples most samples one request may ask for ({@code n}; each counts against
  *     {@code maxRunning} while it runs)
+ * @param maxLoras LoRA adapters the running requests may use at once (vLLM's {@code --max-loras}); requests of
+ *     further adapters wait in the queue
+ * @param maxLoraRank largest LoRA rank an adapter may have (vLLM's {@code --max-lora-rank}); the slots are sized by it
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
                            String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction,
-                           DType weightsDtype, boolean packWeights, int maxSamples) {
+                           DType weightsDtype, boolean packWeights, int maxSamples, int maxLoras, int maxLoraRank) {
     public static final int MAX_PAGE_SIZE = 1024;
     /** Largest per-step token budget (the model's activation scratch is sized by it). */
     public static final int MAX_BATCH_TOKENS = 65536;
@@ -93,6 +96,12 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         if (!(decodeReserveFraction >= 0 && decodeReserveFraction < 1)) {
             throw new IllegalArgumentException("decodeReserveFraction must be in [0, 1), got " + decodeReserveFraction);
         }
+        if (maxLoras < 1) {
+            throw new IllegalArgumentException("maxLoras must be positive, got " + maxLoras);
+        }
+        if (maxLoraRank < 1) {
+            throw new IllegalArgumentException("maxLoraRank must be positive, got " + maxLoraRank);
+        }
     }
 
     public static Builder builder() {
@@ -104,7 +113,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
                 .numPages(numPages).kvCacheBytes(kvCacheBytes).prefixCache(prefixCache).maxBatchTokens(maxBatchTokens)
                 .maxRunning(maxRunning).maxSeqLen(maxSeqLen).backend(backend).evictionPolicy(evictionPolicy)
                 .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights)
-                .maxSamples(maxSamples);
+                .maxSamples(maxSamples).maxLoras(maxLoras).maxLoraRank(maxLoraRank);
     }
 
     /** Mutable builder with serving defaults (tiny preset, bf16 pages of 16, 256 MiB pool, cache on). */
@@ -126,6 +135,8 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         private DType weightsDtype = DType.F32;
         private boolean packWeights = true;
         private int maxSamples = DEFAULT_MAX_SAMPLES;
+        private int maxLoras = 8;
+        private int maxLoraRank = 16;
 
         public Builder model(String v) { model = v; return this; }
         public Builder weightsSeed(long v) { weightsSeed = v; return this; }
@@ -149,11 +160,13 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         public Builder packWeights(boolean v) { packWeights = v; return this; }
         /** Most samples ({@code n}) one request may ask for. */
         public Builder maxSamples(int v) { maxSamples = v; return this; }
+        public Builder maxLoras(int v) { maxLoras = v; return this; }
+        public Builder maxLoraRank(int v) { maxLoraRank = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(model, weightsSeed, kvDtype, kvScale, pageSize, numPages, kvCacheBytes, prefixCache,
                     maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction, weightsDtype,
-                    packWeights, maxSamples);
+                    packWeights, maxSamples, maxLoras, maxLoraRank);
         }
     }
 }

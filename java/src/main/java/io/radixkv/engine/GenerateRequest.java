@@ -6,11 +6,12 @@ import io.radixkv.structured.Grammar;
 import java.util.Objects;
 
 /**
- * One generation request: prompt token ids, the cache namespace its KV belongs to (LoRA id /
- * cache salt: requests only share prefixes within one namespace), sampling parameters, the
- * log-probabilities it wants ({@link LogprobOptions#NONE} when null) and optionally a
- * structured-output grammar (its vocabulary must be the model's) that every generated token must
- * keep the text within. The prompt array is copied on submission.
+ * One generation request: prompt token ids, the cache namespace its KV belongs to (LoRA adapter /
+ * cache salt: requests only share prefixes within one namespace; the adapter also selects the
+ * LoRA weights the request runs with), sampling parameters, the log-probabilities it wants
+ * ({@link LogprobOptions#NONE} when null) and optionally a structured-output grammar (its
+ * vocabulary must be the model's) that every generated token must keep the text within. The
+ * prompt array is copied on submission.
  */
 public record GenerateRequest(String id, int[] promptTokens, Namespace ns, SamplingParams params,
                               LogprobOptions logprobs, Grammar grammar) {
@@ -44,6 +45,14 @@ public record GenerateRequest(String id, int[] promptTokens, Namespace ns, Sampl
     /** A request without log-probabilities or a grammar. */
     public GenerateRequest(String id, int[] promptTokens, Namespace ns, SamplingParams params) {
         this(id, promptTokens, ns, params, LogprobOptions.NONE, null);
+    }
+
+    /**
+     * The LoRA adapter the request runs with ({@link Engine#loadAdapter}), or null for the base
+     * model: its namespace's {@code loraId}, so its KV is cached apart from other adapters'.
+     */
+    public String lora() {
+        return ns.loraId();
     }
 
     /** A request in the default namespace. */

@@ -79,6 +79,11 @@ final class KvState implements AutoCloseable {
         return evictedPages;
     }
 
+    /** Evicts every unlocked cached page of namespace {@code ns} (an unloaded adapter's); returns the pages freed. */
+    int evictNamespace(io.radixkv.cache.Namespace ns) {
+        return cache == null ? 0 : cache.evictNamespace(ns);
+    }
+
     /** Evicts every unlocked cached page; returns the pages freed. */
     int evictAll() {
         return cache == null ? 0 : (int) cache.evict(allocator.numPages());

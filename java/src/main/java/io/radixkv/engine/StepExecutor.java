@@ -20,10 +20,13 @@ final class StepExecutor implements EngineLoop.Work {
     private final EngineCounters counters;
     private final TokenStreamer streamer;
     private final SampleForks forks;
+    private final EngineAdapters adapters;
     private StepBreakdown lastStepEnd;
 
-    StepExecutor(Scheduler scheduler, ModelRunner runner, EngineCounters counters, TokenStreamer streamer) {
+    StepExecutor(Scheduler scheduler, ModelRunner runner, EngineCounters counters, TokenStreamer streamer,
+                 EngineAdapters adapters) {
         this.scheduler = scheduler;
+        this.adapters = adapters;
         this.runner = runner;
         this.counters = counters;
         this.streamer = streamer;
@@ -49,6 +52,7 @@ final class StepExecutor implements EngineLoop.Work {
                 counters.countStep();
                 execute(plan.entries());
             }
+            adapters.afterStep();
         } finally {
             counters.addStepNanos(System.nanoTime() - now);
             lastStepEnd = breakdown();
@@ -68,6 +72,7 @@ final class StepExecutor implements EngineLoop.Work {
     private void execute(List<StepPlan.Entry> entries) {
         long t0 = System.nanoTime();
         try {
+            adapters.prepare(entries);
             runner.run(entries, streamer.needsFullLogits(entries));
         } catch (RuntimeException e) {
             counters.addForwardNanos(System.nanoTime() - t0);

@@ -114,6 +114,17 @@ public interface DenseKernels {
     /** {@code y[i] += x[i]} for i &lt; n (f32). */
     void addInplace(MemorySegment y, MemorySegment x, long n);
 
+    /**
+     * Adds one projection's LoRA deltas to a batch of rows segmented by adapter slot ({@link
+     * LoraBatch}: one call per projection for the whole batch, base-model rows untouched).
+     *
+     * @throws UnsupportedOperationException where these kernels do not run adapters (the CUDA ones)
+     */
+    default void lora(LoraBatch batch) {
+        throw new UnsupportedOperationException("the " + name() + " dense kernels do not run LoRA adapters; serve"
+                + " adapters on the cpu backend (--backend cpu)");
+    }
+
     /** {@code out[r] = argmax(logits[r, :])}, the first maximum; NaNs never win unless the row is all NaN (then 0). */
     void argmax(MemorySegment logits, long rows, int vocab, MemorySegment out);
 }

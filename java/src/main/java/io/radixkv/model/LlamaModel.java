@@ -72,6 +72,8 @@ public final class LlamaModel implements AutoCloseable {
     private final MemorySegment gateUp;
     private final MemorySegment act;
     private final MemorySegment branch;
+    /** Adapter deltas after each projection (null: none). */
+    private ProjectionDelta delta;
 
     public LlamaModel(ModelConfig config, ModelWeights weights, DenseKernels dense, KernelBackend backend) {
         this(config, weights, dense, backend, DEFAULT_MAX_TOKENS_PER_STEP);
@@ -159,6 +161,11 @@ public final class LlamaModel implements AutoCloseable {
 
     public ModelConfig config() {
         return config;
+    }
+
+    /** Sets (or with null removes) the delta added after every projection block (LoRA adapters). */
+    public void setProjectionDelta(ProjectionDelta delta) {
+        this.delta = delta;
     }
 
     public ModelWeights weights() {
@@ -254,6 +261,7 @@ public final class LlamaModel implements AutoCloseable {
             AttentionParams ap = layerParams.get(l);
             dense.rmsnorm(hidden, w.inputNorm(), normed, n, h, eps, normOffset);
             linear(normed, w.qkv(), qkv, n, qkvd, h, false);
+            addDelta(l, WeightLayout.QKV, normed, qkv, n);
             if (arch.qkvBias()) {
                 dense.addBias(qkv, w.qkvBias(), n, qkvd);
             }
@@ -266,14 +274,15 @@ public final class LlamaModel implements AutoCloseable {
                     layerInvFreq.get(l));
             backend.kv().reshapeAndCache(k, v, DType.F32, in.slotMapping(), n, cache);
             backend.attention().run(plan, q, DType.F32, attn, DType.F32, MemorySegment.NULL, cache, ap);
-            residual(attn, w.o(), qd, w.postAttnNorm(), n);
+            residual(l, WeightLayout.O, attn, w.o(), qd, w.postAttnNorm(), n);
             dense.rmsnorm(hidden, w.postNorm(), normed, n, h, eps, normOffset);
             linear(normed, w.gateUp(), gateUp, n, 2L * inter, h, false);
+            addDelta(l, WeightLayout.GATE_UP, normed, gateUp, n);
             switch (arch.activation()) {
                 case SILU -> dense.siluMul(gateUp, act, n, inter);
                 case GELU_TANH -> dense.geluTanhMul(gateUp, act, n, inter);
             }
-            residual(act, w.down(), inter, w.postFfNorm(), n);
+            residual(l, WeightLayout.DOWN, act, w.down(), inter, w.postFfNorm(), n);
         }
         int r = b.numLogitRows();
         if (r == 0) {
@@ -295,15 +304,24 @@ public final class LlamaModel implements AutoCloseable {
      * {@code hidden += in · Wᵀ}, or with a sandwich norm {@code hidden += norm(in · Wᵀ)}
      * ({@code postNorm} null: no norm).
      */
-    private void residual(MemorySegment in, MemorySegment w, int inDim, MemorySegment postNorm, int n) {
+    private void residual(int layer, String block, MemorySegment in, MemorySegment w, int inDim,
+                          MemorySegment postNorm, int n) {
         int h = config.hidden();
         if (postNorm == null) {
             linear(in, w, hidden, n, h, inDim, true);
+            addDelta(layer, block, in, hidden, n);
             return;
         }
         linear(in, w, branch, n, h, inDim, false);
+        addDelta(layer, block, in, branch, n);
         dense.rmsnorm(branch, postNorm, branch, n, h, config.rmsEps(), normOffset);
         dense.addInplace(hidden, branch, (long) n * h);
+    }
+
+    private void addDelta(int layer, String block, MemorySegment x, MemorySegment y, int n) {
+        if (delta != null) {
+            delta.apply(layer, block, x, y, n);
+        }
     }
 
     /** A layer's linear projection, packed or row-major as the weights are ({@link ModelWeights#packLinearWeights}). */

@@ -49,6 +49,7 @@ public final class Scheduler {
     private final List<Sequence> preemptedThisStep = new ArrayList<>();
     private long preemptions;
     private long deferrals;
+    private AdmissionGate gate = AdmissionGate.OPEN;
 
     public Scheduler(SchedulerConfig config, KvManager kv) {
         this.config = Objects.requireNonNull(config, "config");
@@ -61,6 +62,11 @@ public final class Scheduler {
 
     public SchedulerConfig config() {
         return config;
+    }
+
+    /** Sets the condition each admission must also meet (LoRA slots); {@link AdmissionGate#OPEN} by default. */
+    public void setGate(AdmissionGate gate) {
+        this.gate = Objects.requireNonNull(gate, "gate");
     }
 
     public KvManager kv() {
@@ -163,6 +169,7 @@ public final class Scheduler {
                 }
                 kv.release(s);
                 running.remove(i);
+                gate.released(s);
                 out.add(s);
             } else {
                 i++;
@@ -235,10 +242,16 @@ public final class Scheduler {
         long reserve = decodeReservePages();
         int cap = reserveCap();
         int weight = runningWeight();
+        List<Sequence> held = null;
         while (!waiting.isEmpty() && kv.sequences().freeSlots() > 0) {
             Sequence s = waiting.peek();
             if (weight + s.samples() > config.maxRunning()) {
                 break; // FCFS: its samples wait for running ones to end
+            }
+            if (!gate.canAdmit(s)) {
+                // held back (e.g. no LoRA slot): keeps its place, later requests may go ahead
+                (held == null ? held = new ArrayList<>() : held).add(waiting.poll());
+                continue;
             }
             int cost = kv.admissionCostPages(s);
             int own = futurePages(s);
@@ -258,10 +271,14 @@ public final class Scheduler {
                 break;
             }
             waiting.poll();
+            gate.admitted(s);
             insertRunning(s);
             reserve += own;
             weight += s.samples();
             admitted++;
+        }
+        if (held != null) {
+            waiting.addAll(held);
         }
         return admitted;
     }
@@ -360,6 +377,7 @@ public final class Scheduler {
         kv.cacheFinished(v); // what it computed stays reusable (until evicted): the resume is cheap
         kv.release(v);
         running.remove(v);
+        gate.released(v);
         v.setStatus(Sequence.Status.WAITING);
         v.notePreempted();
         preemptions++;
@@ -418,6 +436,7 @@ public final class Scheduler {
         }
         Sequence child = parent.forkChild(id, attachment);
         if (kv.fork(parent, child)) {
+            gate.admitted(child); // runs from now on as its parent does (e.g. holds its LoRA adapter's slot)
             insertRunning(child);
         } else {
             waiting.add(child);
@@ -468,6 +487,7 @@ public final class Scheduler {
         List<Sequence> out = new ArrayList<>();
         for (Sequence s : running) {
             kv.release(s);
+            gate.released(s);
             if (s.status() != Sequence.Status.FINISHED) {
                 s.finish(FinishReason.ABORTED, why);
             }

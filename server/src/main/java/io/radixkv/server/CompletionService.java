@@ -62,10 +62,16 @@ final class CompletionService {
         this.logprobs = new LogprobsFormat(json, text);
         this.maxRequestBytes = maxRequestBytes;
         this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab(), admission,
-                new ChatOutputs(chatOutput, engine.modelConfig().arch().modelType(), ToolConstraint.UNAVAILABLE));
+                new ChatOutputs(chatOutput, engine.modelConfig().arch().modelType(), ToolConstraint.UNAVAILABLE),
+                name -> engine.adapters().contains(name));
         int maxSeqLen = engine.config().maxSeqLen() == 0 ? engine.modelConfig().maxPositions()
                 : engine.config().maxSeqLen();
         this.contextLimit = (int) Math.min(maxSeqLen, (long) engine.numPages() * engine.config().pageSize());
+    }
+
+    /** The model a response names: the LoRA adapter the request selected, else the served model. */
+    private String modelOf(ParsedRequest pr) {
+        return pr.ns().loraId() != null ? pr.ns().loraId() : modelName;
     }
 
     /**
@@ -254,7 +260,7 @@ final class CompletionService {
         root.put("id", id);
         root.put("object", pr.chat() ? "chat.completion" : "text_completion");
         root.put("created", System.currentTimeMillis() / 1000);
-        root.put("model", modelName);
+        root.put("model", modelOf(pr));
         ArrayNode choices = root.putArray("choices");
         List<Generation.Outcome> outs = new ArrayList<>();
         for (Generation g : gens) {
@@ -337,7 +343,7 @@ final class CompletionService {
             u.put("id", id);
             u.put("object", pr.chat() ? "chat.completion.chunk" : "text_completion");
             u.put("created", created);
-            u.put("model", modelName);
+            u.put("model", modelOf(pr));
             u.putArray("choices");
             u.set("usage", usage(outs));
             emit(sink, u);
@@ -445,7 +451,7 @@ final class CompletionService {
         c.put("id", id);
         c.put("object", pr.chat() ? "chat.completion.chunk" : "text_completion");
         c.put("created", created);
-        c.put("model", modelName);
+        c.put("model", modelOf(pr));
         ObjectNode ch = c.putArray("choices").addObject();
         ch.put("index", index);
         if (pr.chat()) {

@@ -43,6 +43,7 @@ public final class OpenAiServer implements AutoCloseable {
     private final ServerMetrics metrics;
     private final CompletionService completions;
     private final TokenizeService tokens;
+    private final LoraServing lora;
     private final long created = System.currentTimeMillis() / 1000;
     private final GuardedHttp1 connections;
     private final WebServer web;
@@ -60,6 +61,8 @@ public final class OpenAiServer implements AutoCloseable {
         this.completions = new CompletionService(engine, text, admission, metrics, json, name,
                 limits.maxRequestBytes(), config.chatOutput());
         this.tokens = new TokenizeService(completions, text, json);
+        this.lora = new LoraServing(engine, name, json);
+        metrics.register(lora::registerMetric);
         this.connections = new GuardedHttp1(Http1Config.builder().build(), limits.keepAliveTimeout(),
                 limits.readTimeout(), limits.writeTimeout());
         WebServerConfig.Builder web = WebServer.builder()
@@ -109,6 +112,20 @@ public final class OpenAiServer implements AutoCloseable {
         metrics.counter(name, help, value);
     }
 
+    /**
+     * Enables {@code POST /v1/load_lora_adapter} and {@code /v1/unload_lora_adapter} (vLLM's
+     * {@code VLLM_ALLOW_RUNTIME_LORA_UPDATING}); off by default, when they answer 404.
+     */
+    public void allowRuntimeLoraUpdating(boolean allow) {
+        lora.allowRuntimeUpdates(allow);
+    }
+
+    private com.fasterxml.jackson.databind.JsonNode jsonObject(ServerRequest req) {
+        com.fasterxml.jackson.databind.JsonNode body = completions.readJson(req);
+        RequestParser.requireObject(body);
+        return body;
+    }
+
     /** The bound port (the ephemeral one when the config asked for 0). */
     public int port() {
         return web.port();
@@ -148,6 +165,8 @@ public final class OpenAiServer implements AutoCloseable {
                 .post("/v1/chat/completions", (req, res) -> completions.handle(req, res, true))
                 .post("/tokenize", tokens::tokenize)
                 .post("/detokenize", tokens::detokenize)
+                .post("/v1/load_lora_adapter", (req, res) -> lora.load(req, res, jsonObject(req)))
+                .post("/v1/unload_lora_adapter", (req, res) -> lora.unload(req, res, jsonObject(req)))
                 .get("/version", this::version)
                 .get("/v1/models", this::models)
                 .get("/health", this::health)
@@ -170,6 +189,8 @@ public final class OpenAiServer implements AutoCloseable {
         m.put("owned_by", "radixkv");
         m.put("root", engine.config().model());
         m.put("max_model_len", completions.contextLimit());
+        lora.addModels((com.fasterxml.jackson.databind.node.ArrayNode) root.get("data"), created,
+                completions.contextLimit());
         sendJson(res, json, 200, root);
     }
 

@@ -54,14 +54,22 @@ final class RequestParser {
     private final StructuredOutputFields structured;
     private final ChatOutputs chatOutputs;
 
+    /** Whether a name is a LoRA adapter the engine serves (requests select one by {@code model}). */
+    private final java.util.function.Predicate<String> adapters;
+
     RequestParser(TextModel text, String servedModelName, int vocab, Admission admission) {
         this(text, servedModelName, vocab, admission,
-                new ChatOutputs(ChatOutputConfig.DEFAULT, "", ToolConstraint.UNAVAILABLE));
+                new ChatOutputs(ChatOutputConfig.DEFAULT, "", ToolConstraint.UNAVAILABLE), name -> false);
     }
 
-    /** @param chatOutputs how chat outputs are read (tool calls, reasoning) */
-    RequestParser(TextModel text, String servedModelName, int vocab, Admission admission, ChatOutputs chatOutputs) {
+    /**
+     * @param chatOutputs how chat outputs are read (tool calls, reasoning)
+     * @param adapters whether a name is a LoRA adapter the engine serves
+     */
+    RequestParser(TextModel text, String servedModelName, int vocab, Admission admission, ChatOutputs chatOutputs,
+                  java.util.function.Predicate<String> adapters) {
         this.structured = new StructuredOutputFields(text, vocab);
+        this.adapters = adapters;
         this.text = text;
         this.servedModelName = servedModelName;
         this.vocab = vocab;
@@ -226,6 +234,7 @@ final class RequestParser {
             }
             ns = Namespace.ofSalt(salt.asText());
         }
+        ns = new Namespace(adapterOf(body), ns.cacheSalt()); // an adapter's KV is its own, per salt too
         boolean ignoreEos = bool(body, "ignore_eos", false);
         boolean includeStop = bool(body, "include_stop_str_in_output", false);
         boolean skipSpecial = bool(body, "skip_special_tokens", true);
@@ -255,18 +264,23 @@ final class RequestParser {
         }
     }
 
-    /** 404 unless {@code model} is absent, null or the served model's name. */
+    /** 404 unless {@code model} is absent, null, the served model's name or a LoRA adapter's (vLLM's message). */
     void model(JsonNode body) {
         JsonNode model = body.get("model");
         if (model != null && !model.isNull()) {
             if (!model.isTextual()) {
                 throw ApiException.badRequest("model", "'model' must be a string, got " + kind(model));
             }
-            if (!model.asText().equals(servedModelName)) {
-                throw ApiException.notFound("model", "The model '" + model.asText() + "' does not exist; this server "
-                        + "serves '" + servedModelName + "'");
+            if (!model.asText().equals(servedModelName) && !adapters.test(model.asText())) {
+                throw ApiException.notFound("model", "The model `" + model.asText() + "` does not exist.");
             }
         }
+    }
+
+    /** The LoRA adapter {@code model} names, or null for the base model ({@link #model} validated it). */
+    private String adapterOf(JsonNode body) {
+        JsonNode model = body.get("model");
+        return model == null || !model.isTextual() || model.asText().equals(servedModelName) ? null : model.asText();
     }
 
     static void requireObject(JsonNode body) {

@@ -43,6 +43,11 @@ final class ServerMetrics {
     private final Histogram e2e;
     private final Histogram queueTime;
 
+    /** Registers series of a part beside the metrics here (LoRA): {@code how} gets the registry and the prefix. */
+    void register(java.util.function.BiConsumer<PrometheusRegistry, String> how) {
+        how.accept(registry, prefix);
+    }
+
     ServerMetrics(String modelName, String prefix, Supplier<EngineStats> stats) {
         this.modelName = modelName;
         this.prefix = prefix;

@@ -1,13 +1,19 @@
 package io.radixkv.kernels.cpu;
 
 import io.radixkv.bindings.radixkv_h;
+import io.radixkv.bindings.rkv_lora_params;
+import io.radixkv.bindings.rkv_lora_slot;
 import io.radixkv.kernels.Checks;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseChecks;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.LoraBatch;
+import io.radixkv.kernels.LoraFactors;
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -184,6 +190,62 @@ public final class CpuDenseKernels implements DenseKernels {
         DenseChecks.argmax(logits, rows, vocab, out);
         natives("logits", logits, "out", out, "out", out);
         NativeLibrary.call("rkv_argmax", () -> (int) ARGMAX.invokeExact(logits, rows, vocab, out));
+    }
+
+    /** rkv_lora_apply's argument memory, grown on demand and reused (guarded by this object). */
+    private MemorySegment loraArgs = MemorySegment.NULL;
+
+    @Override
+    public synchronized void lora(LoraBatch b) {
+        if (b.rows() == 0) {
+            return;
+        }
+        natives("x", b.x(), "y", b.y(), "y", b.y());
+        int slots = b.slots().size();
+        long paramsBytes = rkv_lora_params.sizeof();
+        long slotBytes = rkv_lora_slot.sizeof() * Math.max(1, slots);
+        long intBytes = 4L * (2L * b.segments() + 1);
+        long scratchBytes = 4L * b.rows() * Math.max(1, b.maxRank());
+        long total = paramsBytes + slotBytes + intBytes + scratchBytes + 64;
+        if (loraArgs.byteSize() < total) {
+            loraArgs = Arena.ofAuto().allocate(Math.max(total, 2 * loraArgs.byteSize()), 64);
+        }
+        MemorySegment params = loraArgs.asSlice(0, paramsBytes);
+        MemorySegment slotArray = loraArgs.asSlice(paramsBytes, slotBytes);
+        MemorySegment indptr = loraArgs.asSlice(paramsBytes + slotBytes, 4L * (b.segments() + 1));
+        MemorySegment segSlot = loraArgs.asSlice(indptr.address() - loraArgs.address() + indptr.byteSize(),
+                4L * Math.max(1, b.segments()));
+        long scratchOffset = (segSlot.address() - loraArgs.address() + segSlot.byteSize() + 63) & ~63L;
+        MemorySegment scratch = loraArgs.asSlice(scratchOffset, scratchBytes);
+        for (int s = 0; s < slots; s++) {
+            LoraFactors f = b.slots().get(s);
+            MemorySegment e = rkv_lora_slot.asSlice(slotArray, s);
+            if (f != null) {
+                DenseChecks.requireNative("a", f.a());
+                DenseChecks.requireNative("b", f.b());
+            }
+            rkv_lora_slot.a(e, f == null ? MemorySegment.NULL : f.a());
+            rkv_lora_slot.b(e, f == null ? MemorySegment.NULL : f.b());
+            rkv_lora_slot.rank(e, f == null ? 0 : f.rank());
+            rkv_lora_slot.scale(e, f == null ? 0f : f.scale());
+        }
+        MemorySegment.copy(b.segIndptr(), 0, indptr, ValueLayout.JAVA_INT, 0, b.segments() + 1);
+        MemorySegment.copy(b.segSlot(), 0, segSlot, ValueLayout.JAVA_INT, 0, b.segments());
+        rkv_lora_params.x(params, b.x());
+        rkv_lora_params.y(params, b.y());
+        rkv_lora_params.rows(params, b.rows());
+        rkv_lora_params.k(params, b.k());
+        rkv_lora_params.n(params, b.n());
+        rkv_lora_params.y_pitch(params, b.yPitch());
+        rkv_lora_params.y_offset(params, b.yOffset());
+        rkv_lora_params.num_segments(params, b.segments());
+        rkv_lora_params.seg_indptr(params, indptr);
+        rkv_lora_params.seg_slot(params, segSlot);
+        rkv_lora_params.slots(params, slotArray);
+        rkv_lora_params.num_slots(params, slots);
+        rkv_lora_params.max_rank(params, b.maxRank());
+        rkv_lora_params.scratch(params, scratch);
+        NativeLibrary.check("rkv_lora_apply", radixkv_h.rkv_lora_apply(params));
     }
 
     private static void natives(String an, MemorySegment a, String bn, MemorySegment b, String cn, MemorySegment c) {

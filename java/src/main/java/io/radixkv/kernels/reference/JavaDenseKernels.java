@@ -4,6 +4,8 @@ import io.radixkv.kernels.Bf16;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseChecks;
 import io.radixkv.kernels.DenseKernels;
+import io.radixkv.kernels.LoraBatch;
+import io.radixkv.kernels.LoraFactors;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -43,6 +45,33 @@ public final class JavaDenseKernels implements DenseKernels {
                     s += (double) xr[kk] * weight(w, wDtype, wo + kk);
                 }
                 y.setAtIndex(F, i * n + j, (float) s);
+            }
+        }
+    }
+
+    /** LoRA deltas in double precision: {@code t = A x} and {@code B t} summed in doubles, added once. */
+    @Override
+    public void lora(LoraBatch b) {
+        for (int row = 0; row < b.rows(); row++) {
+            LoraFactors f = b.factorsOf(row);
+            if (f == null) {
+                continue;
+            }
+            double[] t = new double[f.rank()];
+            for (int r = 0; r < f.rank(); r++) {
+                double s = 0;
+                for (int c = 0; c < b.k(); c++) {
+                    s += (double) f.a().getAtIndex(F, (long) r * b.k() + c) * b.x().getAtIndex(F, (long) row * b.k() + c);
+                }
+                t[r] = s;
+            }
+            for (int j = 0; j < b.n(); j++) {
+                double s = 0;
+                for (int r = 0; r < f.rank(); r++) {
+                    s += (double) f.b().getAtIndex(F, (long) j * f.rank() + r) * t[r];
+                }
+                long at = row * b.yPitch() + b.yOffset() + j;
+                b.y().setAtIndex(F, at, (float) (b.y().getAtIndex(F, at) + f.scale() * s));
             }
         }
     }
