@@ -363,6 +363,9 @@ class SchedulerTest {
         big.setSamples(5);
         assertTrue(sched.whyNeverFits(big).contains("maxRunning"), sched.whyNeverFits(big));
         p.requestCancel();
+        runUntilIdle();
+    }
+
     /**
      * Sequences that want every prompt position's logits share PROMPT_LOGIT_ROWS_PER_STEP prefill
      * tokens a step (each adds a vocabulary-wide logits row); others fill the rest of the budget.
