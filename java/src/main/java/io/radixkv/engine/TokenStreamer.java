@@ -101,8 +101,10 @@ final class TokenStreamer {
      */
     void emit(Sequence s, int row, long now, int[] sampled) {
         RequestState a = (RequestState) s.attachment();
-        if (s.status() == Sequence.Status.FINISHED) {
-            return; // failed this step (its token mask)
+        String masking = constrained.failure(s);
+        if (masking != null) {
+            scheduler.fail(s, masking);
+            return;
         }
         int token;
         try {
