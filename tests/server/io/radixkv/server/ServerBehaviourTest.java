@@ -256,6 +256,7 @@ class ServerBehaviourTest {
         String[][] refused = {{"top_k", "5"}, {"min_p", "0.1"}, {"repetition_penalty", "1.2"},
             {"presence_penalty", "0.5"}, {"logit_bias", "{\"1\":5}"}, {"min_tokens", "3"}, {"best_of", "2"},
             {"n", "2"}, {"echo", "true"}, {"logprobs", "0"}, {"response_format", "{\"type\":\"json_object\"}"},
+            {"structured_outputs", "{\"regex\":\"a\"}"},
             {"guided_json", "{}"}, {"prompt_logprobs", "1"}, {"use_beam_search", "true"},
             {"spaces_between_special_tokens", "false"}, {"ignore_eos", "1"}};
         for (String[] f : refused) {
