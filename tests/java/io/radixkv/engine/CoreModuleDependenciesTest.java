@@ -48,7 +48,7 @@ class CoreModuleDependenciesTest {
         }
         assertEquals(new TreeSet<>(Set.of("io.radixkv.kernels", "io.radixkv.kernels.select", "io.radixkv.platform",
                 "io.radixkv.paging", "io.radixkv.cache", "io.radixkv.sched", "io.radixkv.engine",
-                "io.radixkv.checkpoint", "io.radixkv.model")), open);
+                "io.radixkv.checkpoint", "io.radixkv.model", "io.radixkv.structured")), open);
         assertEquals(Map.of("io.radixkv.kernels.cpu", Set.of("io.radixkv.cli"),
                 "io.radixkv.checkpoint.gguf", Set.of("io.radixkv.server")), qualified);
     }

@@ -255,6 +255,7 @@ class ServerBehaviourTest {
     void fieldsRadixkvCannotHonourAre400NamingThem() throws Exception {
         String[][] refused = {{"best_of", "2"},
             {"n", "0"}, {"response_format", "{\"type\":\"json_object\"}"},
+            {"structured_outputs", "{\"regex\":\"a\"}"},
             {"guided_json", "{}"}, {"prompt_logprobs", "1"}, {"use_beam_search", "true"},
             {"spaces_between_special_tokens", "false"}, {"ignore_eos", "1"}};
         for (String[] f : refused) {

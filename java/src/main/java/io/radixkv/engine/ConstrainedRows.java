@@ -6,7 +6,9 @@ import io.radixkv.sched.Sequence;
 import io.radixkv.sched.StepPlan;
 import io.radixkv.structured.GrammarMatcher;
 import java.util.Arrays;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.Logger;
 
@@ -15,13 +17,16 @@ import org.apache.logging.log4j.Logger;
  * with a grammar gets its matcher's token mask applied to its logits (disallowed tokens -inf,
  * before temperature and top-p); after sampling, {@link #advance} moves the matcher by the
  * token. A request whose grammar allows no token of the vocabulary, or whose token the matcher
- * refuses, fails alone. Engine thread only.
+ * refuses, fails alone, when its row is emitted (a sequence must not finish between the
+ * forward pass and the step's commit). Engine thread only.
  */
 final class ConstrainedRows {
     private static final Logger LOG = LogManager.getLogger(ConstrainedRows.class);
 
     private final Scheduler scheduler;
     private final TokenBitmaskKernels kernels;
+    /** Requests whose mask failed this step: failed when their row is emitted, after the step's commit. */
+    private final Map<Sequence, String> failures = new IdentityHashMap<>();
 
     ConstrainedRows(Scheduler scheduler, TokenBitmaskKernels kernels) {
         this.scheduler = scheduler;
@@ -40,6 +45,7 @@ final class ConstrainedRows {
 
     /** Masks the constrained rows of {@code logits} ({@code [rows, vocab]}, rows in entry order). */
     void apply(List<StepPlan.Entry> entries, java.lang.foreign.MemorySegment logits, int rows, int vocab) {
+        failures.clear();
         int[][] masks = new int[rows][];
         int[] rowIndex = new int[rows];
         Sequence[] owners = new Sequence[rows];
@@ -59,11 +65,11 @@ final class ConstrainedRows {
                 mask = m.allowedTokens();
             } catch (RuntimeException ex) {
                 LOG.warn("token mask of request {} failed; failing it", e.seq().id(), ex);
-                scheduler.fail(e.seq(), "structured output: computing the token mask failed: " + ex);
+                failures.put(e.seq(), "structured output: computing the token mask failed: " + ex);
                 continue;
             }
             if (isEmpty(mask)) {
-                scheduler.fail(e.seq(), "structured output: no token of the vocabulary continues the text "
+                failures.put(e.seq(), "structured output: no token of the vocabulary continues the text "
                         + "within the constraint");
                 continue;
             }
@@ -79,9 +85,17 @@ final class ConstrainedRows {
         } catch (RuntimeException ex) {
             LOG.warn("applying token masks failed; failing the constrained requests of the step", ex);
             for (int i = 0; i < n; i++) {
-                scheduler.fail(owners[i], "structured output: applying the token mask failed: " + ex);
+                failures.put(owners[i], "structured output: applying the token mask failed: " + ex);
             }
         }
+    }
+
+    /**
+     * Why {@code s}'s row could not be masked this step, or null. Its row is sampled with the
+     * others but its token must not be used: the caller fails it (after the step's commit).
+     */
+    String failure(Sequence s) {
+        return failures.isEmpty() ? null : failures.get(s);
     }
 
     /** Moves {@code s}'s matcher by {@code token}; false (and {@code s} failed) when it refuses the token. */

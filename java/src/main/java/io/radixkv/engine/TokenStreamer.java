@@ -149,7 +149,12 @@ final class TokenStreamer {
      */
     void emit(Sequence s, int row, long now, int[] sampled, int index, StepLogprobs lp) {
         if (s.status() == Sequence.Status.FINISHED) {
-            return; // failed earlier in this step (its token mask or its log-probabilities)
+            return; // failed earlier in this step (its log-probabilities)
+        }
+        String masking = constrained.failure(s);
+        if (masking != null) {
+            scheduler.fail(s, masking);
+            return;
         }
         RequestState a = (RequestState) s.attachment();
         int token;

@@ -265,8 +265,7 @@ final class JsonSchemaCompiler {
         }
         List<ByteRegex.Node> members = new ArrayList<>();
         List<Boolean> mandatory = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = props.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : props.properties()) {
             ByteRegex.Node value = schema(e.getValue(), path + "/properties/" + e.getKey());
             boolean must = req.contains(e.getKey());
             if (value == rx.none && !must) {

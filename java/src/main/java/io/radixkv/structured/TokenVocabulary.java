@@ -59,14 +59,14 @@ public final class TokenVocabulary {
      * Reads a Hugging Face {@code tokenizer.json}: byte-level BPE (Llama 3, Qwen: the GPT-2
      * byte-to-character table reversed) or SentencePiece-style pieces (Gemma: {@code ▁} is a
      * space, {@code <0xNN>} the byte NN). Added tokens marked special have no bytes; the others
-     * are their content's UTF-8.
+     * are their content, read as the decoder reads pieces.
      *
      * @param size the model's vocabulary (the logits' width); ids beyond the file have no bytes
      */
     public static TokenVocabulary fromTokenizerJson(Path tokenizerJson, int size, Collection<Integer> endIds)
             throws IOException {
         Map<Integer, String> pieces = new HashMap<>();
-        Map<Integer, byte[]> added = new HashMap<>();
+        Map<Integer, String> added = new HashMap<>();
         boolean byteLevel = false;
         try (JsonParser p = JSON.createParser(tokenizerJson.toFile())) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -80,8 +80,7 @@ public final class TokenVocabulary {
                         JsonNode t = p.readValueAsTree();
                         int id = t.path("id").asInt(-1);
                         if (id >= 0) {
-                            added.put(id, t.path("special").asBoolean(false) ? null
-                                    : t.path("content").asText("").getBytes(StandardCharsets.UTF_8));
+                            added.put(id, t.path("special").asBoolean(false) ? null : t.path("content").asText(""));
                         }
                     }
                 } else if (field.equals("decoder") && value == JsonToken.START_OBJECT) {
@@ -112,8 +111,11 @@ public final class TokenVocabulary {
         for (Map.Entry<Integer, String> e : pieces.entrySet()) {
             b[e.getKey()] = byteLevel ? byteLevel(e.getValue(), unicodeToByte) : sentencePiece(e.getValue());
         }
-        for (Map.Entry<Integer, byte[]> e : added.entrySet()) {
-            b[e.getKey()] = e.getValue(); // added tokens win over a vocabulary entry of the same id
+        for (Map.Entry<Integer, String> e : added.entrySet()) {
+            // added tokens win over a vocabulary entry of the same id; the decoder reads their
+            // content as it reads pieces
+            String c = e.getValue();
+            b[e.getKey()] = c == null ? null : byteLevel ? byteLevel(c, unicodeToByte) : sentencePiece(c);
         }
         return of(Arrays.asList(b), size, endIds);
     }

@@ -61,9 +61,15 @@ final class StructuredOutputFields {
             c = structuredOutputs(so);
             param = "structured_outputs";
         }
-        if (c == null) {
-            return null;
-        }
+        return c == null ? null : compile(c, param);
+    }
+
+    /**
+     * {@code c} compiled over the model's vocabulary (from the cache when compiled before); a 400
+     * naming {@code param} and the refused keyword when it cannot be honoured. Tool calling's
+     * forced calls use it with the tool's parameter schema ({@link Constraint#jsonSchema}).
+     */
+    Grammar compile(Constraint c, String param) {
         text.requireTokenizer(param, "structured outputs");
         try {
             return compiler().compile(c);
