@@ -179,7 +179,7 @@ final class ServeCommand implements Callable<Integer> {
             sc = new ServerConfig(host, port, name, maxWaiting, Duration.ofSeconds(shutdownGrace), limits, metricsPrefix,
                     trustRequestChatTemplate);
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
-                    .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
+                    .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).weightsQuant(v.weightsQuant()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)
                     .kvCacheBytes((long) kvCacheMb << 20).maxSeqLen(maxSeqLen).prefixCache(cache).build();
         } catch (IllegalArgumentException e) {

@@ -2,6 +2,7 @@ package io.radixkv.engine;
 
 import io.radixkv.cache.EvictionPolicy;
 import io.radixkv.kernels.DType;
+import io.radixkv.model.QuantRecipe;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -31,11 +32,14 @@ import java.util.Objects;
  * @param packWeights lay the linear weights out in the dense kernels' packed layout where they have
  *     one (CPU: AVX-512, and AVX512-BF16 for bf16; radixkv.h rkv_linear_pack), which decode streams faster; the
  *     engine packs only weights it loads itself
+ * @param weightsQuant how matrices are held ({@link QuantRecipe}): as stored (default: a GGUF file's
+ *     quantized tensors stay quantized, the rest {@code weightsDtype}), dequantized, or quantized
+ *     at load with llama.cpp's Q8_0, Q4_0 or Q4_K_M recipe
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
                            String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction,
-                           DType weightsDtype, boolean packWeights) {
+                           DType weightsDtype, boolean packWeights, QuantRecipe weightsQuant) {
     public static final int MAX_PAGE_SIZE = 1024;
     /** Largest per-step token budget (the model's activation scratch is sized by it). */
     public static final int MAX_BATCH_TOKENS = 65536;
@@ -80,6 +84,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         }
         backend = backend.toLowerCase(Locale.ROOT);
         Objects.requireNonNull(evictionPolicy, "evictionPolicy");
+        Objects.requireNonNull(weightsQuant, "weightsQuant");
         if (weightsDtype != DType.F32 && weightsDtype != DType.BF16 && weightsDtype != DType.F16) {
             throw new IllegalArgumentException("weightsDtype must be f32, bf16 or f16, got " + weightsDtype);
         }
@@ -96,7 +101,8 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         return new Builder().model(model).weightsSeed(weightsSeed).kvDtype(kvDtype).kvScale(kvScale).pageSize(pageSize)
                 .numPages(numPages).kvCacheBytes(kvCacheBytes).prefixCache(prefixCache).maxBatchTokens(maxBatchTokens)
                 .maxRunning(maxRunning).maxSeqLen(maxSeqLen).backend(backend).evictionPolicy(evictionPolicy)
-                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights);
+                .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights)
+                .weightsQuant(weightsQuant);
     }
 
     /** Mutable builder with serving defaults (tiny preset, bf16 pages of 16, 256 MiB pool, cache on). */
@@ -117,6 +123,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         private double decodeReserveFraction = 0.3;
         private DType weightsDtype = DType.F32;
         private boolean packWeights = true;
+        private QuantRecipe weightsQuant = QuantRecipe.AS_STORED;
 
         public Builder model(String v) { model = v; return this; }
         public Builder weightsSeed(long v) { weightsSeed = v; return this; }
@@ -138,11 +145,12 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         public Builder weightsDtype(DType v) { weightsDtype = v; return this; }
         public Builder weightsDtype(String v) { weightsDtype = DType.parse(v); return this; }
         public Builder packWeights(boolean v) { packWeights = v; return this; }
+        public Builder weightsQuant(QuantRecipe v) { weightsQuant = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(model, weightsSeed, kvDtype, kvScale, pageSize, numPages, kvCacheBytes, prefixCache,
                     maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction, weightsDtype,
-                    packWeights);
+                    packWeights, weightsQuant);
         }
     }
 }
