@@ -260,7 +260,9 @@ typedef struct rkv_quant_linear_params {
   int32_t format;
   float* y;
   int64_t ldy;
-  int64_t m, n, k;
+  int64_t m;
+  int64_t n;
+  int64_t k;
   int32_t accumulate;
 } rkv_quant_linear_params;
 RKV_API int rkv_quant_linear(const rkv_quant_linear_params* p);
@@ -269,7 +271,8 @@ RKV_API int rkv_quant_linear(const rkv_quant_linear_params* p);
 typedef struct rkv_quant_rows_params {
   const void* w;
   int32_t format;
-  int64_t rows, k;
+  int64_t rows;
+  int64_t k;
   const int32_t* ids;
   int64_t n;
   float* out;

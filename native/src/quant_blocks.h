@@ -81,16 +81,34 @@ inline void scale_min_k4(int j, const uint8_t* q, uint8_t* sc, uint8_t* m) {
   }
 }
 
+// The four 6-bit values (0..63, before Q6_K's -32) of position l < 32 of one 128-value half of a
+// Q6_K block: elements l, l + 32, l + 64 and l + 96 of the half (ggml's dequantize_row_q6_K order).
+inline void q6_k_values(const uint8_t* ql, const uint8_t* qh, int l, int q[4]) {
+  q[0] = (ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4);
+  q[1] = (ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4);
+  q[2] = (ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4);
+  q[3] = (ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4);
+}
+
+// The 5-bit values (0..31, before Q5_0's -16) of elements j and j + 16 (j < 16) of a Q5_0 block.
+inline void q5_0_values(const uint8_t* qs, uint32_t qh, int j, int* lo, int* hi) {
+  *lo = (qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1) << 4);
+  *hi = (qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4);
+}
+
 // Activations quantized for the integer dot products, per row of x:
-//   32-value formats: d[b] = max|x| / 127 over block b, qs = round(x / d) (C's roundf), and
-//                     corr[b] = -(offset / 8) * sum(qs) per lane, the weights' offset (8 for
-//                     Q4_0, 16 for Q5_0, 0 for Q8_0) folded into the integer dot's 8 lanes;
+//   32-value formats: d[b] = max|x| / 127 over block b, qs = round(x / d) (C's roundf), d8 the
+//                     same d eight times per block (a 512-bit load holds two blocks' scales
+//                     lane by lane), and corr 8 copies of -(offset / 8) * sum(qs) per block: the
+//                     weights' offset (8 for Q4_0, 16 for Q5_0; 128 for Q8_0 taken as unsigned
+//                     w + 128, 0 for Q8_0 taken as |w| and sign(x, w)) spread over a block's 8 lanes;
 //   256-value formats (llama.cpp's q8_K): d[b] = max|x| / 127 over the 256 values (computed as
 //                     ggml's quantize_row_q8_K does), qs as above, sums of each 16 and each 32.
 struct ActRow {
   int8_t* qs;     // k values
   float* d;       // k / block values
-  int32_t* corr;  // k / 32 (32-value formats)
+  float* d8;      // k / 4 (32-value formats)
+  int32_t* corr;  // k / 4 (32-value formats)
   int16_t* s16;   // k / 16 (256-value formats)
   int16_t* s32;   // k / 32 (256-value formats)
 };

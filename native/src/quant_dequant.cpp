@@ -34,8 +34,8 @@ void q5_0(const BlockQ5_0* b, float* y) {
   uint32_t qh;
   std::memcpy(&qh, b->qh, 4);
   for (int j = 0; j < 16; j++) {
-    const int lo = (b->qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1) << 4);
-    const int hi = (b->qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4);
+    int lo, hi;
+    q5_0_values(b->qs, qh, j, &lo, &hi);
     y[j] = (lo - 16) * d;
     y[j + 16] = (hi - 16) * d;
   }
@@ -64,14 +64,12 @@ void q6_k(const BlockQ6_K* b, float* y) {
   for (int n = 0; n < 256; n += 128, ql += 64, qh += 32, sc += 8) {
     for (int l = 0; l < 32; l++) {
       const int is = l / 16;
-      const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-      const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-      const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-      const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-      y[n + l] = d * sc[is] * q1;
-      y[n + l + 32] = d * sc[is + 2] * q2;
-      y[n + l + 64] = d * sc[is + 4] * q3;
-      y[n + l + 96] = d * sc[is + 6] * q4;
+      int q[4];
+      q6_k_values(ql, qh, l, q);
+      y[n + l] = d * sc[is] * (q[0] - 32);
+      y[n + l + 32] = d * sc[is + 2] * (q[1] - 32);
+      y[n + l + 64] = d * sc[is + 4] * (q[2] - 32);
+      y[n + l + 96] = d * sc[is + 6] * (q[3] - 32);
     }
   }
 }

@@ -33,6 +33,11 @@
 #include <immintrin.h>
 #endif
 
+// GCC 12's AVX-512 headers trip -W(maybe-)uninitialized on their own "__Y = __Y" idiom once
+// inlined (as in dense_gemm.h); the warnings are about the headers, not this code.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace rkv {
 namespace quant {
 namespace {
@@ -52,17 +57,24 @@ Path choose_path() {
   return kScalar;
 }
 
-int64_t offset_of(int32_t fmt) { return fmt == RKV_QUANT_Q4_0 ? 8 : fmt == RKV_QUANT_Q5_0 ? 16 : 0; }
+// Q8_0 weights go through the paired-block VNNI path as unsigned w + 128 when a row holds an even
+// number of blocks, elsewhere as |w| times sign(x, w).
+bool q8_0_unsigned(Path path, int64_t k) { return path == kVnni && (k / 32) % 2 == 0; }
+
+int64_t offset_of(int32_t fmt, Path path, int64_t k) {
+  if (fmt == RKV_QUANT_Q8_0) return q8_0_unsigned(path, k) ? 128 : 0;
+  return fmt == RKV_QUANT_Q4_0 ? 8 : fmt == RKV_QUANT_Q5_0 ? 16 : 0;
+}
 
 // The quantized activations of m rows (quant_blocks.h: ActRow), in one per-thread buffer.
 struct Acts {
   std::vector<int8_t> qs;
-  std::vector<float> d;
+  std::vector<float> d, d8;
   std::vector<int32_t> corr;
   std::vector<int16_t> s16, s32;
   ActRow row(int64_t r, int64_t k) {
-    return {qs.data() + r * k, d.data() + r * (k / 32), corr.data() + r * (k / 32), s16.data() + r * (k / 16),
-            s32.data() + r * (k / 32)};
+    return {qs.data() + r * k, d.data() + r * (k / 32), d8.data() + r * (k / 4), corr.data() + r * (k / 4),
+            s16.data() + r * (k / 16), s32.data() + r * (k / 32)};
   }
 };
 
@@ -81,7 +93,10 @@ void quantize_row_32(const float* x, int64_t k, int64_t offset, ActRow a) {
       sum += q;
     }
     a.d[b] = d;
-    a.corr[b] = -static_cast<int32_t>(offset / 8) * sum;
+    for (int l = 0; l < 8; l++) {
+      a.d8[b * 8 + l] = d;
+      a.corr[b * 8 + l] = -static_cast<int32_t>(offset / 8) * sum;
+    }
   }
 }
 
@@ -157,12 +172,10 @@ float dot_scalar(int32_t fmt, const uint8_t* wrow, int64_t k, const ActRow& a) {
         const int8_t* qx = q + 128 * h;
         for (int l = 0; l < 32; l++) {
           const int is = l / 16;
-          const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-          const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-          const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-          const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-          isum += sc[is] * q1 * qx[l] + sc[is + 2] * q2 * qx[l + 32] + sc[is + 4] * q3 * qx[l + 64] +
-                  sc[is + 6] * q4 * qx[l + 96];
+          int q[4];
+          q6_k_values(ql, qh, l, q);
+          isum += sc[is] * (q[0] - 32) * qx[l] + sc[is + 2] * (q[1] - 32) * qx[l + 32] +
+                  sc[is + 4] * (q[2] - 32) * qx[l + 64] + sc[is + 6] * (q[3] - 32) * qx[l + 96];
         }
       }
       acc += f16(blk->d) * a.d[b] * static_cast<float>(isum);
@@ -187,8 +200,8 @@ float dot_scalar(int32_t fmt, const uint8_t* wrow, int64_t k, const ActRow& a) {
       std::memcpy(&qh, blk + 2, 4);
       const uint8_t* w = blk + 6;
       for (int j = 0; j < 16; j++) {
-        const int lo = (w[j] & 0xF) | static_cast<int>(((qh >> j) & 1) << 4);
-        const int hi = (w[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1) << 4);
+        int lo, hi;
+        q5_0_values(w, qh, j, &lo, &hi);
         isum += (lo - 16) * q[j] + (hi - 16) * q[j + 16];
       }
     }
@@ -275,7 +288,7 @@ void rows_32(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* 
         if constexpr (F == RKV_QUANT_Q8_0) {
           dot = dot_u8s8<P>(_mm256_setzero_si256(), u, _mm256_sign_epi8(xq, v));
         } else {
-          dot = dot_u8s8<P>(_mm256_set1_epi32(a[r].corr[b]), u, xq);
+          dot = dot_u8s8<P>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[r].corr + b * 8)), u, xq);
         }
         sum[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_set1_ps(a[r].d[b])), sum[r]);
       }
@@ -286,6 +299,67 @@ void rows_32(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* 
     }
   }
 }
+
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+// 32-value formats on AVX-512 VNNI, two blocks per 512-bit step (rows of an even number of
+// blocks): the weight bytes of blocks b and b + 1 as unsigned bytes in element order (Q8_0 as
+// w + 128), one vpdpbusd per row of x from its correction (quant_blocks.h: ActRow), scaled lane
+// by lane by [d_w(b) x 8, d_w(b + 1) x 8] * the activations' d8.
+template <int F, int MR>
+void rows_32_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
+                   bool acc) {
+  constexpr int64_t bb = F == RKV_QUANT_Q8_0 ? 34 : F == RKV_QUANT_Q4_0 ? 18 : 22;
+  const int64_t nb = k / 32;
+  const __m256i lo4 = _mm256_set1_epi8(0x0F);
+  // 128-bit lanes [lo(b), hi(b), lo(b + 1), hi(b + 1)] from lo = [lo(b), lo(b + 1)], hi = [hi(b), hi(b + 1)]
+  const __m512i order = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+  for (int64_t j = j0; j < j1; j++) {
+    const uint8_t* row = w + j * nb * bb;
+    __m512 sum[MR];
+    for (int r = 0; r < MR; r++) sum[r] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b += 2) {
+      const uint8_t* b0 = row + b * bb;
+      const uint8_t* b1 = b0 + bb;
+      uint16_t h0, h1;
+      std::memcpy(&h0, b0, 2);
+      std::memcpy(&h1, b1, 2);
+      const __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(f16c(h0)), _mm256_set1_ps(f16c(h1)), 1);
+      __m512i u;
+      if constexpr (F == RKV_QUANT_Q8_0) {
+        const __m512i v = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), 1);
+        u = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+      } else {
+        constexpr int off = F == RKV_QUANT_Q5_0 ? 6 : 2;
+        const __m256i q = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + off))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + off)), 1);
+        const __m256i lo = _mm256_and_si256(q, lo4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), lo4);
+        u = _mm512_permutex2var_epi64(_mm512_castsi256_si512(lo), order, _mm512_castsi256_si512(hi));
+        if constexpr (F == RKV_QUANT_Q5_0) {
+          uint32_t q0, q1;
+          std::memcpy(&q0, b0 + 2, 4);
+          std::memcpy(&q1, b1 + 2, 4);
+          const __mmask64 fifth = static_cast<__mmask64>(q0) | static_cast<__mmask64>(q1) << 32;
+          u = _mm512_or_si512(u, _mm512_maskz_mov_epi8(fifth, _mm512_set1_epi8(0x10)));
+        }
+      }
+      for (int r = 0; r < MR; r++) {
+        const __m512i xq = _mm512_loadu_si512(a[r].qs + b * 32);
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_loadu_si512(a[r].corr + b * 8), u, xq);
+        sum[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, _mm512_loadu_ps(a[r].d8 + b * 8)), sum[r]);
+      }
+    }
+    for (int r = 0; r < MR; r++) {
+      float* out = y + r * ldy + j;
+      const float v = _mm512_reduce_add_ps(sum[r]);
+      *out = acc ? *out + v : v;
+    }
+  }
+}
+#endif
 
 template <int P, int MR>
 void rows_q4_k(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
@@ -397,6 +471,18 @@ void rows_q6_k(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow
 template <int P, int MR>
 void rows_vector(int32_t fmt, const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y,
                  int64_t ldy, bool acc) {
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  if constexpr (P == kVnni) {
+    if ((k / 32) % 2 == 0) {
+      switch (fmt) {
+        case RKV_QUANT_Q8_0: return rows_32_pairs<RKV_QUANT_Q8_0, MR>(w, j0, j1, k, a, y, ldy, acc);
+        case RKV_QUANT_Q4_0: return rows_32_pairs<RKV_QUANT_Q4_0, MR>(w, j0, j1, k, a, y, ldy, acc);
+        case RKV_QUANT_Q5_0: return rows_32_pairs<RKV_QUANT_Q5_0, MR>(w, j0, j1, k, a, y, ldy, acc);
+        default: break;
+      }
+    }
+  }
+#endif
   switch (fmt) {
     case RKV_QUANT_Q8_0: rows_32<P, RKV_QUANT_Q8_0, MR>(w, j0, j1, k, a, y, ldy, acc); break;
     case RKV_QUANT_Q4_0: rows_32<P, RKV_QUANT_Q4_0, MR>(w, j0, j1, k, a, y, ldy, acc); break;
@@ -442,7 +528,8 @@ int decode(const rkv_quant_linear_params& p) {
   try {
     acts.qs.resize(static_cast<size_t>(m * k));
     acts.d.resize(static_cast<size_t>(m * (k / 32)));
-    acts.corr.resize(static_cast<size_t>(m * (k / 32)));
+    acts.d8.resize(static_cast<size_t>(m * (k / 4)));
+    acts.corr.resize(static_cast<size_t>(m * (k / 4)));
     acts.s16.resize(static_cast<size_t>(m * (k / 16)));
     acts.s32.resize(static_cast<size_t>(m * (k / 32)));
   } catch (const std::bad_alloc&) {
@@ -456,7 +543,7 @@ int decode(const rkv_quant_linear_params& p) {
     if (k256) {
       quantize_row_256(p.x + r * p.ldx, k, a[r]);
     } else {
-      quantize_row_32(p.x + r * p.ldx, k, offset_of(p.format), a[r]);
+      quantize_row_32(p.x + r * p.ldx, k, offset_of(p.format, choose_path(), k), a[r]);
     }
   }
   const Path path = choose_path();
