@@ -235,6 +235,50 @@ RKV_API int rkv_linear_unpack(void* w, int32_t w_dtype, int64_t n, int64_t k);
 /* rkv_linear with packed weights: the same result (up to summation order). */
 RKV_API int rkv_linear_packed(const float* x, const void* w, int32_t w_dtype, float* y,
                               int64_t m, int64_t n, int64_t k, int32_t accumulate);
+/* ---- block-quantized weights (ggml's formats, as stored in GGUF files) ----
+ * A weight row of k values is k / block_values blocks of ggml's struct, little-endian; the codes
+ * are ggml's type ids. Q8_0 {f16 d; i8 q[32]}: w = d*q. Q4_0 {f16 d; u8 q[16]}: w = d*(q - 8).
+ * Q5_0 {f16 d; u8 qh[4]; u8 q[16]}: w = d*(q - 16). Q4_K (256 values) {f16 d, dmin; u8
+ * scales[12]; u8 q[128]}: w = d*sc*q - dmin*m per 32. Q6_K (256) {u8 ql[128]; u8 qh[64]; i8
+ * scales[16]; f16 d}: w = d*sc*(q - 32) per 16. */
+#define RKV_QUANT_Q4_0 2
+#define RKV_QUANT_Q5_0 6
+#define RKV_QUANT_Q8_0 8
+#define RKV_QUANT_Q4_K 12
+#define RKV_QUANT_Q6_K 14
+/* Bytes of one row of k values of format (-1: unknown format, or k not a whole number of blocks). */
+RKV_API int64_t rkv_quant_row_bytes(int32_t format, int64_t k);
+/* y[i, j] (+)= sum_c x[i, c] * w[j, c], x [m, k] f32 with rows ldx apart, w [n, k] rows of format,
+ * y rows ldy apart (ldy >= n: a band of a wider output). Up to 16 rows of x are quantized to 8
+ * bits per block as llama.cpp does (per 32 values; per 256 for Q4_K / Q6_K) and multiplied in
+ * integers (AVX-512 VNNI, AVX2 or scalar, rkv_isa.h); more rows dequantize the weights in panels
+ * and run rkv_linear's GEMMs. y must not overlap x or w. */
+typedef struct rkv_quant_linear_params {
+  const float* x;
+  int64_t ldx;
+  const void* w;
+  int32_t format;
+  float* y;
+  int64_t ldy;
+  int64_t m;
+  int64_t n;
+  int64_t k;
+  int32_t accumulate;
+} rkv_quant_linear_params;
+RKV_API int rkv_quant_linear(const rkv_quant_linear_params* p);
+/* out[i, :] = dequantized row ids[i] of w (rows [0, rows) of format, k values each), bit-exact with
+ * ggml's dequantize_row_*; ids NULL: rows [0, n) in order. An id outside [0, rows) fails. */
+typedef struct rkv_quant_rows_params {
+  const void* w;
+  int32_t format;
+  int64_t rows;
+  int64_t k;
+  const int32_t* ids;
+  int64_t n;
+  float* out;
+} rkv_quant_rows_params;
+RKV_API int rkv_quant_dequantize_rows(const rkv_quant_rows_params* p);
+
 /* y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * (w_offset + w[:]); w_offset 0 (x.w) or 1
  * (Gemma's x.(1+w)); y may alias x. Per-head q/k norms: rows = tokens * heads, dim = head_dim. */
 RKV_API int rkv_rmsnorm(const float* x, const float* w, float* y, int64_t rows, int32_t dim, float eps,

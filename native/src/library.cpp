@@ -7,6 +7,7 @@
 
 #include "dense_amx.h"
 #include "rkv_common.h"
+#include "quant_dequant.h"
 #include "rkv_isa.h"
 
 namespace rkv {
@@ -76,6 +77,7 @@ RKV_API const char* rkv_build_info(void) {
   info += rkv::gemv_up_to_32_rows() ? "; gemv_rows=32" : "; gemv_rows=16";
   info += rkv::avx2_bf16_pairs() ? "; avx2_bf16_pairs=on" : "; avx2_bf16_pairs=off";
   info += rkv::decode_groups_of_8() ? "; decode_group=8" : "; decode_group=4";
+  info += std::string("; quant_dot=") + rkv::quant::dot_path_name();
   info += std::string("; amx=") + rkv::dense::amx_mode_name(rkv::dense::amx_mode());
   return info.c_str();
 }

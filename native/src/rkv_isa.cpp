@@ -55,6 +55,18 @@ bool cpu_avx512_vbmi() {
 #endif
 }
 
+bool cpu_avx512_vnni() {
+#if defined(__x86_64__)
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return cpu_isa() == kIsaAvx512 && __builtin_cpu_supports("avx512vnni") && std::getenv("RADIXKV_ISA") == nullptr;
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
 bool onednn_gemms() {
 #if defined(RKV_HAVE_DNNL)
   static const bool on = [] {

@@ -20,6 +20,9 @@ bool cpu_avx512_bf16();
 // it, cpu_isa() is kIsaAvx512, and RADIXKV_ISA is unset (any explicit RADIXKV_ISA, "avx512"
 // included, keeps to the base ISA, so the native tests can check both AVX-512 paths on one CPU).
 bool cpu_avx512_vbmi();
+// Whether AVX-512 code paths may use AVX512-VNNI (vpdpbusd, vpdpwssd: the quantized weights' integer
+// dot products), probed once: as cpu_avx512_vbmi, only while RADIXKV_ISA is unset.
+bool cpu_avx512_vnni();
 const char* cpu_isa_name(CpuIsa isa);
 // Whether the GEMMs past the decode kernels may call oneDNN: the library was built with it and
 // RADIXKV_ONEDNN is not "0" (read once). With it off, the built-in kernels run as in a build

@@ -86,6 +86,51 @@ public class radixkv_h extends radixkv_h$shared {
     public static int RKV_ABI_VERSION() {
         return RKV_ABI_VERSION;
     }
+    private static final int RKV_QUANT_Q4_0 = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_QUANT_Q4_0 2
+     * }
+     */
+    public static int RKV_QUANT_Q4_0() {
+        return RKV_QUANT_Q4_0;
+    }
+    private static final int RKV_QUANT_Q5_0 = (int)6L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_QUANT_Q5_0 6
+     * }
+     */
+    public static int RKV_QUANT_Q5_0() {
+        return RKV_QUANT_Q5_0;
+    }
+    private static final int RKV_QUANT_Q8_0 = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_QUANT_Q8_0 8
+     * }
+     */
+    public static int RKV_QUANT_Q8_0() {
+        return RKV_QUANT_Q8_0;
+    }
+    private static final int RKV_QUANT_Q4_K = (int)12L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_QUANT_Q4_K 12
+     * }
+     */
+    public static int RKV_QUANT_Q4_K() {
+        return RKV_QUANT_Q4_K;
+    }
+    private static final int RKV_QUANT_Q6_K = (int)14L;
+    /**
+     * {@snippet lang=c :
+     * #define RKV_QUANT_Q6_K 14
+     * }
+     */
+    public static int RKV_QUANT_Q6_K() {
+        return RKV_QUANT_Q6_K;
+    }
     private static final int RKV_LOGPROBS_MAX_TOP_K = (int)20L;
     /**
      * {@snippet lang=c :
@@ -1635,6 +1680,187 @@ public class radixkv_h extends radixkv_h$shared {
                 traceDowncall("rkv_linear_packed", x, w, w_dtype, y, m, n, k, accumulate);
             }
             return (int)mh$.invokeExact(x, w, w_dtype, y, m, n, k, accumulate);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_quant_row_bytes {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_LONG,
+            radixkv_h.C_INT,
+            radixkv_h.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_quant_row_bytes");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int64_t rkv_quant_row_bytes(int32_t format, int64_t k)
+     * }
+     */
+    public static FunctionDescriptor rkv_quant_row_bytes$descriptor() {
+        return rkv_quant_row_bytes.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int64_t rkv_quant_row_bytes(int32_t format, int64_t k)
+     * }
+     */
+    public static MethodHandle rkv_quant_row_bytes$handle() {
+        return rkv_quant_row_bytes.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int64_t rkv_quant_row_bytes(int32_t format, int64_t k)
+     * }
+     */
+    public static MemorySegment rkv_quant_row_bytes$address() {
+        return rkv_quant_row_bytes.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int64_t rkv_quant_row_bytes(int32_t format, int64_t k)
+     * }
+     */
+    public static long rkv_quant_row_bytes(int format, long k) {
+        var mh$ = rkv_quant_row_bytes.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_quant_row_bytes", format, k);
+            }
+            return (long)mh$.invokeExact(format, k);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_quant_linear {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_quant_linear");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_quant_linear(const rkv_quant_linear_params *p)
+     * }
+     */
+    public static FunctionDescriptor rkv_quant_linear$descriptor() {
+        return rkv_quant_linear.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_quant_linear(const rkv_quant_linear_params *p)
+     * }
+     */
+    public static MethodHandle rkv_quant_linear$handle() {
+        return rkv_quant_linear.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_quant_linear(const rkv_quant_linear_params *p)
+     * }
+     */
+    public static MemorySegment rkv_quant_linear$address() {
+        return rkv_quant_linear.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_quant_linear(const rkv_quant_linear_params *p)
+     * }
+     */
+    public static int rkv_quant_linear(MemorySegment p) {
+        var mh$ = rkv_quant_linear.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_quant_linear", p);
+            }
+            return (int)mh$.invokeExact(p);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rkv_quant_dequantize_rows {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            radixkv_h.C_INT,
+            radixkv_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("rkv_quant_dequantize_rows");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rkv_quant_dequantize_rows(const rkv_quant_rows_params *p)
+     * }
+     */
+    public static FunctionDescriptor rkv_quant_dequantize_rows$descriptor() {
+        return rkv_quant_dequantize_rows.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rkv_quant_dequantize_rows(const rkv_quant_rows_params *p)
+     * }
+     */
+    public static MethodHandle rkv_quant_dequantize_rows$handle() {
+        return rkv_quant_dequantize_rows.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rkv_quant_dequantize_rows(const rkv_quant_rows_params *p)
+     * }
+     */
+    public static MemorySegment rkv_quant_dequantize_rows$address() {
+        return rkv_quant_dequantize_rows.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rkv_quant_dequantize_rows(const rkv_quant_rows_params *p)
+     * }
+     */
+    public static int rkv_quant_dequantize_rows(MemorySegment p) {
+        var mh$ = rkv_quant_dequantize_rows.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rkv_quant_dequantize_rows", p);
+            }
+            return (int)mh$.invokeExact(p);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

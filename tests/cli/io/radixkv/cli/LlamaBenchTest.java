@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.radixkv.cli.report.RequestRecord;
-import io.radixkv.kernels.DType;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelPresets;
+import io.radixkv.model.WeightsSummary;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -35,13 +35,14 @@ class LlamaBenchTest {
                 rec(0, 32, 8, 5 * S, S / 10, S / 10 + 7 * S / 10),    // pp 320, tg 7 / 0.7 = 10
                 rec(1, 32, 8, 9 * S, S / 5, S / 5 + 35 * S / 100),   // pp 160, tg 7 / 0.35 = 20
                 RequestRecord.failed(2, 32, 11 * S, 12 * S, "boom")); // not measured
-        LlamaBench b = LlamaBench.of(records, 32, 8, tiny, DType.BF16, new BandwidthCheck.Baseline(10.0, "read bandwidth"), "cpu");
+        long streamed = tiny.parameterCount() - (tiny.tiedEmbeddings() ? 0 : (long) tiny.vocab() * tiny.hidden());
+        WeightsSummary bf16 = new WeightsSummary("bf16", 2.0, 2 * streamed);
+        LlamaBench b = LlamaBench.of(records, 32, 8, tiny, bf16, new BandwidthCheck.Baseline(10.0, "read bandwidth"), "cpu");
         assertEquals(240, b.prefillTokS().mean(), 1e-9);
         assertEquals(Math.sqrt(2 * 80.0 * 80.0), b.prefillTokS().stddev(), 1e-9, "sample stddev (n - 1)");
         assertEquals(15, b.decodeTokS().mean(), 1e-9);
         assertEquals(Math.sqrt(2 * 5.0 * 5.0), b.decodeTokS().stddev(), 1e-9);
-        long streamed = tiny.parameterCount() - (tiny.tiedEmbeddings() ? 0 : (long) tiny.vocab() * tiny.hidden());
-        assertEquals(2 * streamed, b.weightBytesPerToken(), "bf16: 2 bytes per streamed parameter");
+        assertEquals(2 * streamed, b.weightBytesPerToken(), "the weights' decode stream");
         assertEquals(2 * streamed * 15 / 1e9, b.weightGbps(), 1e-12);
         assertEquals(b.weightGbps() / 10.0, b.weightReadRatio(), 1e-15);
         assertEquals(3, b.repetitions());
@@ -56,7 +57,7 @@ class LlamaBenchTest {
         assertTrue(j.table().contains("warm-up: 5 repetition(s) (auto: JIT quiet); JIT compiling during the timed ones: "
                 + "235 ms (10.0% of 2."), j.table());
         // One repetition: no spread.
-        assertEquals(0, LlamaBench.of(records.subList(0, 1), 32, 8, tiny, DType.F32, new BandwidthCheck.Baseline(10.0, "read bandwidth"), "cpu").decodeTokS().stddev());
+        assertEquals(0, LlamaBench.of(records.subList(0, 1), 32, 8, tiny, bf16, new BandwidthCheck.Baseline(10.0, "read bandwidth"), "cpu").decodeTokS().stddev());
     }
 
     @Test

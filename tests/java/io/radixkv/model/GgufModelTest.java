@@ -163,8 +163,12 @@ class GgufModelTest {
     }
 
     private static List<int[]> generate(Path model) {
+        return generate(model, QuantRecipe.AS_STORED);
+    }
+
+    private static List<int[]> generate(Path model, QuantRecipe recipe) {
         EngineConfig cfg = EngineConfig.builder().model(model.toString()).backend("cpu").kvDtype("f32")
-                .weightsDtype("f32").pageSize(4).numPages(64).maxBatchTokens(64).build();
+                .weightsDtype("f32").weightsQuant(recipe).pageSize(4).numPages(64).maxBatchTokens(64).build();
         List<int[]> out = new ArrayList<>();
         try (Engine e = Engine.start(cfg)) {
             for (int i = 0; i < 3; i++) {
@@ -312,7 +316,7 @@ class GgufModelTest {
     }
 
     /** A qwen3 shape whose rows (256, 512) are whole k-quant super-blocks. */
-    private static Fixture qwen3Wide() {
+    static Fixture qwen3Wide() {
         ObjectNode c = FamilyFixtures.json(FamilyFixtures.qwen3().configJson());
         c.put("hidden_size", 256).put("intermediate_size", 512).put("head_dim", 64);
         double[] inv = FamilyFixtures.plain(1e6, 64);
@@ -328,9 +332,9 @@ class GgufModelTest {
     }
 
     /**
-     * Quantized 2-D tensors are dequantized at load: the embedding and down-projection blocks are
-     * exactly ggml's dequantization of the file's blocks, and the logits stay near the f32
-     * model's (a loose check of the format's precision, not a bound).
+     * Quantized 2-D tensors dequantized at load ({@link QuantRecipe#DEQUANTIZE}): the embedding and
+     * down-projection blocks are exactly ggml's dequantization of the file's blocks, and the logits
+     * stay near the f32 model's (a loose check of the format's precision, not a bound).
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("quantizedTypes")
@@ -342,7 +346,7 @@ class GgufModelTest {
         Path gguf = GgufModelWriter.write(tmp.resolve("wide-" + label + ".gguf"), "qwen3", GgufModelWriter.config(f),
                 tensors, type);
         try (ModelWeights hf = ModelWeights.load(dir, DType.F32);
-             ModelWeights gg = ModelWeights.load(gguf, DType.F32)) {
+             ModelWeights gg = ModelWeights.load(gguf, DType.F32, QuantRecipe.DEQUANTIZE)) {
             for (String[] b : new String[][] {{"model.embed_tokens.weight", WeightLayout.EMBED},
                 {"model.layers.1.mlp.down_proj.weight", WeightLayout.layer(1, WeightLayout.DOWN)}}) {
                 float[] v = tensors.get(b[0]).values();
@@ -361,6 +365,44 @@ class GgufModelTest {
             double err = relError(logits(hf), logits(gg));
             assertTrue(err <= logitTolerance, label + ": logits differ by " + err + " of the largest");
             assertTrue(err > 0, label + ": the quantized model cannot equal the f32 one");
+        }
+    }
+
+    /**
+     * Quantized tensors kept as stored (the default): the blocks are the file's bytes, the model
+     * runs them through the quantized kernels, and its logits agree with the dequantize-at-load
+     * model's within the activations' 8-bit rounding of the decode rows (the prefill rows run the
+     * dequantized weights through the f32 GEMM); greedy tokens through the engine are identical.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("quantizedTypes")
+    void quantizedTensorsStayQuantizedAndAgreeWithDequantizing(String label, int type, double ignored) throws IOException {
+        Fixture f = qwen3Wide();
+        var tensors = FamilyFixtures.tensors(f.spec(), 21);
+        Path gguf = GgufModelWriter.write(tmp.resolve("kept-" + label + ".gguf"), "qwen3", GgufModelWriter.config(f),
+                tensors, type);
+        try (ModelWeights kept = ModelWeights.load(gguf, DType.F32);
+             ModelWeights deq = ModelWeights.load(gguf, DType.F32, QuantRecipe.DEQUANTIZE)) {
+            float[] v = tensors.get("model.layers.1.mlp.down_proj.weight").values();
+            byte[] stored = switch (label) {
+                case "Q8_0" -> GgmlQuantReference.q8_0(v);
+                case "Q4_0" -> GgmlQuantReference.q4_0(v);
+                case "Q5_0" -> GgmlQuantReference.q5_0(v);
+                case "Q4_K" -> GgmlQuantReference.q4_K(v);
+                default -> GgmlQuantReference.q6_K(v);
+            };
+            MemorySegment block = kept.block(WeightLayout.layer(1, WeightLayout.DOWN));
+            assertArrayEquals(stored, block.toArray(ValueLayout.JAVA_BYTE), label + ": the file's blocks, byte for byte");
+            assertTrue(kept.anyQuantized() && !deq.anyQuantized());
+            assertEquals(label.toLowerCase(java.util.Locale.ROOT), kept.summary().format());
+            assertTrue(kept.bytes() < deq.bytes() / 3, label + ": " + kept.bytes() + " bytes against " + deq.bytes());
+            double err = relError(logits(deq), logits(kept));
+            assertTrue(err <= 0.02, label + ": logits differ by " + err + " of the largest");
+        }
+        List<int[]> a = generate(gguf, QuantRecipe.DEQUANTIZE);
+        List<int[]> b = generate(gguf, QuantRecipe.AS_STORED);
+        for (int i = 0; i < a.size(); i++) {
+            assertArrayEquals(a.get(i), b.get(i), label + " prompt " + i);
         }
     }
 

@@ -8,6 +8,7 @@ import io.radixkv.cli.workload.Workloads;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.select.Backends;
+import io.radixkv.model.QuantRecipe;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.nio.file.Files;
@@ -133,7 +134,7 @@ final class BenchCommand implements Callable<Integer> {
     record Settings(String workloadName, Workloads.Options workloadOptions, List<String> prefixCacheRuns,
                     double timeScale, double maxDurationSeconds, String model, DType kvDtype, int pageSize,
                     Integer pages, String backend, Integer maxRunning, Integer maxBatchTokens, DType weightsDtype,
-                    boolean packWeights, URI url, String servedModelName, boolean ignoreEos, int promptLen,
+                    boolean packWeights, QuantRecipe weightsQuant, URI url, String servedModelName, boolean ignoreEos, int promptLen,
                     int warmup) {
         /** The workload for a model with {@code vocab} token ids (ids stay below 32000 and below vocab). */
         Workload workload(int vocab) {
@@ -189,7 +190,7 @@ final class BenchCommand implements Callable<Integer> {
         // the baseline of the backend the engine ran on (a second instance, made after the run)
         try (KernelBackend b = Backends.create(s.backend())) {
             return report(report, LlamaBench.of(o.records(), s.promptLen(), s.workloadOptions().maxTokens(), o.model(),
-                    s.weightsDtype(), BandwidthCheck.memoryBaseline(b, readBufferBytes()), b.name())
+                    o.weights(), BandwidthCheck.memoryBaseline(b, readBufferBytes()), b.name())
                     .withJit(o.warmup(), o.timedJitMillis()));
         }
     }
@@ -285,7 +286,8 @@ final class BenchCommand implements Callable<Integer> {
         List<String> runs = llama ? List.of("off") : pc.equals("both") ? List.of("off", "on") : List.of(pc);
         checkTarget();
         return new Settings(wl, wo, runs, timeScale, maxDuration, eo.model(), eo.kvDtype(), eo.pageSize(), pages,
-                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), eo.packWeights(), url, servedModelName,
+                eo.backend(), maxRunning, maxBatchTokens, eo.weightsDtype(), eo.packWeights(), eo.weightsQuant(), url,
+                servedModelName,
                 ignoreEos, pl, warm);
     }
 

@@ -14,6 +14,7 @@ import io.radixkv.engine.RequestResult;
 import io.radixkv.engine.RequestStats;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.SamplingParams;
+import io.radixkv.model.WeightsSummary;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,14 +41,14 @@ final class BenchRunner {
      * @param timedJitMillis JIT compilation time while the workload ran, ms (-1 where unknown)
      */
     record Outcome(Workload workload, RunMetrics metrics, List<RequestRecord> records, ModelConfig model,
-                   JitWarmup.Result warmup, long timedJitMillis) {}
+                   WeightsSummary weights, JitWarmup.Result warmup, long timedJitMillis) {}
 
     private BenchRunner() {}
 
     static EngineConfig engineConfig(BenchCommand.Settings s, boolean prefixCache) {
         EngineConfig.Builder b = EngineConfig.builder().model(s.model()).kvDtype(s.kvDtype()).pageSize(s.pageSize())
                 .prefixCache(prefixCache).backend(s.backend()).weightsDtype(s.weightsDtype())
-                .packWeights(s.packWeights());
+                .packWeights(s.packWeights()).weightsQuant(s.weightsQuant());
         if (s.pages() != null) {
             b.numPages(s.pages());
         }
@@ -84,7 +85,7 @@ final class BenchRunner {
                     m.failed(), timedJit < 0 ? "" : String.format(Locale.ROOT, "; JIT compiling for %.1f s of it",
                             timedJit / 1e3));
             log.flush();
-            return new Outcome(w, m, records, engine.modelConfig(), warm, timedJit);
+            return new Outcome(w, m, records, engine.modelConfig(), engine.weightsSummary(), warm, timedJit);
         }
     }
 

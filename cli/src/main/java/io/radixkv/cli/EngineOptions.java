@@ -6,6 +6,7 @@ import io.radixkv.kernels.DType;
 import io.radixkv.kernels.select.Backends;
 import io.radixkv.model.ModelPresets;
 import io.radixkv.model.ModelWeights;
+import io.radixkv.model.QuantRecipe;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -37,10 +38,12 @@ final class EngineOptions {
     @Option(names = "--page-size", paramLabel = "P", defaultValue = "16", description = "Tokens per KV page (default ${DEFAULT-VALUE}).")
     int pageSize;
 
-    @Option(names = "--weights-dtype", paramLabel = "f32|bf16|f16", defaultValue = "f32",
+    @Option(names = "--weights-dtype", paramLabel = "f32|bf16|f16|q8_0|q4_0|q4_k", defaultValue = "f32",
             description = "Element type the model weights are held in; bf16 runs prefill GEMMs as bf16 matmuls "
                     + "(AMX where present) with bf16-rounded activations; f16 widens the weights to f32 in "
-                    + "registers (default ${DEFAULT-VALUE}).")
+                    + "registers; q8_0, q4_0 and q4_k quantize the f32/bf16/f16 matrices at load with llama.cpp's "
+                    + "Q8_0, Q4_0 and Q4_K_M recipes (docs/quantization.md). A GGUF file's quantized tensors stay as "
+                    + "stored whatever the value (default ${DEFAULT-VALUE}).")
     String weightsDtype;
 
     @Option(names = "--backend", paramLabel = "auto|cpu|cuda|java", defaultValue = "auto",
@@ -62,7 +65,18 @@ final class EngineOptions {
 
     /** The options after validation. */
     record Validated(String model, DType kvDtype, int pageSize, String backend, DType weightsDtype,
-                     boolean packWeights) {}
+                     boolean packWeights, QuantRecipe weightsQuant) {}
+
+    /** A --weights-dtype value: the dtype of dense matrices and the quantization recipe. */
+    record Weights(DType dtype, QuantRecipe recipe) {}
+
+    /** Parses --weights-dtype (f32, bf16, f16, q8_0, q4_0, q4_k); a bad value is a usage error. */
+    static Weights weights(CommandSpec spec, String value) {
+        String w = CliSupport.requireOneOf(spec, "--weights-dtype", value, "f32", "bf16", "f16", "q8_0", "q4_0", "q4_k");
+        QuantRecipe recipe = QuantRecipe.ofWeightsDtype(w);
+        // with a recipe, f32: the matrices it leaves dense (rows of no whole block) stay exact
+        return recipe != null ? new Weights(DType.F32, recipe) : new Weights(DType.parse(w), QuantRecipe.AS_STORED);
+    }
 
     /** Validates the options; a bad value is a usage error (exit 2) naming the option. */
     Validated validate(CommandSpec spec) {
@@ -73,7 +87,7 @@ final class EngineOptions {
             throw CliSupport.invalid(spec, "--kv-dtype", "'" + kvDtype + "'", "expected f32, bf16, f16 or fp8");
         }
         CliSupport.requirePositive(spec, "--page-size", pageSize);
-        DType wd = DType.parse(CliSupport.requireOneOf(spec, "--weights-dtype", weightsDtype, "f32", "bf16", "f16"));
+        Weights weights = weights(spec, weightsDtype);
         String be = CliSupport.requireOneOf(spec, "--backend", backend, "auto", "cpu", "cuda", "java");
         boolean pack = CliSupport.requireOneOf(spec, "--pack-weights", packWeights, "on", "off").equals("on");
         if (be.equals("cuda")) {
@@ -92,7 +106,7 @@ final class EngineOptions {
             throw CliSupport.invalid(spec, "--model", "'" + m + "'", "neither a directory, a .gguf file nor a preset: "
                     + String.join(", ", presets));
         }
-        return new Validated(m, kv, pageSize, be, wd, pack);
+        return new Validated(m, kv, pageSize, be, weights.dtype(), pack, weights.recipe());
     }
 
     /**

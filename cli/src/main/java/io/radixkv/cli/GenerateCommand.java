@@ -2,6 +2,7 @@ package io.radixkv.cli;
 
 import io.radixkv.engine.Engine;
 import io.radixkv.kernels.DType;
+import io.radixkv.model.QuantRecipe;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,7 +51,8 @@ final class GenerateCommand implements Callable<Integer> {
 
     /** Validated settings; {@code logits} is null without --logits. */
     record Settings(List<int[]> prompts, int maxTokens, boolean prefixCache, String model, DType kvDtype,
-                    int pageSize, String backend, long seed, DType weightsDtype, boolean packWeights, Path logits) {}
+                    int pageSize, String backend, long seed, DType weightsDtype, boolean packWeights, QuantRecipe weightsQuant,
+                    Path logits) {}
 
     @Override
     public Integer call() {
@@ -73,6 +75,6 @@ final class GenerateCommand implements Callable<Integer> {
         EngineOptions.Validated eo = engineOptions.validate(spec);
         CliSupport.requireWritableTarget(spec, "--logits", logits);
         return new Settings(prompts, maxTokens, pc.equals("on"), eo.model(), eo.kvDtype(), eo.pageSize(), eo.backend(), seed,
-                eo.weightsDtype(), eo.packWeights(), logits);
+                eo.weightsDtype(), eo.packWeights(), eo.weightsQuant(), logits);
     }
 }

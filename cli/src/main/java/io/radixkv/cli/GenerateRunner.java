@@ -36,7 +36,7 @@ final class GenerateRunner {
     static EngineConfig engineConfig(GenerateCommand.Settings s) {
         return EngineConfig.builder().model(s.model()).weightsSeed(s.seed()).kvDtype(s.kvDtype())
                 .pageSize(s.pageSize()).prefixCache(s.prefixCache()).backend(s.backend())
-                .weightsDtype(s.weightsDtype()).packWeights(s.packWeights()).build();
+                .weightsDtype(s.weightsDtype()).packWeights(s.packWeights()).weightsQuant(s.weightsQuant()).build();
     }
 
     static void run(Engine engine, GenerateCommand.Settings s, PrintWriter out) {

@@ -47,7 +47,7 @@ final class HttpBench {
             RunMetrics m = RunMetrics.of("server", client.base().toString(), records, -1, -1, -1);
             log.printf(Locale.ROOT, "bench: server done in %.1f s (%d failed)%n", m.durationSeconds(), m.failed());
             log.flush();
-            return new BenchRunner.Outcome(w, m, records, null, null, -1);
+            return new BenchRunner.Outcome(w, m, records, null, null, null, -1);
         }
     }
 

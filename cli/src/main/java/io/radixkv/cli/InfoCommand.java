@@ -3,9 +3,15 @@ package io.radixkv.cli;
 import io.radixkv.kernels.KernelBackend;
 import io.radixkv.kernels.cpu.NativeLibrary;
 import io.radixkv.kernels.select.Backends;
+import io.radixkv.model.ModelPresets;
+import io.radixkv.model.ModelWeights;
+import io.radixkv.model.WeightsSummary;
 import io.radixkv.platform.LargePages;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -24,6 +30,14 @@ final class InfoCommand implements Callable<Integer> {
     @Option(names = "--backend", defaultValue = "auto", paramLabel = "auto|cpu|cuda|java",
             description = "Backend to resolve (default: ${DEFAULT-VALUE}).")
     String backend;
+
+    @Option(names = "--model", paramLabel = "PRESET|DIR|FILE.gguf",
+            description = "Also load this model and show its weights' formats and bytes per weight.")
+    String model;
+
+    @Option(names = "--weights-dtype", paramLabel = "f32|bf16|f16|q8_0|q4_0|q4_k", defaultValue = "f32",
+            description = "How --model's weights are held, as for bench and serve (default ${DEFAULT-VALUE}).")
+    String weightsDtype;
 
     @Override
     public Integer call() {
@@ -54,7 +68,24 @@ final class InfoCommand implements Callable<Integer> {
         try (KernelBackend b = Backends.create(choice)) {
             out.println("backend: " + b.name() + " (requested " + choice + "; " + why(choice, b.name(), cudaWhyNot) + ")");
         }
+        if (model != null) {
+            printWeights(out, EngineOptions.weights(spec, weightsDtype));
+        }
         return Main.EXIT_OK;
+    }
+
+    /** Loads --model as the engine would and prints what its weights are held as. */
+    private void printWeights(PrintWriter out, EngineOptions.Weights w) {
+        String m = model.trim();
+        try (ModelWeights weights = ModelPresets.names().contains(m.toLowerCase(Locale.ROOT))
+                ? ModelWeights.random(ModelPresets.byName(m), w.dtype(), 0, w.recipe())
+                : ModelWeights.load(Path.of(m), w.dtype(), w.recipe())) {
+            WeightsSummary s = weights.summary();
+            out.printf(Locale.ROOT, "weights: %s, %.4f bytes per weight, %.1f MB streamed per decoded token%n",
+                    s.format(), s.bytesPerWeight(), s.decodeBytes() / 1e6);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot load " + m + ": " + e.getMessage(), e);
+        }
     }
 
     private static String why(String choice, String chosen, String cudaWhyNot) {

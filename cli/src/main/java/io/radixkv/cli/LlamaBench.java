@@ -7,6 +7,7 @@ import io.radixkv.kernels.DType;
 import io.radixkv.kernels.cpu.NativeLibrary;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.platform.LargePages;
+import io.radixkv.model.WeightsSummary;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -21,6 +22,8 @@ import java.util.Locale;
  *     final norm and the LM head (the embedding table only when it is the tied LM head; a token's
  *     embedding row is a gather)
  * @param weightGbps weightBytesPerToken x decode tokens/s (mean), GB/s
+ * @param weightsDtype the matrices' formats ({@code bf16}; {@code q4_k 71%, q6_k 29%})
+ * @param bytesPerWeight the matrices' bytes per weight (bf16 2, Q8_0 1.0625, Q4_K 0.5625)
  * @param readGbps the memory baseline measured in the same run: the host read bandwidth (libradixkv's
  *     baseline over a buffer past the LLC), or a device backend's copy bandwidth
  * @param baselineName what {@code readGbps} is ("read bandwidth", "cuda device copy bandwidth")
@@ -32,7 +35,8 @@ import java.util.Locale;
  *     large share means the figures include the compiler's use of the cores
  */
 record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, Stat decodeTokS,
-                  long weightBytesPerToken, double weightGbps, double readGbps, String weightsDtype, int threads,
+                  long weightBytesPerToken, double weightGbps, double readGbps, String weightsDtype,
+                  double bytesPerWeight, int threads,
                   String cpuModel, String nativeBuild, String baselineName, String backend, String hostMemory,
                   double timedSeconds, JitWarmup.Result warmup, long timedJitMillis) {
 
@@ -59,17 +63,16 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
     }
 
     /** Figures from the successful records of the run (failed ones are reported by bench itself). */
-    static LlamaBench of(List<RequestRecord> records, int promptLen, int genLen, ModelConfig model, DType weights,
-                         BandwidthCheck.Baseline baseline, String backend) {
+    static LlamaBench of(List<RequestRecord> records, int promptLen, int genLen, ModelConfig model,
+                         WeightsSummary weights, BandwidthCheck.Baseline baseline, String backend) {
         List<RequestRecord> ok = records.stream().filter(r -> !r.failed() && r.ttftNanos() > 0).toList();
         double[] pp = ok.stream().mapToDouble(r -> promptLen / (r.ttftNanos() / 1e9)).toArray();
         double[] tg = ok.stream().mapToDouble(r -> (genLen - 1) / ((r.e2eNanos() - r.ttftNanos()) / 1e9)).toArray();
-        long params = model.parameterCount() - (model.tiedEmbeddings() ? 0 : (long) model.vocab() * model.hidden());
-        long bytes = params * weights.bytes();
+        long bytes = weights.decodeBytes();
         Stat decode = Stat.of(tg);
         double timed = records.stream().mapToDouble(r -> r.e2eNanos() / 1e9).sum();
         return new LlamaBench(promptLen, genLen, records.size(), Stat.of(pp), decode, bytes,
-                bytes * decode.mean() / 1e9, baseline.gbps(), weights.name().toLowerCase(Locale.ROOT),
+                bytes * decode.mean() / 1e9, baseline.gbps(), weights.format(), weights.bytesPerWeight(),
                 NativeLibrary.numThreads(), NativeLibrary.cpuModel(), Main.oneLine(NativeLibrary.buildInfo()), baseline.name(),
                 backend, LargePages.describe(), timed, null, -1);
     }
@@ -77,7 +80,7 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
     /** These figures with the warm-up's result and the JIT compilation time of the timed repetitions. */
     LlamaBench withJit(JitWarmup.Result warm, long jitMillis) {
         return new LlamaBench(promptLen, genLen, repetitions, prefillTokS, decodeTokS, weightBytesPerToken, weightGbps,
-                readGbps, weightsDtype, threads, cpuModel, nativeBuild, baselineName, backend, hostMemory, timedSeconds,
+                readGbps, weightsDtype, bytesPerWeight, threads, cpuModel, nativeBuild, baselineName, backend, hostMemory, timedSeconds,
                 warm, jitMillis);
     }
 
@@ -91,14 +94,21 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         return weightGbps / readGbps;
     }
 
+    /** The main format alone (the table's column): {@code q4_k} of {@code q4_k 71%, q6_k 29%}. */
+    private String shortFormat() {
+        int space = weightsDtype.indexOf(' ');
+        return space < 0 ? weightsDtype : weightsDtype.substring(0, space);
+    }
+
     String table() {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "%nbackend: %s%ncpu: %s%nnative: %s%nhost memory: %s%n", backend, cpuModel,
                 nativeBuild, hostMemory));
+        sb.append(String.format(Locale.ROOT, "weights: %s, %.4f bytes per weight%n", weightsDtype, bytesPerWeight));
         sb.append(String.format(Locale.ROOT, "%-8s %-8s %8s %22s%n", "test", "weights", "threads", "t/s"));
-        sb.append(String.format(Locale.ROOT, "%-8s %-8s %8d %13.2f ± %6.2f%n", "pp" + promptLen, weightsDtype, threads,
+        sb.append(String.format(Locale.ROOT, "%-8s %-8s %8d %13.2f ± %6.2f%n", "pp" + promptLen, shortFormat(), threads,
                 prefillTokS.mean(), prefillTokS.stddev()));
-        sb.append(String.format(Locale.ROOT, "%-8s %-8s %8d %13.2f ± %6.2f%n", "tg" + genLen, weightsDtype, threads,
+        sb.append(String.format(Locale.ROOT, "%-8s %-8s %8d %13.2f ± %6.2f%n", "tg" + genLen, shortFormat(), threads,
                 decodeTokS.mean(), decodeTokS.stddev()));
         sb.append(String.format(Locale.ROOT, "decode weight stream: %.1f MB/token x %.2f tokens/s = %.2f GB/s, "
                 + "%s %.2f GB/s, ratio %.3f (%d repetitions)%n", weightBytesPerToken / 1e6,
@@ -120,6 +130,7 @@ record LlamaBench(int promptLen, int genLen, int repetitions, Stat prefillTokS, 
         o.put("gen_len", genLen);
         o.put("repetitions", repetitions);
         o.put("weights_dtype", weightsDtype);
+        o.put("bytes_per_weight", bytesPerWeight);
         o.put("threads", threads);
         putStat(o.putObject("prefill_tok_s"), prefillTokS);
         putStat(o.putObject("decode_tok_s"), decodeTokS);

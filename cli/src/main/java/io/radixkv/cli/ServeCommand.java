@@ -227,7 +227,7 @@ final class ServeCommand implements Callable<Integer> {
                     trustRequestChatTemplate, new ChatOutputConfig(toolCallParser, enableAutoToolChoice,
                     excludeToolsWhenToolChoiceNone, reasoningParser));
             ec = EngineConfig.builder().model(v.model()).kvDtype(v.kvDtype()).pageSize(v.pageSize())
-                    .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).maxRunning(maxRunning)
+                    .backend(v.backend()).weightsDtype(v.weightsDtype()).packWeights(v.packWeights()).weightsQuant(v.weightsQuant()).maxRunning(maxRunning)
                     .maxBatchTokens(maxBatchTokens).numPages(pages == null ? 0 : pages)
                     .kvCacheBytes((long) kvCacheMb << 20).maxSeqLen(maxSeqLen).prefixCache(cache).maxSamples(maxN)
                     .maxLoras(maxLoras).maxLoraRank(maxLoraRank).build();

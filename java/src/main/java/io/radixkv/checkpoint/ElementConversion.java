@@ -141,4 +141,34 @@ public final class ElementConversion {
             }
         }
     }
+
+    /**
+     * Quantizes {@code n} elements of {@code src} (f32, bf16 or f16; {@code n} a whole number of
+     * blocks) into {@code format} blocks of {@code dst} from byte {@code dstByteOffset}, exactly as
+     * ggml's reference quantizer does from the f32 values.
+     *
+     * @throws IllegalArgumentException for a value that is NaN or infinite
+     */
+    public static void quantize(MemorySegment src, DType srcType, BlockFormat format, MemorySegment dst,
+                                long dstByteOffset, long n) {
+        if (!convertible(srcType)) {
+            throw new IllegalArgumentException("no conversion from " + srcType + " to " + format);
+        }
+        int piece = BLOCK / format.blockElements() * format.blockElements();
+        float[] in = new float[piece];
+        byte[] out = new byte[(int) format.rowBytes(piece)];
+        for (long done = 0; done < n; done += piece) {
+            int m = (int) Math.min(piece, n - done);
+            if (srcType == DType.F32) {
+                MemorySegment.copy(src, F32_LE, done * 4, in, 0, m);
+            } else {
+                for (int i = 0; i < m; i++) {
+                    in[i] = load(src, done + i, srcType);
+                }
+            }
+            format.quantize(in, 0, m, out, 0);
+            MemorySegment.copy(out, 0, dst, ValueLayout.JAVA_BYTE, dstByteOffset + format.rowBytes(done),
+                    (int) format.rowBytes(m));
+        }
+    }
 }

@@ -20,7 +20,8 @@ import java.util.Map;
 /**
  * Which checkpoint tensor goes where, fully checked before anything large is allocated: every
  * required tensor is present with the shape its {@link TensorSpec} needs and a dtype that
- * converts (F32, BF16, F16, or one of the {@link BlockFormat}s, dequantized), and every
+ * converts (F32, BF16, F16, or one of the {@link BlockFormat}s, dequantized or kept as stored in a
+ * quantized block; dense tensors quantized into a quantized block), and every
  * destination lies inside its block. {@link #copyInto}
  * then memory-maps each file once and copies each tensor once, converting where the dtypes
  * differ.
@@ -30,10 +31,13 @@ public final class LoadPlan {
 
     /**
      * One tensor (or a chunk of one) to copy: elements of {@code srcType}, or, when
-     * {@code blocks} is set, blocks of that quantized format (dequantized on the way).
+     * {@code blocks} is set, blocks of that quantized format; into elements of {@code dstType}
+     * (dequantized on the way), or, when {@code dstBlocks} is set, into quantized rows of that
+     * format from byte {@code dstByteOffset} (copied as they are when the formats match,
+     * quantized as ggml's reference quantizer does from f32/bf16/f16).
      */
     private record Copy(Path file, long srcOffset, DType srcType, BlockFormat blocks, String param, DType dstType,
-                        long dstOffset, long elements) {
+                        long dstOffset, long elements, BlockFormat dstBlocks, long dstByteOffset) {
         long srcBytes() {
             return bytesOf(elements);
         }
@@ -44,7 +48,8 @@ public final class LoadPlan {
 
         /** Elements [start, start + n); for blocks, start is a whole number of blocks. */
         Copy part(long start, long n) {
-            return new Copy(file, srcOffset + bytesOf(start), srcType, blocks, param, dstType, dstOffset + start, n);
+            return new Copy(file, srcOffset + bytesOf(start), srcType, blocks, param, dstType, dstOffset + start, n,
+                    dstBlocks, dstBlocks == null ? 0 : dstByteOffset + dstBlocks.rowBytes(start));
         }
     }
 
@@ -104,8 +109,24 @@ public final class LoadPlan {
                 default -> null;
             };
             BlockFormat quantized = srcType == null ? blockFormat(t) : null;
+            BlockFormat dstBlocks = null;
+            long dstByteOffset = 0;
+            if (block.quantized()) {
+                long k = block.shape()[1];
+                long row = spec.offset() / k;
+                long rows = spec.elements() / k;
+                dstBlocks = block.formatOfRow(row);
+                if (spec.offset() % k != 0 || spec.elements() % k != 0 || dstBlocks != block.formatOfRow(row + rows - 1)) {
+                    throw new IllegalArgumentException(spec + " does not fill whole rows of one format of " + block);
+                }
+                if (quantized != null && quantized != dstBlocks) {
+                    throw new CheckpointException(t.file() + ": tensor " + t.name() + " is " + quantized + " but is to be "
+                            + "held as " + dstBlocks + ": quantized tensors are kept as stored");
+                }
+                dstByteOffset = block.rowByteOffset(row);
+            }
             copies.add(new Copy(t.file(), t.offset(), srcType, quantized, spec.param(), block.dtype(), spec.offset(),
-                    spec.elements()));
+                    spec.elements(), dstBlocks, dstByteOffset));
         }
         return new LoadPlan(checkpoint, copies);
     }
@@ -180,7 +201,12 @@ public final class LoadPlan {
             }
             chunks.parallelStream().forEach(c -> {
                 MemorySegment src = mapped.get(c.file()).asSlice(c.srcOffset(), c.srcBytes());
-                if (c.blocks() != null) {
+                if (c.dstBlocks() != null && c.blocks() != null) {
+                    MemorySegment.copy(src, 0, store.get(c.param()), c.dstByteOffset(), src.byteSize());
+                } else if (c.dstBlocks() != null) {
+                    ElementConversion.quantize(src, c.srcType(), c.dstBlocks(), store.get(c.param()), c.dstByteOffset(),
+                            c.elements());
+                } else if (c.blocks() != null) {
                     ElementConversion.dequantize(src, c.blocks(), store.get(c.param()), c.dstType(), c.dstOffset(),
                             c.elements());
                 } else {

@@ -4,6 +4,7 @@ import io.radixkv.kernels.KernelBackend;
 import io.radixkv.model.LlamaModel;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.model.ModelWeights;
+import io.radixkv.model.WeightsSummary;
 import io.radixkv.model.SamplingParams;
 import io.radixkv.model.TokenCounts;
 import io.radixkv.platform.LargePages;
@@ -196,6 +197,11 @@ public final class Engine implements AutoCloseable {
 
     public ModelConfig modelConfig() {
         return modelConfig;
+    }
+
+    /** What the model's weights are held as: formats, bytes per weight, bytes a decode step streams. */
+    public WeightsSummary weightsSummary() {
+        return weights.summary();
     }
 
     /** True when the layers' linear weights are in the dense kernels' packed layout ({@link EngineConfig#packWeights}). */

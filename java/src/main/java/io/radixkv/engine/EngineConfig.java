@@ -2,6 +2,7 @@ package io.radixkv.engine;
 
 import io.radixkv.cache.EvictionPolicy;
 import io.radixkv.kernels.DType;
+import io.radixkv.model.QuantRecipe;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -36,11 +37,15 @@ import java.util.Objects;
  * @param maxLoras LoRA adapters the running requests may use at once (vLLM's {@code --max-loras}); requests of
  *     further adapters wait in the queue
  * @param maxLoraRank largest LoRA rank an adapter may have (vLLM's {@code --max-lora-rank}); the slots are sized by it
+ * @param weightsQuant how matrices are held ({@link QuantRecipe}): as stored (default: a GGUF file's
+ *     quantized tensors stay quantized, the rest {@code weightsDtype}), dequantized, or quantized
+ *     at load with llama.cpp's Q8_0, Q4_0 or Q4_K_M recipe
  */
 public record EngineConfig(String model, long weightsSeed, DType kvDtype, float kvScale, int pageSize, int numPages,
                            long kvCacheBytes, boolean prefixCache, int maxBatchTokens, int maxRunning, int maxSeqLen,
                            String backend, EvictionPolicy evictionPolicy, double decodeReserveFraction,
-                           DType weightsDtype, boolean packWeights, int maxSamples, int maxLoras, int maxLoraRank) {
+                           DType weightsDtype, boolean packWeights, int maxSamples, int maxLoras, int maxLoraRank,
+                           QuantRecipe weightsQuant) {
     public static final int MAX_PAGE_SIZE = 1024;
     /** Largest per-step token budget (the model's activation scratch is sized by it). */
     public static final int MAX_BATCH_TOKENS = 65536;
@@ -87,6 +92,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         }
         backend = backend.toLowerCase(Locale.ROOT);
         Objects.requireNonNull(evictionPolicy, "evictionPolicy");
+        Objects.requireNonNull(weightsQuant, "weightsQuant");
         if (weightsDtype != DType.F32 && weightsDtype != DType.BF16 && weightsDtype != DType.F16) {
             throw new IllegalArgumentException("weightsDtype must be f32, bf16 or f16, got " + weightsDtype);
         }
@@ -113,7 +119,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
                 .numPages(numPages).kvCacheBytes(kvCacheBytes).prefixCache(prefixCache).maxBatchTokens(maxBatchTokens)
                 .maxRunning(maxRunning).maxSeqLen(maxSeqLen).backend(backend).evictionPolicy(evictionPolicy)
                 .decodeReserveFraction(decodeReserveFraction).weightsDtype(weightsDtype).packWeights(packWeights)
-                .maxSamples(maxSamples).maxLoras(maxLoras).maxLoraRank(maxLoraRank);
+                .maxSamples(maxSamples).maxLoras(maxLoras).maxLoraRank(maxLoraRank).weightsQuant(weightsQuant);
     }
 
     /** Mutable builder with serving defaults (tiny preset, bf16 pages of 16, 256 MiB pool, cache on). */
@@ -137,6 +143,7 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         private int maxSamples = DEFAULT_MAX_SAMPLES;
         private int maxLoras = 8;
         private int maxLoraRank = 16;
+        private QuantRecipe weightsQuant = QuantRecipe.AS_STORED;
 
         public Builder model(String v) { model = v; return this; }
         public Builder weightsSeed(long v) { weightsSeed = v; return this; }
@@ -162,11 +169,12 @@ public record EngineConfig(String model, long weightsSeed, DType kvDtype, float 
         public Builder maxSamples(int v) { maxSamples = v; return this; }
         public Builder maxLoras(int v) { maxLoras = v; return this; }
         public Builder maxLoraRank(int v) { maxLoraRank = v; return this; }
+        public Builder weightsQuant(QuantRecipe v) { weightsQuant = v; return this; }
 
         public EngineConfig build() {
             return new EngineConfig(model, weightsSeed, kvDtype, kvScale, pageSize, numPages, kvCacheBytes, prefixCache,
                     maxBatchTokens, maxRunning, maxSeqLen, backend, evictionPolicy, decodeReserveFraction, weightsDtype,
-                    packWeights, maxSamples, maxLoras, maxLoraRank);
+                    packWeights, maxSamples, maxLoras, maxLoraRank, weightsQuant);
         }
     }
 }

@@ -23,7 +23,8 @@ final class ModelLoading {
     static ModelWeights load(EngineConfig config) {
         String m = config.model().trim();
         if (ModelPresets.names().contains(m.toLowerCase(Locale.ROOT))) {
-            return ModelWeights.random(ModelPresets.byName(m), config.weightsDtype(), config.weightsSeed());
+            return ModelWeights.random(ModelPresets.byName(m), config.weightsDtype(), config.weightsSeed(),
+                    config.weightsQuant());
         }
         Path dir = Path.of(m);
         if (!Files.isDirectory(dir) && !ModelWeights.isGgufFile(dir)) {
@@ -31,7 +32,7 @@ final class ModelLoading {
                     + " nor a checkpoint directory nor a .gguf file");
         }
         try {
-            return ModelWeights.load(dir, config.weightsDtype());
+            return ModelWeights.load(dir, config.weightsDtype(), config.weightsQuant());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot load checkpoint " + dir + ": " + e.getMessage(), e);
         }

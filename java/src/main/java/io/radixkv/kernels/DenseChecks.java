@@ -142,6 +142,12 @@ public final class DenseChecks {
         Checks.requireBytes("ids", ids, Math.multiplyExact(4L, n));
         Checks.requireElements("table", table, (long) vocab * dim, dtype);
         Checks.requireElements("out", out, Math.multiplyExact(n, (long) dim), DType.F32);
+        requireIds(ids, n, vocab);
+    }
+
+    /** Every one of the n int32 ids lies in [0, vocab). */
+    public static void requireIds(MemorySegment ids, long n, int vocab) {
+        Checks.requireBytes("ids", ids, Math.multiplyExact(4L, n));
         for (long i = 0; i < n; i++) {
             int id = ids.getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, i);
             if (id < 0 || id >= vocab) {

@@ -1,5 +1,6 @@
 package io.radixkv.kernels;
 
+import io.radixkv.quant.BlockFormat;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Set;
@@ -60,6 +61,37 @@ public interface DenseKernels {
                               boolean accumulate) {
         throw new UnsupportedOperationException(name() + " dense kernels have no packed layout for " + wDtype
                 + " [" + n + ", " + k + "]");
+    }
+
+    /** The block formats {@link #linearQuantized} and {@link #embeddingQuantized} take: none by default. */
+    default Set<BlockFormat> quantizedFormats() {
+        return EnumSet.noneOf(BlockFormat.class);
+    }
+
+    /**
+     * {@code y[i, j] (+)= Σ_c x[i, c] · w[j, c]} for w {@code [n, k]} rows of {@code format} blocks as
+     * ggml stores them; x rows {@code ldx} floats apart, y rows {@code ldy} apart ({@code ldy ≥ n}:
+     * a band of a wider output; the columns past n are not written). Decode batches quantize x to 8
+     * bits per block as llama.cpp does, so the result differs from the dequantized weights' f32
+     * product by up to half a step of x's grid per value ({@link QuantChecks}).
+     *
+     * @throws UnsupportedOperationException where {@link #quantizedFormats} lacks the format
+     */
+    default void linearQuantized(MemorySegment x, long ldx, MemorySegment w, BlockFormat format, MemorySegment y,
+                                 long ldy, long m, long n, long k, boolean accumulate) {
+        throw new UnsupportedOperationException(name() + " dense kernels do not run " + format + " weights");
+    }
+
+    /**
+     * {@code out[i, :] = dequantized row ids[i]} of a table {@code [vocab, dim]} of {@code format}
+     * rows, bit-exactly as ggml dequantizes.
+     *
+     * @throws IllegalArgumentException for an id outside [0, vocab), naming the id and its index
+     * @throws UnsupportedOperationException where {@link #quantizedFormats} lacks the format
+     */
+    default void embeddingQuantized(MemorySegment ids, long n, MemorySegment table, BlockFormat format, int vocab,
+                                    int dim, MemorySegment out) {
+        throw new UnsupportedOperationException(name() + " dense kernels do not run " + format + " weights");
     }
 
     /** {@code y[r, :] = x[r, :] / sqrt(mean(x[r, :]²) + eps) * w}; y may be x itself (not a partial overlap). */

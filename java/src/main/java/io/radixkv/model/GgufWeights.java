@@ -3,12 +3,14 @@ package io.radixkv.model;
 import io.radixkv.checkpoint.Checkpoint;
 import io.radixkv.checkpoint.CheckpointException;
 import io.radixkv.checkpoint.CheckpointLoader;
+import io.radixkv.checkpoint.ParamSpec;
 import io.radixkv.checkpoint.ParameterStore;
 import io.radixkv.checkpoint.TensorEntry;
 import io.radixkv.checkpoint.TensorSpec;
 import io.radixkv.checkpoint.gguf.GgufFile;
 import io.radixkv.checkpoint.gguf.GgufTensor;
 import io.radixkv.kernels.DType;
+import io.radixkv.quant.BlockFormat;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -39,27 +41,32 @@ import org.apache.logging.log4j.Logger;
  *
  * Every tensor of the file must be one the model uses (else it is refused naming the tensor);
  * llama's {@code rope_freqs.weight} is read into the config's RoPE by {@link GgufConfig}.
- * Block-quantized tensors (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K) are dequantized into the weights' dtype at
- * load, with a log line saying so: the engine has no quantized kernels yet, so such a file takes
- * the memory of its f32/bf16 form; other quantized types are refused naming the tensor.
+ * Block-quantized tensors (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K) stay in their blocks as stored (copied
+ * byte for byte; the dense kernels multiply them as they are), or are dequantized into the weights'
+ * dtype with {@link QuantRecipe#DEQUANTIZE}; other quantized types are refused naming the tensor.
  */
 final class GgufWeights {
     private static final Logger LOG = LogManager.getLogger(GgufWeights.class);
 
     private GgufWeights() {}
 
-    /** Loads {@code file}; matrices become {@code dtype}. */
+    /** Loads {@code file}; matrices become {@code dtype}, quantized ones stay as stored. */
     static Loaded load(Path file, DType dtype) throws IOException {
+        return load(file, dtype, QuantRecipe.AS_STORED);
+    }
+
+    /** Loads {@code file}; matrices are held as {@code recipe} says ({@link QuantRecipe}), else as {@code dtype}. */
+    static Loaded load(Path file, DType dtype, QuantRecipe recipe) throws IOException {
         try (GgufFile f = GgufFile.open(file)) {
             String arch = GgufConfig.architecture(f);
             ModelConfig config = GgufConfig.read(f);
-            WeightLayout layout = WeightLayout.of(config, dtype);
+            WeightLayout layout = WeightLayout.of(config, dtype, formats(f, config, recipe));
             Checkpoint checkpoint = checkpoint(f, config, layout);
             ParameterStore store = CheckpointLoader.load(checkpoint, layout.params(), layout.tensors());
-            logDequantized(f, checkpoint, dtype);
+            logQuantized(f, checkpoint, dtype, recipe);
             try {
                 if (arch.equals("llama")) {
-                    unpermuteQk(store, config, dtype);
+                    unpermuteQk(store, config);
                 }
                 if (config.arch().norm() == Architecture.Norm.ONE_PLUS_WEIGHT) {
                     subtractOneFromNorms(store, layout);
@@ -70,6 +77,32 @@ final class GgufWeights {
             }
             return new Loaded(config, store);
         }
+    }
+
+    /**
+     * Each matrix's format: a quantized tensor's own (unless {@code recipe} dequantizes), a dense
+     * one's from the recipe.
+     */
+    private static WeightLayout.Formats formats(GgufFile f, ModelConfig config, QuantRecipe recipe) {
+        boolean sandwich = config.arch().sandwichNorms();
+        return (hfName, k) -> {
+            GgufTensor t = f.tensors().get(ggufName(hfName, sandwich));
+            BlockFormat stored = t == null ? null : blockFormat(t.type().label());
+            if (stored != null) {
+                return recipe == QuantRecipe.DEQUANTIZE ? null : stored;
+            }
+            return recipe.formatOf(hfName, k, config.layers(), config.tiedEmbeddings());
+        };
+    }
+
+    /** The block format named by a GGUF tensor type label, or null for a dense (or unknown) one. */
+    static BlockFormat blockFormat(String label) {
+        for (BlockFormat b : BlockFormat.values()) {
+            if (b.name().equals(label)) {
+                return b;
+            }
+        }
+        return null;
     }
 
     /** A config and the store loaded for it (the caller closes the store). */
@@ -151,7 +184,7 @@ final class GgufWeights {
         return new Checkpoint(f.file(), List.of(f), entries);
     }
 
-    private static void logDequantized(GgufFile f, Checkpoint checkpoint, DType dtype) {
+    private static void logQuantized(GgufFile f, Checkpoint checkpoint, DType dtype, QuantRecipe recipe) {
         Map<String, Integer> quantized = new TreeMap<>();
         for (TensorEntry t : checkpoint.tensors().values()) {
             if (!Set.of("F32", "F16", "BF16").contains(t.dtype())) {
@@ -159,21 +192,25 @@ final class GgufWeights {
             }
         }
         if (!quantized.isEmpty()) {
-            LOG.info(f.file() + ": quantized tensors " + quantized + " were dequantized to " + dtype.label()
-                    + " at load: the engine does not run quantized weights yet");
+            LOG.info(f.file() + ": quantized tensors " + quantized + (recipe == QuantRecipe.DEQUANTIZE
+                    ? " were dequantized to " + dtype.label() + " at load" : " are kept as stored"));
         }
     }
 
-    /** Puts llama's q and k rows back in rotate-half order, head by head. */
-    private static void unpermuteQk(ParameterStore store, ModelConfig c, DType dtype) {
-        long rowBytes = (long) c.hidden() * dtype.bytes();
+    /** Puts llama's q and k rows back in rotate-half order, head by head (rows of any format: dense or quantized). */
+    private static void unpermuteQk(ParameterStore store, ModelConfig c) {
         int half = c.headDim() / 2;
-        MemorySegment head = MemorySegment.ofArray(new byte[Math.toIntExact(c.headDim() * rowBytes)]);
         for (int l = 0; l < c.layers(); l++) {
-            MemorySegment qkv = store.get(WeightLayout.layer(l, WeightLayout.QKV));
+            String name = WeightLayout.layer(l, WeightLayout.QKV);
+            ParamSpec spec = store.spec(name);
+            MemorySegment qkv = store.get(name);
             for (int h = 0; h < c.heads() + c.kvHeads(); h++) {
-                long base = (long) h * c.headDim() * rowBytes; // k heads follow the q heads
-                MemorySegment.copy(qkv, base, head, 0, head.byteSize());
+                long row0 = (long) h * c.headDim(); // k heads follow the q heads
+                long base = spec.rowByteOffset(row0);
+                long headBytes = spec.rowByteOffset(row0 + c.headDim()) - base;
+                long rowBytes = headBytes / c.headDim(); // a head's rows share one format
+                MemorySegment head = MemorySegment.ofArray(new byte[Math.toIntExact(headBytes)]);
+                MemorySegment.copy(qkv, base, head, 0, headBytes);
                 for (int i = 0; i < half; i++) {
                     for (int j = 0; j < 2; j++) {
                         MemorySegment.copy(head, (2L * i + j) * rowBytes, qkv, base + ((long) j * half + i) * rowBytes,

@@ -1,5 +1,6 @@
 package io.radixkv.model;
 
+import io.radixkv.checkpoint.ParamSpec;
 import io.radixkv.kernels.AttentionParams;
 import io.radixkv.kernels.AttentionPlan;
 import io.radixkv.kernels.BackendMemory;
@@ -93,6 +94,7 @@ public final class LlamaModel implements AutoCloseable {
                     + (weights.onDevice() ? "device" : "host") + " memory (ModelWeights.copyTo the backend's memory)");
         }
         requireWeightDtype(dense, weights.dtype());
+        QuantizedMatrices.requireSupported(dense, weights);
         if ((weights.layersPacked() && !dense.packsLinearWeights(weights.dtype(), config.qkvDim(), config.hidden()))
                 || (weights.lmHeadPacked() && !dense.packsLinearWeights(weights.dtype(), config.vocab(), config.hidden()))) {
             throw new IllegalArgumentException("the weights are packed (ModelWeights.packLinearWeights) in a layout the "
@@ -251,7 +253,13 @@ public final class LlamaModel implements AutoCloseable {
         final DType wt = weights.dtype();
         final float eps = config.rmsEps();
         final Architecture arch = config.arch();
-        dense.embedding(in.tokenIds(), n, weights.embed(), wt, config.vocab(), h, hidden);
+        ParamSpec qEmbed = weights.quantized(weights.embed());
+        if (qEmbed != null) {
+            dense.embeddingQuantized(in.tokenIds(), n, weights.embed(), QuantizedMatrices.tableFormat(qEmbed),
+                    config.vocab(), h, hidden);
+        } else {
+            dense.embedding(in.tokenIds(), n, weights.embed(), wt, config.vocab(), h, hidden);
+        }
         if (embedScale != 1f) {
             dense.scale(hidden, (long) n * h, embedScale);
         }
@@ -331,7 +339,10 @@ public final class LlamaModel implements AutoCloseable {
 
     private void linear(boolean packed, MemorySegment x, MemorySegment w, MemorySegment y, long m, long n, long k,
                         boolean accumulate) {
-        if (packed) {
+        ParamSpec q = weights.quantized(w);
+        if (q != null) {
+            QuantizedMatrices.linear(dense, q, x, w, y, m, n, k, accumulate);
+        } else if (packed) {
             dense.linearPacked(x, w, weights.dtype(), y, m, n, k, accumulate);
         } else {
             dense.linear(x, w, weights.dtype(), y, m, n, k, accumulate);

@@ -2,6 +2,7 @@ package io.radixkv.model;
 
 import io.radixkv.kernels.BackendMemory;
 import io.radixkv.checkpoint.CheckpointLoader;
+import io.radixkv.checkpoint.ParamSpec;
 import io.radixkv.checkpoint.ParameterStore;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseKernels;
@@ -10,8 +11,10 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -41,6 +44,8 @@ public final class ModelWeights implements AutoCloseable {
     private final ParameterStore store;
     private final List<Layer> layers;
     private final boolean device;
+    /** The quantized matrices' specs by their segment (the same objects the layers hold). */
+    private final Map<MemorySegment, ParamSpec> quantized = new IdentityHashMap<>();
     private boolean layersPacked;
     private boolean lmHeadPacked;
 
@@ -62,6 +67,11 @@ public final class ModelWeights implements AutoCloseable {
                     optional(l, WeightLayout.POST_FF_NORM)));
         }
         this.layers = List.copyOf(ls);
+        for (ParamSpec p : store.specs()) {
+            if (p.quantized()) {
+                quantized.put(store.get(p.name()), p);
+            }
+        }
     }
 
     private MemorySegment optional(int layer, String part) {
@@ -81,7 +91,18 @@ public final class ModelWeights implements AutoCloseable {
      * tensor draws from its own stream, so the result is independent of threads.
      */
     public static ModelWeights random(ModelConfig config, DType dtype, long seed) {
-        return new ModelWeights(config, dtype, RandomWeights.create(layout(config, dtype), seed));
+        return random(config, dtype, seed, QuantRecipe.AS_STORED);
+    }
+
+    /** {@link #random(ModelConfig, DType, long)} with the matrices quantized as {@code recipe} says (the same values, then quantized). */
+    public static ModelWeights random(ModelConfig config, DType dtype, long seed, QuantRecipe recipe) {
+        return new ModelWeights(config, dtype, RandomWeights.create(layout(config, dtype, recipe), seed));
+    }
+
+    private static WeightLayout layout(ModelConfig config, DType dtype, QuantRecipe recipe) {
+        layout(config, dtype); // the same checks
+        return WeightLayout.of(config, dtype,
+                (name, k) -> recipe.formatOf(name, k, config.layers(), config.tiedEmbeddings()));
     }
 
     /**
@@ -90,15 +111,25 @@ public final class ModelWeights implements AutoCloseable {
      * {@link GgufWeights}); matrices become {@code dtype}.
      */
     public static ModelWeights load(Path dir, DType dtype) throws IOException {
+        return load(dir, dtype, QuantRecipe.AS_STORED);
+    }
+
+    /**
+     * {@link #load(Path, DType)} with the matrices held as {@code recipe} says: quantized GGUF
+     * tensors as stored or dequantized, f32/bf16/f16 ones quantized at load ({@link QuantRecipe}).
+     */
+    public static ModelWeights load(Path dir, DType dtype, QuantRecipe recipe) throws IOException {
         if (isGgufFile(dir)) {
-            GgufWeights.Loaded g = GgufWeights.load(dir, dtype);
+            GgufWeights.Loaded g = GgufWeights.load(dir, dtype, recipe);
             return new ModelWeights(g.config(), dtype, g.store());
         }
         Path cfg = dir.resolve("config.json");
         if (!Files.isRegularFile(cfg)) {
             throw new IOException("no config.json in " + dir);
         }
-        return load(dir, ModelConfig.fromHfConfig(cfg), dtype);
+        ModelConfig config = ModelConfig.fromHfConfig(cfg);
+        WeightLayout layout = layout(config, dtype, recipe);
+        return new ModelWeights(config, dtype, CheckpointLoader.load(dir, layout.params(), layout.tensors()));
     }
 
     /** True for a regular file named {@code *.gguf} (any case): what {@link #load(Path, DType)} reads as GGUF. */
@@ -121,6 +152,11 @@ public final class ModelWeights implements AutoCloseable {
      * runs there; freed with {@code memory}. This object is unchanged and may be closed.
      */
     public ModelWeights copyTo(BackendMemory memory) {
+        if (!quantized.isEmpty()) {
+            throw new IllegalArgumentException("the weights hold block-quantized matrices (" + formatSummary()
+                    + "), which only the CPU dense kernels run: load them with --weights-dtype f32, bf16 or f16 "
+                    + "(dequantized: QuantRecipe.DEQUANTIZE) for another backend");
+        }
         return new ModelWeights(config, dtype, store.copyTo(memory), memory.isDevice());
     }
 
@@ -161,7 +197,7 @@ public final class ModelWeights implements AutoCloseable {
 
     private boolean packable(DenseKernels dense, String name) {
         long[] shape = store.spec(name).shape();
-        return shape.length == 2 && dense.packsLinearWeights(dtype, shape[0], shape[1]);
+        return shape.length == 2 && !store.spec(name).quantized() && dense.packsLinearWeights(dtype, shape[0], shape[1]);
     }
 
     private void pack(DenseKernels dense, String name) {
@@ -229,6 +265,67 @@ public final class ModelWeights implements AutoCloseable {
     /** True when the layout has block {@code name}. */
     public boolean has(String name) {
         return store.contains(name);
+    }
+
+    /**
+     * The spec of a quantized matrix by the segment {@link #layer}, {@link #embed} or
+     * {@link #lmHead} returned, or null for a dense one.
+     */
+    public ParamSpec quantized(MemorySegment block) {
+        return quantized.get(block);
+    }
+
+    /** True when any matrix is block-quantized. */
+    public boolean anyQuantized() {
+        return !quantized.isEmpty();
+    }
+
+    /**
+     * The matrices' formats with their shares of the matrix weights, e.g. {@code q4_k 71%, q6_k
+     * 29%}, or the weights dtype alone for a dense model.
+     */
+    public String formatSummary() {
+        Map<String, Long> weights = new java.util.TreeMap<>();
+        for (ParamSpec p : matrices()) {
+            long k = p.shape()[1];
+            if (p.quantized()) {
+                p.bands().forEach(b -> weights.merge(b.format().label(), b.rows() * k, Long::sum));
+            } else {
+                weights.merge(p.dtype().label(), p.elements(), Long::sum);
+            }
+        }
+        long total = weights.values().stream().mapToLong(Long::longValue).sum();
+        if (weights.size() == 1) {
+            return weights.keySet().iterator().next();
+        }
+        StringBuilder sb = new StringBuilder();
+        weights.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).forEach(e -> sb
+                .append(sb.isEmpty() ? "" : ", ").append(e.getKey()).append(' ')
+                .append(Math.round(100.0 * e.getValue() / total)).append('%'));
+        return sb.toString();
+    }
+
+    /** Bytes per matrix weight: the matrices' bytes over their values (bf16 2, Q8_0 1.0625, Q4_K 0.5625). */
+    public double bytesPerWeight() {
+        long bytes = 0;
+        long values = 0;
+        for (ParamSpec p : matrices()) {
+            bytes += p.bytes();
+            values += p.elements();
+        }
+        return values == 0 ? 0 : (double) bytes / values;
+    }
+
+    /** The formats, bytes per weight and decode stream of these weights. */
+    public WeightsSummary summary() {
+        boolean tied = store.spec(WeightLayout.LM_HEAD).tiedTo() != null;
+        long decode = store.bytes() - (tied ? 0 : store.spec(WeightLayout.EMBED).bytes());
+        return new WeightsSummary(formatSummary(), bytesPerWeight(), decode);
+    }
+
+    /** The matrix blocks that are not aliases (embeddings, projections, the untied LM head). */
+    private List<ParamSpec> matrices() {
+        return store.specs().stream().filter(p -> p.tiedTo() == null && p.shape().length == 2).toList();
     }
 
     /** The underlying store of named blocks. */

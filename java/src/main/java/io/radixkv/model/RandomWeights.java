@@ -3,7 +3,9 @@ package io.radixkv.model;
 import io.radixkv.checkpoint.ElementConversion;
 import io.radixkv.checkpoint.ParamSpec;
 import io.radixkv.checkpoint.ParameterStore;
+import io.radixkv.quant.BlockFormat;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -54,6 +56,23 @@ final class RandomWeights {
         double mean = init.mean();
         double a = init.std() * Math.sqrt(3);
         long n = p.elements();
+        if (p.quantized()) {
+            // the values a dense block would hold, row by row, quantized as ggml's reference quantizer does
+            int k = Math.toIntExact(p.shape()[1]);
+            float[] row = new float[k];
+            long offset = 0;
+            for (long i = 0; i < p.shape()[0]; i++) {
+                for (int c = 0; c < k; c++) {
+                    row[c] = (float) (mean + (2 * r.nextDouble() - 1) * a);
+                }
+                BlockFormat f = p.formatOfRow(i);
+                byte[] q = new byte[(int) f.rowBytes(k)];
+                f.quantize(row, 0, k, q, 0);
+                MemorySegment.copy(q, 0, seg, ValueLayout.JAVA_BYTE, offset, q.length);
+                offset += q.length;
+            }
+            return;
+        }
         for (long i = 0; i < n; i++) {
             ElementConversion.store(seg, i, p.dtype(), (float) (mean + (2 * r.nextDouble() - 1) * a));
         }

@@ -3,6 +3,7 @@ package io.radixkv.model;
 import io.radixkv.checkpoint.ParamSpec;
 import io.radixkv.checkpoint.TensorSpec;
 import io.radixkv.kernels.DType;
+import io.radixkv.quant.BlockFormat;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -72,6 +73,68 @@ public record WeightLayout(List<ParamSpec> params, Map<String, Init> init, List<
      * instead of tying).
      */
     public static WeightLayout of(ModelConfig c, DType dtype) {
+        return of(c, dtype, Formats.DENSE);
+    }
+
+    /**
+     * The block format each checkpoint matrix is held in: null for the weights dtype.
+     */
+    @FunctionalInterface
+    public interface Formats {
+        /** Every matrix dense. */
+        Formats DENSE = (hfName, k) -> null;
+
+        /** The format of tensor {@code hfName}, whose rows hold {@code k} values; null: dense. */
+        BlockFormat of(String hfName, long k);
+    }
+
+    /**
+     * {@link #of(ModelConfig, DType)} with the matrices {@code formats} names held as quantized
+     * rows ({@link ParamSpec#quantized}): a fused block takes one band per tensor (a Q4_K_M
+     * model's q/k/v block: Q4_K q and k rows, Q6_K v rows).
+     *
+     * @throws IllegalArgumentException when one fused block would mix quantized and dense tensors
+     */
+    public static WeightLayout of(ModelConfig c, DType dtype, Formats formats) {
+        WeightLayout dense = dense(c, dtype);
+        List<ParamSpec> params = new ArrayList<>();
+        Map<String, ParamSpec> byName = new LinkedHashMap<>();
+        for (ParamSpec p : dense.params()) {
+            ParamSpec q = p.tiedTo() != null ? ParamSpec.tied(p.name(), byName.get(p.tiedTo())) : quantized(p, dense, formats);
+            params.add(q);
+            byName.put(q.name(), q);
+        }
+        return new WeightLayout(params, dense.init(), dense.tensors());
+    }
+
+    private static ParamSpec quantized(ParamSpec p, WeightLayout layout, Formats formats) {
+        long[] shape = p.shape();
+        if (shape.length != 2) {
+            return p;
+        }
+        List<TensorSpec> parts = layout.tensors().stream().filter(t -> t.param().equals(p.name()))
+                .sorted(java.util.Comparator.comparingLong(TensorSpec::offset)).toList();
+        List<ParamSpec.Band> bands = new ArrayList<>();
+        List<String> dense = new ArrayList<>();
+        for (TensorSpec t : parts) {
+            BlockFormat f = formats.of(t.hfName(), shape[1]);
+            if (f == null) {
+                dense.add(t.hfName());
+            } else {
+                bands.add(new ParamSpec.Band(t.elements() / shape[1], f));
+            }
+        }
+        if (bands.isEmpty()) {
+            return p;
+        }
+        if (!dense.isEmpty()) {
+            throw new IllegalArgumentException("block " + p.name() + " would mix quantized tensors with dense ones "
+                    + dense + ": a fused block is held in one kind");
+        }
+        return ParamSpec.quantized(p.name(), p.dtype(), shape[0], shape[1], bands);
+    }
+
+    private static WeightLayout dense(ModelConfig c, DType dtype) {
         if (dtype != DType.F32 && dtype != DType.BF16 && dtype != DType.F16) {
             throw new IllegalArgumentException("weight dtype " + dtype + " is not supported (f32, bf16 or f16)");
         }

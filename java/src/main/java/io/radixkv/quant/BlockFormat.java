@@ -7,25 +7,42 @@ package io.radixkv.quant;
  */
 public enum BlockFormat {
     /** {@code {f16 d; i8 qs[32]}}: x = d·q. */
-    Q8_0(32, 34),
+    Q8_0(32, 34, 8),
     /** {@code {f16 d; u8 qs[16]}}: x = d·(q − 8); byte j holds value j (low nibble) and j + 16 (high nibble). */
-    Q4_0(32, 18),
+    Q4_0(32, 18, 2),
     /**
      * {@code {f16 d; u8 qh[4]; u8 qs[16]}}: x = d·(q − 16), q 5-bit: low 4 bits as in Q4_0, bit 4
      * of value j is bit j of the little-endian u32 {@code qh}.
      */
-    Q5_0(32, 22),
+    Q5_0(32, 22, 6),
     /** {@code {f16 d, dmin; u8 scales[12]; u8 qs[128]}}: 8 sub-blocks of 32, x = d·sc·q − dmin·m (6-bit sc, m). */
-    Q4_K(256, 144),
+    Q4_K(256, 144, 12),
     /** {@code {u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d}}: 16 sub-blocks of 16, x = d·sc·(q − 32), q 6-bit. */
-    Q6_K(256, 210);
+    Q6_K(256, 210, 14);
 
     private final int blockElements;
     private final int blockBytes;
+    private final int ggmlType;
 
-    BlockFormat(int blockElements, int blockBytes) {
+    BlockFormat(int blockElements, int blockBytes, int ggmlType) {
         this.blockElements = blockElements;
         this.blockBytes = blockBytes;
+        this.ggmlType = ggmlType;
+    }
+
+    /** ggml's type id of the format: the {@code RKV_QUANT_*} code of radixkv.h and the GGUF tensor type. */
+    public int ggmlType() {
+        return ggmlType;
+    }
+
+    /** Lower-case name, as on command lines: {@code q8_0}, {@code q4_k}, ... */
+    public String label() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /** Bits per weight: block bytes × 8 / block values (Q8_0 8.5, Q4_0 4.5, Q5_0 5.5, Q4_K 4.5, Q6_K 6.5625). */
+    public double bitsPerWeight() {
+        return blockBytes * 8.0 / blockElements;
     }
 
     public int blockElements() {

@@ -3,18 +3,24 @@ package io.radixkv.kernels.cpu;
 import io.radixkv.bindings.radixkv_h;
 import io.radixkv.bindings.rkv_lora_params;
 import io.radixkv.bindings.rkv_lora_slot;
+import io.radixkv.bindings.rkv_quant_linear_params;
+import io.radixkv.bindings.rkv_quant_rows_params;
 import io.radixkv.kernels.Checks;
 import io.radixkv.kernels.DType;
 import io.radixkv.kernels.DenseChecks;
 import io.radixkv.kernels.DenseKernels;
 import io.radixkv.kernels.LoraBatch;
 import io.radixkv.kernels.LoraFactors;
+import io.radixkv.kernels.QuantChecks;
+import io.radixkv.quant.BlockFormat;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.EnumSet;
+import java.util.Set;
 
 /**
  * Dense kernels of libradixkv (oneDNN GEMM, vectorized OpenMP loops). Arguments are fully
@@ -104,6 +110,51 @@ public final class CpuDenseKernels implements DenseKernels {
         natives("x", x, "w", w, "y", y);
         NativeLibrary.check("rkv_linear_packed",
                 radixkv_h.rkv_linear_packed(x, w, wDtype.code(), y, m, n, k, accumulate ? 1 : 0));
+    }
+
+    /** Every block format: Q8_0, Q4_0, Q5_0, Q4_K and Q6_K (radixkv.h, rkv_quant_linear). */
+    @Override
+    public Set<BlockFormat> quantizedFormats() {
+        return EnumSet.allOf(BlockFormat.class);
+    }
+
+    @Override
+    public void linearQuantized(MemorySegment x, long ldx, MemorySegment w, BlockFormat format, MemorySegment y,
+                                long ldy, long m, long n, long k, boolean accumulate) {
+        QuantChecks.linear(x, ldx, w, format, y, ldy, m, n, k);
+        natives("x", x, "w", w, "y", y);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = rkv_quant_linear_params.allocate(arena);
+            rkv_quant_linear_params.x(p, x);
+            rkv_quant_linear_params.ldx(p, ldx);
+            rkv_quant_linear_params.w(p, w);
+            rkv_quant_linear_params.format(p, format.ggmlType());
+            rkv_quant_linear_params.y(p, y);
+            rkv_quant_linear_params.ldy(p, ldy);
+            rkv_quant_linear_params.m(p, m);
+            rkv_quant_linear_params.n(p, n);
+            rkv_quant_linear_params.k(p, k);
+            rkv_quant_linear_params.accumulate(p, accumulate ? 1 : 0);
+            NativeLibrary.check("rkv_quant_linear", radixkv_h.rkv_quant_linear(p));
+        }
+    }
+
+    @Override
+    public void embeddingQuantized(MemorySegment ids, long n, MemorySegment table, BlockFormat format, int vocab,
+                                   int dim, MemorySegment out) {
+        QuantChecks.embedding(ids, n, table, format, vocab, dim, out);
+        natives("ids", ids, "table", table, "out", out);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = rkv_quant_rows_params.allocate(arena);
+            rkv_quant_rows_params.w(p, table);
+            rkv_quant_rows_params.format(p, format.ggmlType());
+            rkv_quant_rows_params.rows(p, vocab);
+            rkv_quant_rows_params.k(p, dim);
+            rkv_quant_rows_params.ids(p, ids);
+            rkv_quant_rows_params.n(p, n);
+            rkv_quant_rows_params.out(p, out);
+            NativeLibrary.check("rkv_quant_dequantize_rows", radixkv_h.rkv_quant_dequantize_rows(p));
+        }
     }
 
     @Override
