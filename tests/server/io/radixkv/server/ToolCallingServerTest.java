@@ -154,4 +154,69 @@ class ToolCallingServerTest {
         assertEquals(400, r.get("unknownFunction").get("status").asInt(), out);
         assertTrue(r.get("unknownFunction").get("message").asText().contains("tool_choice"), out);
     }
+
+    /** Tools whose arguments a random-weight model can finish within a few dozen tokens (enums only). */
+    private static final String ENUM_TOOLS = """
+            [{"type": "function", "function": {"name": "set_unit", "parameters": {"type": "object",
+              "properties": {"unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["unit"],
+              "additionalProperties": false}}},
+             {"type": "function", "function": {"name": "set_mode", "parameters": {"type": "object",
+              "properties": {"mode": {"enum": ["fast", "slow", 3]}}, "required": ["mode"],
+              "additionalProperties": false}}}]""";
+
+    private static ObjectNode toolChoiceRequest(JsonNode toolChoice, long seed) throws IOException {
+        ObjectNode b = ServerTestSupport.JSON.createObjectNode();
+        b.put("model", "tiny-qwen3").put("max_tokens", 160).put("temperature", 1.0).put("seed", seed);
+        b.putArray("messages").addObject().put("role", "user").put("content", "Set it up.");
+        b.set("tools", ServerTestSupport.JSON.readTree(ENUM_TOOLS));
+        b.set("tool_choice", toolChoice);
+        return b;
+    }
+
+    /** The arguments of one call, checked against its tool's schema by hand (enum values, required, no others). */
+    private static void assertValidCall(JsonNode call) throws IOException {
+        String name = call.get("function").get("name").asText();
+        JsonNode args = ServerTestSupport.JSON.readTree(call.get("function").get("arguments").asText());
+        assertEquals(1, args.size(), args.toString());
+        switch (name) {
+            case "set_unit" -> assertTrue(args.path("unit").asText("").matches("celsius|fahrenheit"), args.toString());
+            case "set_mode" -> assertTrue(args.get("mode") != null && (args.get("mode").asText().matches("fast|slow")
+                    || args.get("mode").isInt() && args.get("mode").asInt() == 3), args.toString());
+            default -> throw new AssertionError("no such tool: " + name);
+        }
+    }
+
+    @Test
+    void requiredToolChoiceAlwaysGivesValidCalls() throws Exception {
+        JsonNode required = ServerTestSupport.JSON.getNodeFactory().textNode("required");
+        for (long seed = 1; seed <= 12; seed++) {
+            // one call (maxItems 1): a random-weight model would rarely close an open-ended array in time
+            ObjectNode req = toolChoiceRequest(required, seed).put("parallel_tool_calls", false);
+            JsonNode r = t.postOk("/v1/chat/completions", req);
+            JsonNode choice = r.get("choices").get(0);
+            assertEquals("tool_calls", choice.get("finish_reason").asText(), r.toString());
+            JsonNode calls = choice.get("message").get("tool_calls");
+            assertEquals(1, calls.size(), r.toString());
+            for (JsonNode c : calls) {
+                assertValidCall(c);
+            }
+        }
+    }
+
+    @Test
+    void namedToolChoiceGivesThatFunctionsArguments() throws Exception {
+        JsonNode named = ServerTestSupport.JSON.readTree("{\"type\": \"function\", \"function\": {\"name\": \"set_mode\"}}");
+        for (long seed = 1; seed <= 8; seed++) {
+            JsonNode r = t.postOk("/v1/chat/completions", toolChoiceRequest(named, seed));
+            JsonNode calls = r.get("choices").get(0).get("message").get("tool_calls");
+            assertEquals(1, calls.size(), r.toString());
+            assertEquals("set_mode", calls.get(0).get("function").get("name").asText());
+            assertValidCall(calls.get(0));
+        }
+        ObjectNode both = toolChoiceRequest(named, 1);
+        both.set("response_format", ServerTestSupport.JSON.readTree("{\"type\": \"json_object\"}"));
+        HttpResponse<String> r = t.post("/v1/chat/completions", both.toString());
+        assertEquals(400, r.statusCode(), r.body());
+        assertTrue(r.body().contains("tool_choice"), r.body());
+    }
 }

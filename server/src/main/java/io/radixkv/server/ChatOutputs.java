@@ -11,26 +11,24 @@ import java.util.Optional;
  * {@link ChatOutputConfig}, the served model's family and the request's tool fields, with vLLM's
  * rules: {@code tool_choice: auto} needs {@code --enable-auto-tool-choice} and a parser,
  * {@code none} parses no calls, {@code required} and a named function are read from the
- * constrained JSON when the {@link ToolConstraint} takes the schema, and by the tool parser
+ * constrained JSON when the request's generation follows the tool schema ({@code constrained}), and by the tool parser
  * otherwise. Thread-safe.
  */
 final class ChatOutputs {
     private final ChatOutputConfig config;
     private final Optional<ToolCallParser> toolParser;
     private final Optional<ReasoningParser> reasoning;
-    private final ToolConstraint constraint;
 
     /**
      * @param modelType the served model's Hugging Face {@code model_type}, which picks the tool
      *     parser when the config names none
      */
-    ChatOutputs(ChatOutputConfig config, String modelType, ToolConstraint constraint) {
+    ChatOutputs(ChatOutputConfig config, String modelType) {
         this.config = config;
         this.toolParser = config.toolCallParser() != null ? ToolCallParser.named(config.toolCallParser())
                 : ToolCallParser.forModelType(modelType);
         this.reasoning = config.reasoningParser() == null ? Optional.empty()
                 : ReasoningParser.named(config.reasoningParser());
-        this.constraint = constraint;
     }
 
     boolean excludeToolsWhenNone() {
@@ -41,7 +39,7 @@ final class ChatOutputs {
      * How the output of {@code body} (rendered as {@code prompt}) is read; 400 for a tool choice
      * the server cannot serve.
      */
-    ChatOutput of(JsonNode body, ToolRequest tools, String prompt) {
+    ChatOutput of(JsonNode body, ToolRequest tools, String prompt, boolean constrained) {
         ToolCallParser parser = switch (tools.choice()) {
             case NONE -> null;
             case AUTO -> {
@@ -53,7 +51,7 @@ final class ChatOutputs {
             }
             case REQUIRED, NAMED -> {
                 JsonNode schema = tools.schema();
-                if (schema != null && constraint.constrain(body, schema)) {
+                if (schema != null && constrained) {
                     yield tools.choice() == ToolRequest.Choice.NAMED ? ToolCallParser.constrainedNamed(tools.function())
                             : ToolCallParser.constrainedRequired();
                 }

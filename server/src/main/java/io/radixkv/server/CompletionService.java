@@ -62,7 +62,7 @@ final class CompletionService {
         this.logprobs = new LogprobsFormat(json, text);
         this.maxRequestBytes = maxRequestBytes;
         this.parser = new RequestParser(text, modelName, engine.modelConfig().vocab(), admission,
-                new ChatOutputs(chatOutput, engine.modelConfig().arch().modelType(), ToolConstraint.UNAVAILABLE),
+                new ChatOutputs(chatOutput, engine.modelConfig().arch().modelType()),
                 name -> engine.adapters().contains(name));
         int maxSeqLen = engine.config().maxSeqLen() == 0 ? engine.modelConfig().maxPositions()
                 : engine.config().maxSeqLen();

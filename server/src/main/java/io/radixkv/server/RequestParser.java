@@ -1,6 +1,7 @@
 package io.radixkv.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.radixkv.structured.Grammar;
 import io.radixkv.cache.Namespace;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -59,7 +60,7 @@ final class RequestParser {
 
     RequestParser(TextModel text, String servedModelName, int vocab, Admission admission) {
         this(text, servedModelName, vocab, admission,
-                new ChatOutputs(ChatOutputConfig.DEFAULT, "", ToolConstraint.UNAVAILABLE), name -> false);
+                new ChatOutputs(ChatOutputConfig.DEFAULT, ""), name -> false);
     }
 
     /**
@@ -125,7 +126,7 @@ final class RequestParser {
         // echo with max_tokens 0: one token is computed, none returned (LogprobsRequest)
         int maxTokens = logprobs.promptOnly() ? 1 : maxTokens(body, "max_tokens");
         return build(body, false, prompts, maxTokens == 0 ? COMPLETION_DEFAULT_MAX_TOKENS : maxTokens, logprobs,
-                ChatOutput.PLAIN);
+                ChatOutput.PLAIN, null);
     }
 
     ParsedRequest chat(JsonNode body) {
@@ -134,17 +135,18 @@ final class RequestParser {
         common(body);
         LogprobsRequest logprobs = LogprobsRequest.chat(body);
         ToolRequest tools = ToolRequest.parse(body);
+        Grammar toolGrammar = structured.toolGrammar(tools); // required / named: the arguments follow the schema
         ChatPrompt.Rendered prompt = ChatPrompt.render(text, body, tools.rendered(chatOutputs.excludeToolsWhenNone()));
-        ChatOutput output = chatOutputs.of(body, tools, prompt.text());
+        ChatOutput output = chatOutputs.of(body, tools, prompt.text(), toolGrammar != null);
         int maxTokens = maxTokens(body, "max_completion_tokens");
         if (maxTokens == 0) {
             maxTokens = maxTokens(body, "max_tokens");
         }
-        return build(body, true, List.of(prompt.ids()), maxTokens, logprobs, output);
+        return build(body, true, List.of(prompt.ids()), maxTokens, logprobs, output, toolGrammar);
     }
 
     private ParsedRequest build(JsonNode body, boolean chat, List<int[]> prompts, int maxTokens,
-                                LogprobsRequest logprobs, ChatOutput chatOutput) {
+                                LogprobsRequest logprobs, ChatOutput chatOutput, Grammar toolGrammar) {
         float temperature = (float) number(body, "temperature", 1.0);
         if (!(temperature >= 0f && temperature <= 2f)) {
             throw ApiException.badRequest("temperature", "'temperature' must be in [0, 2], got " + temperature);
@@ -243,7 +245,20 @@ final class RequestParser {
                 "special tokens are decoded without added spaces");
         return new ParsedRequest(chat, prompts, maxTokens, temperature, topP, seed, stops, stopIds, stream, includeUsage,
                 ns, new ParsedRequest.Output(ignoreEos, includeStop, skipSpecial),
-                SamplingFields.parse(body, text, vocab, maxTokens), logprobs, structured.grammar(body), chatOutput);
+                SamplingFields.parse(body, text, vocab, maxTokens), logprobs, grammar(body, toolGrammar), chatOutput);
+    }
+
+    /** The request's structured output: its response_format / structured_outputs, or the tool call a tool_choice demands. */
+    private Grammar grammar(JsonNode body, Grammar toolGrammar) {
+        Grammar g = structured.grammar(body);
+        if (toolGrammar == null) {
+            return g;
+        }
+        if (g != null) {
+            throw ApiException.badRequest("tool_choice", "a tool_choice of \"required\" or a named function constrains "
+                    + "the output to a tool call: it cannot be combined with response_format or structured_outputs");
+        }
+        return toolGrammar;
     }
 
     /** Model and the fields radixkv does not implement, shared by both endpoints ({@code n}: {@link MultiSample}). */

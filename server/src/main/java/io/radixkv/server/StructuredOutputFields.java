@@ -1,6 +1,7 @@
 package io.radixkv.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.structured.Constraint;
 import io.radixkv.structured.ConstraintException;
 import io.radixkv.structured.Grammar;
@@ -75,6 +76,39 @@ final class StructuredOutputFields {
             return compiler().compile(c);
         } catch (ConstraintException e) {
             throw ApiException.badRequest(param, "unsupported " + param + " (" + e.keyword() + "): " + e.getMessage());
+        }
+    }
+
+    /**
+     * The grammar a {@code tool_choice} of "required" or a named function puts on the output (vLLM's:
+     * a JSON array of {@code {name, parameters}} calls, or the named function's arguments object),
+     * compiled from {@link ToolRequest#schema}; null for other choices and for a named function
+     * without parameters. A tool schema with a keyword the grammar engine refuses is a 400 naming it.
+     */
+    Grammar toolGrammar(ToolRequest tools) {
+        JsonNode schema = tools.schema();
+        if (schema == null) {
+            return null;
+        }
+        text.requireTokenizer("tool_choice", "tool calling");
+        JsonNode items = schema.get("items");
+        if (items != null && items.has("type") && items.has("anyOf")) {
+            // {"type": "object", "anyOf": [...]}: the same language with the type in each branch,
+            // the form the grammar engine takes
+            ObjectNode copy = schema.deepCopy();
+            ObjectNode it = (ObjectNode) copy.get("items");
+            JsonNode type = it.remove("type");
+            for (JsonNode branch : it.get("anyOf")) {
+                ((ObjectNode) branch).set("type", type);
+            }
+            schema = copy;
+        }
+        try {
+            return compiler().compile(Constraint.jsonSchema(schema));
+        } catch (ConstraintException e) {
+            throw ApiException.badRequest("tools", "a tool's parameters cannot constrain tool_choice "
+                    + (tools.function() != null ? "'" + tools.function() + "'" : "\"required\"") + " ("
+                    + e.keyword() + "): " + e.getMessage());
         }
     }
 

@@ -164,6 +164,9 @@ record ToolRequest(List<Map<String, Object>> tools, Choice choice, String functi
             return null;
         }
         ObjectNode schema = f.objectNode().put("type", "array").put("minItems", 1);
+        if (!parallel) {
+            schema.put("maxItems", 1); // parallel_tool_calls false: exactly one call
+        }
         ArrayNode anyOf = schema.putObject("items").put("type", "object").putArray("anyOf");
         ObjectNode defs = f.objectNode();
         for (int i = 0; i < definitions.size(); i++) {
