@@ -277,7 +277,7 @@ final class CompletionService {
             }
             ObjectNode c = choices.addObject();
             c.put("index", choices.size() - 1);
-            int[] echo = pr.logprobs().echo() ? pr.prompts().get(choices.size() - 1) : null;
+            int[] echo = pr.logprobs().echo() ? g.prompt() : null;
             if (pr.chat()) {
                 ObjectNode m = c.putObject("message");
                 m.put("role", "assistant");
@@ -353,7 +353,7 @@ final class CompletionService {
             ObjectNode delta = json.createObjectNode().put("role", "assistant").put("content", "");
             emit(sink, chunk(id, pr, created, index, delta, null, null));
         }
-        LogprobsFormat.Stream lp = logprobs.stream(pr, index, g);
+        LogprobsFormat.Stream lp = logprobs.stream(pr, g);
         Generation.Outcome o = g.run((piece, tokenIds, tokenLogprobs) -> emit(sink,
                 logprobsChunk(id, pr, created, index, lp.next(piece, tokenIds, tokenLogprobs), tokenIds)));
         if (!o.finishReason().equals("error") && !o.finishReason().equals("abort")) {
