@@ -107,7 +107,8 @@ public record SamplingParams(int maxTokens, float temperature, float topP, long 
 
     /** The same parameters with another seed (sample {@code i} of a request draws from seed + i). */
     public SamplingParams withSeed(long newSeed) {
-        return new SamplingParams(maxTokens, temperature, topP, newSeed, stopTokenIds);
+        return new SamplingParams(maxTokens, temperature, topP, newSeed, stopTokenIds, topK, minP, repetitionPenalty,
+                presencePenalty, frequencyPenalty, logitBias, minTokens, badWords);
     }
 
     public boolean isGreedy() {

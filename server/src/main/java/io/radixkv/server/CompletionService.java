@@ -284,7 +284,7 @@ final class CompletionService {
             }
             ObjectNode c = choices.addObject();
             c.put("index", choices.size() - 1);
-            int[] echo = pr.logprobs().echo() ? pr.prompts().get(choices.size() - 1) : null;
+            int[] echo = pr.logprobs().echo() ? g.prompt() : null;
             String finishReason = o.finishReason();
             if (pr.chat()) {
                 ObjectNode m = c.putObject("message");
@@ -361,7 +361,7 @@ final class CompletionService {
             ObjectNode delta = json.createObjectNode().put("role", "assistant").put("content", "");
             emit(sink, chunk(id, pr, created, index, delta, null, null));
         }
-        LogprobsFormat.Stream lp = logprobs.stream(pr, index, g);
+        LogprobsFormat.Stream lp = logprobs.stream(pr, g);
         ChatOutput.Stream out = pr.chatOutput().stream();
         // token ids (and chat log-probabilities) of pieces whose text a parser holds back go out
         // with the next chunk

@@ -53,6 +53,7 @@ final class Generation {
 
     private final LinkedBlockingQueue<Integer> queue;
     private final RequestHandle handle;
+    private final int[] prompt;
     private final int promptTokens;
     private final Set<Integer> stopIds;
     private final Detokenizer detok;
@@ -68,10 +69,12 @@ final class Generation {
      * ({@link #feed}); {@code promptTokens} is what it reports as its prompt (0 for the further
      * samples of one prompt, which counts once).
      */
-    Generation(RequestHandle handle, LinkedBlockingQueue<Integer> queue, int promptTokens, Set<Integer> stopIds,
-               Detokenizer detok, StopStrings stops, int minTokens, boolean idsOnly, Listener listener,
+    Generation(RequestHandle handle, LinkedBlockingQueue<Integer> queue, int[] prompt, int promptTokens,
+               Set<Integer> stopIds, Detokenizer detok, StopStrings stops, int minTokens, boolean idsOnly,
+               Listener listener,
                boolean promptOnly) {
         this.promptOnly = promptOnly;
+        this.prompt = prompt;
         this.queue = queue;
         this.handle = handle;
         this.promptTokens = promptTokens;
@@ -147,7 +150,7 @@ final class Generation {
     /** The generation of {@code handle}, a submitted request for {@code prompt}, with {@code req}'s output options. */
     static Generation of(RequestHandle handle, LinkedBlockingQueue<Integer> queue, int[] prompt, int promptTokens,
                          ParsedRequest req, TextModel text, Listener listener) {
-        return new Generation(handle, queue, promptTokens, Set.copyOf(stopIds(text, req)),
+        return new Generation(handle, queue, prompt, promptTokens, Set.copyOf(stopIds(text, req)),
                 text.detokenizer(prompt, req.output().skipSpecialTokens()), new StopStrings(req.stops(),
                 req.output().includeStopString()), req.sampling().minTokens(), !text.hasTokenizer(), listener,
                 req.logprobs().promptOnly());
@@ -166,6 +169,11 @@ final class Generation {
         return handle.id();
     }
 
+    /** The prompt's token ids (every sample of one prompt has the same; an echo writes them). */
+    int[] prompt() {
+        return prompt;
+    }
+
     /** The prompt's log-probabilities (tokens 1 .. n-1); complete once {@link #run} has seen a token or ended. */
     List<TokenLogprob> promptLogprobs() {
         RequestLogprobs lp = handle.logprobs();
@@ -176,8 +184,9 @@ final class Generation {
     Outcome run(Sink sink) {
         StringBuilder all = new StringBuilder();
         List<Integer> pendingIds = new ArrayList<>();
-        RequestLogprobs logprobs = handle.logprobs();
-        List<TokenLogprob> pendingLogprobs = logprobs != null && logprobs.options().sampled() ? new ArrayList<>() : null;
+        // looked up at the first token: a forked sample has its log-probabilities from its fork on
+        RequestLogprobs logprobs = null;
+        List<TokenLogprob> pendingLogprobs = null;
         int generated = 0;
         boolean stopped = false;
         try {
@@ -187,6 +196,10 @@ final class Generation {
                     break;
                 }
                 generated++;
+                if (generated == 1) {
+                    logprobs = handle.logprobs();
+                    pendingLogprobs = logprobs != null && logprobs.options().sampled() ? new ArrayList<>() : null;
+                }
                 if (promptOnly) {
                     continue; // echo with max_tokens 0: the token computed is not returned
                 }

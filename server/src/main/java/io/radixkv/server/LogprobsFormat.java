@@ -143,8 +143,8 @@ final class LogprobsFormat {
     }
 
     /** One choice of a stream: the echoed prompt goes with its first chunk, offsets run on. */
-    Stream stream(ParsedRequest pr, int index, Generation g) {
-        return new Stream(pr, pr.logprobs().echo() ? pr.prompts().get(index) : null, g);
+    Stream stream(ParsedRequest pr, Generation g) {
+        return new Stream(pr, pr.logprobs().echo() ? g.prompt() : null, g);
     }
 
     /** A chunk's text and {@code logprobs} value. */
