@@ -105,6 +105,14 @@ class GgufServeTest {
             assertEquals(hf.encode(prompt, false).length, j.get("usage").get("prompt_tokens").asInt(),
                     "the GGUF's chat template and tokenizer count the Hugging Face prompt's tokens");
             assertEquals(8, j.get("usage").get("completion_tokens").asInt());
+            // structured outputs read the vocabulary from the rebuilt tokenizer.json (there is no file)
+            ObjectNode c = ServerTestSupport.JSON.createObjectNode();
+            c.put("model", "tiny").put("max_tokens", 40).put("temperature", 1.0).put("seed", 3);
+            c.putArray("messages").addObject().put("role", "user").put("content", "Pick one.");
+            c.putObject("structured_outputs").putArray("choice").add("red").add("green").add("blue");
+            JsonNode k = t.postOk("/v1/chat/completions", c);
+            String pick = k.get("choices").get(0).get("message").get("content").asText();
+            assertTrue(pick.equals("red") || pick.equals("green") || pick.equals("blue"), k.toString());
         } finally {
             ServerTestSupport.close(t, tokenizer);
         }

@@ -65,12 +65,20 @@ public final class TokenVocabulary {
      */
     public static TokenVocabulary fromTokenizerJson(Path tokenizerJson, int size, Collection<Integer> endIds)
             throws IOException {
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(tokenizerJson)) {
+            return fromTokenizerJson(in, tokenizerJson.toString(), size, endIds);
+        }
+    }
+
+    /** {@link #fromTokenizerJson(Path, int, Collection)} from a stream ({@code name} names it in errors). */
+    public static TokenVocabulary fromTokenizerJson(java.io.InputStream in, String name, int size,
+                                                    Collection<Integer> endIds) throws IOException {
         Map<Integer, String> pieces = new HashMap<>();
         Map<Integer, String> added = new HashMap<>();
         boolean byteLevel = false;
-        try (JsonParser p = JSON.createParser(tokenizerJson.toFile())) {
+        try (JsonParser p = JSON.createParser(in)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                throw new IOException(tokenizerJson + ": not a JSON object");
+                throw new IOException(name + ": not a JSON object");
             }
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String field = p.currentName();
@@ -100,10 +108,10 @@ public final class TokenVocabulary {
             max = Math.max(max, id);
         }
         if (max < 0) {
-            throw new IOException(tokenizerJson + ": empty vocabulary");
+            throw new IOException(name + ": empty vocabulary");
         }
         if (max >= size) {
-            throw new IOException(tokenizerJson + " has token id " + max + ", outside the model's vocabulary of "
+            throw new IOException(name + " has token id " + max + ", outside the model's vocabulary of "
                     + size);
         }
         byte[][] b = new byte[max + 1][];

@@ -9,7 +9,6 @@ import io.radixkv.structured.GrammarCompiler;
 import io.radixkv.structured.TokenVocabulary;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -257,12 +256,11 @@ final class StructuredOutputFields {
             synchronized (this) {
                 c = compiler;
                 if (c == null) {
-                    Path json = text.tokenizerDirectory().resolve("tokenizer.json");
-                    try {
-                        c = new GrammarCompiler(TokenVocabulary.fromTokenizerJson(json, modelVocab, text.stopTokenIds()),
-                                GRAMMAR_CACHE);
+                    try (java.io.InputStream json = text.openTokenizerJson()) {
+                        c = new GrammarCompiler(TokenVocabulary.fromTokenizerJson(json, "the tokenizer.json of "
+                                + text.tokenizerDirectory(), modelVocab, text.stopTokenIds()), GRAMMAR_CACHE);
                     } catch (IOException e) {
-                        throw new UncheckedIOException("reading the vocabulary of " + json, e);
+                        throw new UncheckedIOException("reading the vocabulary of " + text.tokenizerDirectory(), e);
                     }
                     compiler = c;
                 }

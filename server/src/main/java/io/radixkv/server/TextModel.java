@@ -123,6 +123,11 @@ final class TextModel {
         return tokenizer.directory();
     }
 
+    /** The tokenizer's Hugging Face tokenizer.json (a directory's, or one rebuilt from a GGUF file). */
+    java.io.InputStream openTokenizerJson() throws java.io.IOException {
+        return tokenizer.openTokenizerJson();
+    }
+
     void requireTokenizer(String param, String what) {
         if (tokenizer == null) {
             throw ApiException.badRequest(param, "model '" + modelName + "' has no tokenizer (a preset): " + what

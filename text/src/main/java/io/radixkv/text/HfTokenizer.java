@@ -51,6 +51,8 @@ public final class HfTokenizer implements AutoCloseable {
     private final Boolean addEos;
     private final Set<Integer> stopIds;
     private final Optional<ChatTemplate> chatTemplate;
+    /** The tokenizer.json this tokenizer was built from when it has no file (a GGUF's, rebuilt); else null. */
+    private byte[] builtJson;
 
     private HfTokenizer(HuggingFaceTokenizer nativeTokenizer, Path dir, TokenizerFiles files,
             Optional<ChatTemplate> chatTemplate) {
@@ -102,8 +104,10 @@ public final class HfTokenizer implements AutoCloseable {
         TokenizerFiles files = built.files();
         Optional<ChatTemplate> template = ChatTemplates.named(files.config().get("chat_template"), "default",
                 ChatTemplates.specialTokens(files));
-        return create(new java.io.ByteArrayInputStream(built.tokenizerJson()), "the tokenizer rebuilt from " + file, file,
-                files, template);
+        HfTokenizer t = create(new java.io.ByteArrayInputStream(built.tokenizerJson()), "the tokenizer rebuilt from "
+                + file, file, files, template);
+        t.builtJson = built.tokenizerJson();
+        return t;
     }
 
     /** True when {@code metadata} describes a tokenizer ({@code tokenizer.ggml.model} is set and not "none"). */
@@ -255,6 +259,15 @@ public final class HfTokenizer implements AutoCloseable {
     /** The model directory, or the GGUF file, the tokenizer was loaded from. */
     public Path directory() {
         return dir;
+    }
+
+    /**
+     * The Hugging Face {@code tokenizer.json} this tokenizer runs: the directory's file, or the one
+     * rebuilt from a GGUF file's metadata. The caller closes the stream.
+     */
+    public InputStream openTokenizerJson() throws IOException {
+        return builtJson != null ? new java.io.ByteArrayInputStream(builtJson)
+                : java.nio.file.Files.newInputStream(dir.resolve("tokenizer.json"));
     }
 
     @Override
