@@ -113,6 +113,8 @@ class JsonSchemaConstraintTest {
                 "additionalProperties"},
             {"{\"type\":\"strange\"}", "type"},
             {"{\"enum\":[1],\"minimum\":0}", "minimum"},
+            {"{\"type\":\"object\",\"anyOf\":[{\"type\":\"string\"}]}", "type"},
+            {"{\"anyOf\":[{\"type\":\"string\"}],\"minLength\":1}", "minLength"},
         };
         for (String[] r : refused) {
             ConstraintException e = assertThrows(ConstraintException.class,

@@ -66,6 +66,13 @@ final class JsonSchemas {
                {"type":"object","properties":{"x":{"type":"number","minimum":0}},"required":["x"],"additionalProperties":false},
                {"type":"object","additionalProperties":{"type":"integer","minimum":5,"maximum":9}}]},
              "maxItems":4}""",
+            // a type beside anyOf, given to every option (vLLM's schema of required tool calls)
+            """
+            {"type":"array","minItems":1,"maxItems":2,"items":{"type":"object","anyOf":[
+               {"properties":{"name":{"type":"string","enum":["f"]},"parameters":{"type":"object",
+                 "properties":{"a":{"type":"integer","minimum":0,"maximum":9}},"required":["a"],"additionalProperties":false}},
+                "required":["name","parameters"],"additionalProperties":false},
+               {"type":"object","properties":{"name":{"const":"g"}},"required":["name"],"additionalProperties":false}]}}""",
             // no type: any JSON value; a string-only enum at the top
             """
             {"type":"object","properties":{"anything":{},"choice":{"type":"string","enum":["a","b"]}},

@@ -1,6 +1,8 @@
 package io.radixkv.structured;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -86,14 +88,14 @@ final class JsonSchemaCompiler {
             return ref(s.get("$ref"), path);
         }
         if (keys.contains("anyOf")) {
-            only(keys, Set.of("anyOf"), "anyOf", path);
+            only(keys, Set.of("anyOf", "type"), "anyOf", path);
             JsonNode options = s.get("anyOf");
             if (!options.isArray() || options.isEmpty()) {
                 throw refuse("anyOf", path, "must be a non-empty array of schemas");
             }
             List<ByteRegex.Node> alts = new ArrayList<>();
             for (int i = 0; i < options.size(); i++) {
-                alts.add(schema(options.get(i), path + "/anyOf/" + i));
+                alts.add(schema(withType(options.get(i), s.get("type"), path + "/anyOf/" + i), path + "/anyOf/" + i));
             }
             return rx.alt(alts);
         }
@@ -149,6 +151,28 @@ final class JsonSchemaCompiler {
             });
         }
         return rx.alt(alts);
+    }
+
+    /**
+     * {@code option} of an {@code anyOf} whose schema also gives {@code type}: the same language with
+     * the type in the option ({@code {"type": T, "anyOf": [A, B]}} is {@code anyOf: [A ∧ T, B ∧ T]}).
+     * An option with a type of its own must give the same one.
+     */
+    private JsonNode withType(JsonNode option, JsonNode type, String path) {
+        if (type == null) {
+            return option;
+        }
+        if (option.isBoolean()) {
+            return option.asBoolean() ? JsonNodeFactory.instance.objectNode().set("type", type) : option;
+        }
+        if (!option.isObject()) {
+            return option; // refused where it is compiled
+        }
+        JsonNode own = option.get("type");
+        if (own != null && !own.equals(type)) {
+            throw refuse("type", path, "differs from the 'type' beside 'anyOf' (" + type + ")");
+        }
+        return own != null ? option : ((ObjectNode) option.deepCopy()).set("type", type);
     }
 
     private void only(Set<String> keys, Set<String> allowed, String keyword, String path) {

@@ -1,7 +1,6 @@
 package io.radixkv.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.structured.Constraint;
 import io.radixkv.structured.ConstraintException;
 import io.radixkv.structured.Grammar;
@@ -90,18 +89,6 @@ final class StructuredOutputFields {
             return null;
         }
         text.requireTokenizer("tool_choice", "tool calling");
-        JsonNode items = schema.get("items");
-        if (items != null && items.has("type") && items.has("anyOf")) {
-            // {"type": "object", "anyOf": [...]}: the same language with the type in each branch,
-            // the form the grammar engine takes
-            ObjectNode copy = schema.deepCopy();
-            ObjectNode it = (ObjectNode) copy.get("items");
-            JsonNode type = it.remove("type");
-            for (JsonNode branch : it.get("anyOf")) {
-                ((ObjectNode) branch).set("type", type);
-            }
-            schema = copy;
-        }
         try {
             return compiler().compile(Constraint.jsonSchema(schema));
         } catch (ConstraintException e) {
