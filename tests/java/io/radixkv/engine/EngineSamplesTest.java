@@ -15,6 +15,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -118,14 +119,15 @@ class EngineSamplesTest {
         int[] prompt = randomTokens(new SplittableRandom(43), 3 * PAGE + 7);
         int n = 3;
         try (Engine e = EngineTestSupport.start(config(prefixCache))) {
-            MultiSampleHandle[] h = new MultiSampleHandle[1];
+            // the listener may run before submit() returns: it waits for the handle
+            CompletableFuture<MultiSampleHandle> h = new CompletableFuture<>();
             int[] seen = new int[n];
-            h[0] = e.submit(new GenerateRequest("g", prompt, sampled(64, 9, null)), n, (sample, token) -> {
+            h.complete(e.submit(new GenerateRequest("g", prompt, sampled(64, 9, null)), n, (sample, token) -> {
                 if (++seen[sample] == 3 && sample == 2) {
-                    h[0].cancel(); // on the engine thread, mid-step
+                    h.join().cancel(); // on the engine thread, mid-step
                 }
-            });
-            List<RequestResult> rs = results(h[0]);
+            }));
+            List<RequestResult> rs = results(h.join());
             for (RequestResult r : rs) {
                 assertEquals(FinishReason.CANCELLED, r.reason(), r.toString());
                 assertTrue(r.outputTokens().length >= 2 && r.outputTokens().length < 64, r.toString());
@@ -153,13 +155,13 @@ class EngineSamplesTest {
     void cancellingOneSampleLeavesTheOthers() throws Exception {
         int[] prompt = randomTokens(new SplittableRandom(45), PAGE + 3);
         try (Engine e = EngineTestSupport.start(config(false))) {
-            MultiSampleHandle[] h = new MultiSampleHandle[1];
-            h[0] = e.submit(new GenerateRequest("g", prompt, sampled(10, 3, null)), 3, (sample, token) -> {
+            CompletableFuture<MultiSampleHandle> h = new CompletableFuture<>();
+            h.complete(e.submit(new GenerateRequest("g", prompt, sampled(10, 3, null)), 3, (sample, token) -> {
                 if (sample == 1) {
-                    h[0].sample(1).cancel();
+                    h.join().sample(1).cancel(); // waits if submit() has not returned yet
                 }
-            });
-            List<RequestResult> rs = results(h[0]);
+            }));
+            List<RequestResult> rs = results(h.join());
             assertEquals(FinishReason.LENGTH, rs.get(0).reason());
             assertEquals(FinishReason.CANCELLED, rs.get(1).reason());
             assertEquals(FinishReason.LENGTH, rs.get(2).reason());

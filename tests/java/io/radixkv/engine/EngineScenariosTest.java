@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -225,16 +226,17 @@ class EngineScenariosTest {
         int[] py = randomTokens(rnd, 14);
         List<int[]> ref = EngineTestSupport.reference(List.of(py), 12, ps, DType.F32);
         try (Engine e = EngineTestSupport.start(EngineTestSupport.tiny(ps, DType.F32, true, 256).build())) {
-            AtomicReference<RequestHandle> hx = new AtomicReference<>();
+            // the listener may run before submit() returns: it waits for the handle
+            CompletableFuture<RequestHandle> hx = new CompletableFuture<>();
             List<Integer> streamed = new CopyOnWriteArrayList<>();
-            hx.set(e.submit(new GenerateRequest("x", px, SamplingParams.greedy(500)), t -> {
+            hx.complete(e.submit(new GenerateRequest("x", px, SamplingParams.greedy(500)), t -> {
                 streamed.add(t);
                 if (streamed.size() == 3) {
-                    hx.get().cancel();
+                    hx.join().cancel();
                 }
             }));
             RequestHandle hy = e.submit(new GenerateRequest("y", py, SamplingParams.greedy(12)));
-            RequestResult rx = get(hx.get());
+            RequestResult rx = get(hx.join());
             RequestResult ry = get(hy);
             assertEquals(FinishReason.CANCELLED, rx.reason());
             assertTrue(rx.outputTokens().length >= 3 && rx.outputTokens().length < 500, rx.toString());
