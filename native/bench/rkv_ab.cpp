@@ -10,6 +10,9 @@
 //   rkv_ab decode  [kv=bf16|f32|f16|e4m3|e5m2] [ctx=32768] [batch=4] [pages=order|shuffled] COMMON LIB...
 //   rkv_ab scatter [scale=1] [tokens=262144] COMMON LIB...      (bf16 -> e4m3 scatter, f32 -> e4m3 quantize)
 //   rkv_ab prefill [kv=bf16] [q=512] COMMON LIB...              (of rkv_bench_fma_peak)
+//   rkv_ab lora    [slots=8] [rows=32] [rank=16] [layers=12] [hidden=768] [q=768] [kv=256] [inter=2048] COMMON LIB...
+//                  (one decode step's rkv_lora_apply calls: 7 projections a layer, row i uses slot
+//                  i % slots, every layer and slot its own factors; of the read bandwidth)
 //   LIB: a path with a '/' in it (./libradixkv.so); an argument with '=' and no '/' is an option.
 //   gemv packs the weights with the first library (every build packs alike).
 //   COMMON: [threads=1] [rounds=5] [base=1024] (MiB of the baseline buffer) [rotate=1200] (gemv:
@@ -19,6 +22,7 @@
 // Memory is allocated in 2 MiB-aligned blocks with MADV_HUGEPAGE, as the engine's pools.
 #include <dlfcn.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,6 +45,13 @@
 namespace {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// CPU seconds of the calling thread.
+double thread_cpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 struct Buffer {
   uint8_t* p = nullptr;
@@ -69,7 +80,7 @@ struct Buffer {
   X(last_error, rkv_last_error) X(build_info, rkv_build_info) X(set_threads, rkv_set_num_threads) \
   X(linear, rkv_linear) X(pack, rkv_linear_pack) X(linear_packed, rkv_linear_packed)            \
   X(decode, rkv_decode_attention) X(prefill, rkv_append_prefill_attention)                       \
-  X(scatter, rkv_reshape_and_cache) X(quantize, rkv_fp8_quantize)
+  X(scatter, rkv_reshape_and_cache) X(quantize, rkv_fp8_quantize) X(lora, rkv_lora_apply)
 
 struct Lib {
   std::string path;
@@ -500,11 +511,100 @@ int prefill(Options& o, std::vector<Lib>& libs) {
   return 0;
 }
 
+// One decode step of multi-LoRA: for each layer, q/k/v/o/gate/up/down with every slot's factors of
+// that layer; the rows run round-robin over the slots, one segment per row (as requests of
+// different adapters interleave in a batch). The step's factors are read once from memory at best:
+// "factor GB/s" is their bytes over the step's time, "of read" against the read bandwidth after it.
+int lora(Options& o, std::vector<Lib>& libs) {
+  const int64_t slots = o.num("slots", 8), rows = o.num("rows", 32), rank = o.num("rank", 16);
+  const int64_t layers = o.num("layers", 12), hidden = o.num("hidden", 768), qd = o.num("q", 768);
+  const int64_t kvd = o.num("kv", 256), inter = o.num("inter", 2048);
+  const int64_t threads = o.num("threads", 1), rounds = o.num("rounds", 5);
+  const size_t base = static_cast<size_t>(o.num("base", 1024)) << 20;
+  o.finish();
+  struct Proj {
+    int64_t k, n;
+  };
+  const Proj projs[] = {{hidden, qd}, {hidden, kvd}, {hidden, kvd}, {qd, hidden},
+                        {hidden, inter}, {hidden, inter}, {inter, hidden}};
+  int64_t per_slot_layer = 0, widest = 0;
+  for (const Proj& pr : projs) {
+    per_slot_layer += rank * (pr.k + pr.n);
+    widest = std::max({widest, pr.k, pr.n});
+  }
+  const int64_t floats = per_slot_layer * slots * layers;
+  Buffer factors(static_cast<size_t>(4 * floats)), x(static_cast<size_t>(4 * rows * widest)),
+      y(static_cast<size_t>(4 * rows * widest)), scratch(static_cast<size_t>(4 * rows * rank)), rb(base);
+  std::mt19937_64 g(6);
+  fill_random(factors.p, floats, RKV_DTYPE_F32, g);
+  fill_random(x.p, rows * widest, RKV_DTYPE_F32, g);
+  std::vector<int32_t> indptr, seg_slot;
+  for (int64_t r = 0; r <= rows; r++) indptr.push_back(static_cast<int32_t>(r));
+  for (int64_t r = 0; r < rows; r++) seg_slot.push_back(static_cast<int32_t>(r % slots));
+  // calls[layer * 7 + proj]: the slot table of that projection
+  std::vector<std::vector<rkv_lora_slot>> tables;
+  const float* f = factors.as<float>();
+  for (int64_t l = 0; l < layers; l++)
+    for (const Proj& pr : projs) {
+      std::vector<rkv_lora_slot> t;
+      for (int64_t s = 0; s < slots; s++) {
+        t.push_back({f, f + rank * pr.k, static_cast<int32_t>(rank), 0.5f});
+        f += rank * (pr.k + pr.n);
+      }
+      tables.push_back(std::move(t));
+    }
+  std::printf("lora: %lld rows over %lld slot(s), rank %lld, %lld layers (hidden %lld, q %lld, kv %lld, MLP %lld), "
+              "%.1f MiB of factors a step, %lld thread(s)\n", static_cast<long long>(rows),
+              static_cast<long long>(slots), static_cast<long long>(rank), static_cast<long long>(layers),
+              static_cast<long long>(hidden), static_cast<long long>(qd), static_cast<long long>(kvd),
+              static_cast<long long>(inter), 4.0 * static_cast<double>(floats) / (1 << 20),
+              static_cast<long long>(threads));
+  Figures figs;
+  run_rounds(libs, rounds, threads, [&](Lib& l, auto& fg) {
+    auto step = [&] {
+      for (int64_t c = 0; c < static_cast<int64_t>(tables.size()); c++) {
+        const Proj& pr = projs[c % 7];
+        rkv_lora_params p{};
+        p.x = x.as<float>();
+        p.y = y.as<float>();
+        p.rows = rows;
+        p.k = static_cast<int32_t>(pr.k);
+        p.n = static_cast<int32_t>(pr.n);
+        p.y_pitch = pr.n;
+        p.num_segments = static_cast<int32_t>(rows);
+        p.seg_indptr = indptr.data();
+        p.seg_slot = seg_slot.data();
+        p.slots = tables[static_cast<size_t>(c)].data();
+        p.num_slots = static_cast<int32_t>(slots);
+        p.max_rank = static_cast<int32_t>(rank);
+        p.scratch = scratch.as<float>();
+        l.check(l.lora(&p), "rkv_lora_apply");
+      }
+    };
+    step();  // warm: the thread pool
+    double best = 1e300, best_cpu = 1e300;
+    for (int i = 0; i < 3; i++) {
+      double sink = 0;
+      Lib::check_bench(rkv_bench_read(rb.p, static_cast<int64_t>(rb.bytes), &sink), "rkv_bench_read");  // evicts
+      const double c0 = thread_cpu(), t0 = now();
+      step();
+      best = std::min(best, now() - t0);
+      best_cpu = std::min(best_cpu, thread_cpu() - c0);
+    }
+    fg["step ms"].push_back(best * 1e3);
+    // with threads=1 the calling thread does all the work: its CPU time leaves out other processes' turns
+    if (threads == 1) fg["step ms, CPU time"].push_back(best_cpu * 1e3);
+    record_against_read(rb, "factor GB/s", 4.0 * static_cast<double>(floats) / best / 1e9, fg);
+  }, figs);
+  print(libs, figs);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: rkv_ab gemv|decode|scatter|prefill [key=value ...] LIB... (see the source's header)\n");
+    std::fprintf(stderr, "usage: rkv_ab gemv|decode|scatter|prefill|lora [key=value ...] LIB... (see the source's header)\n");
     return 2;
   }
   Options o;
@@ -522,6 +622,7 @@ int main(int argc, char** argv) {
   if (kind == "decode") return decode(o, libs);
   if (kind == "scatter") return scatter(o, libs);
   if (kind == "prefill") return prefill(o, libs);
-  std::fprintf(stderr, "rkv_ab: unknown kind %s (gemv, decode, scatter, prefill)\n", kind.c_str());
+  if (kind == "lora") return lora(o, libs);
+  std::fprintf(stderr, "rkv_ab: unknown kind %s (gemv, decode, scatter, prefill, lora)\n", kind.c_str());
   return 2;
 }

@@ -1,6 +1,7 @@
 // rkv_lora_apply against a double-precision reference: segments of three slots and of the base
 // model in one call, the delta in a column slice of a wider row, base rows and other columns
-// untouched; single-threaded and multi-threaded runs give the same bits; bad arguments return
+// untouched; single-threaded and multi-threaded runs give the same bits, and so does each row
+// alone; bad arguments return
 // RKV_ERR_INVALID_ARGUMENT with a message and write nothing.
 #include <cmath>
 #include <cstdint>
@@ -105,6 +106,29 @@ void threads_do_not_change_the_bits() {
          rkv_get_num_threads());
 }
 
+// Rows are grouped by slot and chunked inside the kernel: each row alone (one row, one segment)
+// must still give the bits it gets in the batch.
+void a_row_alone_gives_its_bits_in_the_batch() {
+  Case c;
+  std::vector<float> batch = c.y0;
+  rkv_lora_params p = c.params(batch.data());
+  EXPECT(rkv_lora_apply(&p) == RKV_OK, "%s", rkv_last_error());
+  for (int64_t row = 0; row < c.rows; row++) {
+    std::vector<float> y(c.y0.begin() + row * c.pitch, c.y0.begin() + (row + 1) * c.pitch);
+    const int32_t indptr[2] = {0, 1};
+    const int32_t slot = c.slot_of(row);
+    rkv_lora_params one = c.params(y.data());
+    one.x = c.x.data() + row * c.k;
+    one.rows = 1;
+    one.num_segments = 1;
+    one.seg_indptr = indptr;
+    one.seg_slot = &slot;
+    EXPECT(rkv_lora_apply(&one) == RKV_OK, "%s", rkv_last_error());
+    EXPECT(std::memcmp(y.data(), batch.data() + row * c.pitch, y.size() * 4) == 0,
+           "row %lld alone differs from the batch", static_cast<long long>(row));
+  }
+}
+
 void bad_arguments_are_refused_without_writing() {
   EXPECT(rkv_lora_apply(nullptr) == RKV_ERR_INVALID_ARGUMENT, "NULL params");
   struct Bad {
@@ -138,6 +162,7 @@ void bad_arguments_are_refused_without_writing() {
 int main() {
   matches_the_reference_and_leaves_the_rest_alone();
   threads_do_not_change_the_bits();
+  a_row_alone_gives_its_bits_in_the_batch();
   bad_arguments_are_refused_without_writing();
   std::printf("lora_test: %d failures\n", g_failures);
   return g_failures == 0 ? 0 : 1;

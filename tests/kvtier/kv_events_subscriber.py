@@ -3,8 +3,10 @@
 
 Subscribes to a vLLM-schema KV event stream, asks the replay socket for every batch it missed
 (from sequence 0), decodes the msgpack batches [ts, [events], dp_rank] with their tagged array-like
-events, recomputes every stored block's hash from its token ids and its parent with vLLM's
-sha256_cbor scheme, and prints one JSON summary when the stream has been idle for --idle seconds.
+events, recomputes every stored block's hash from its token ids, its parent and its LoRA name
+(vLLM's extra keys: [lora_name] or None) with vLLM's sha256_cbor scheme, and prints one JSON summary
+when the stream has been idle for --idle seconds. "by_lora" maps each stored event's lora_name ("" for
+None) to the lora_ids and block hashes stored under it.
 """
 import argparse
 import hashlib
@@ -35,7 +37,8 @@ def main():
     full = {}  # external (int) hash -> full 32-byte hash, from our own recomputation
     live = set()
     summary = {"batches": 0, "replayed": 0, "stored": 0, "removed": 0, "cleared": 0, "verified": 0,
-               "mismatches": [], "unknown_parents": 0, "errors": [], "first_event": None, "seqs": []}
+               "mismatches": [], "unknown_parents": 0, "errors": [], "first_event": None, "seqs": [],
+               "by_lora": {}}
 
     def handle(payload):
         batch = msgpack.unpackb(payload, raw=False)
@@ -49,7 +52,15 @@ def main():
             if summary["first_event"] is None:
                 summary["first_event"] = tag
             if tag == "BlockStored":
-                _, hashes, parent, tokens, block_size, lora_id, medium = ev
+                if len(ev) != 8:
+                    summary["errors"].append("BlockStored of %d fields, not 8 (up to lora_name)" % len(ev))
+                    continue
+                _, hashes, parent, tokens, block_size, lora_id, medium, lora_name = ev
+                mine_lora = summary["by_lora"].setdefault(lora_name or "", {"ids": [], "hashes": []})
+                if lora_id not in mine_lora["ids"]:
+                    mine_lora["ids"].append(lora_id)
+                mine_lora["hashes"].extend(hashes)
+                extra = None if lora_name is None else (lora_name,)
                 parent_full = none_hash if parent is None else full.get(parent)
                 if parent_full is None:
                     summary["unknown_parents"] += 1
@@ -58,7 +69,7 @@ def main():
                     summary["errors"].append("token count %d != %d x %d" % (len(tokens), block_size, len(hashes)))
                     continue
                 for i, h in enumerate(hashes):
-                    mine = sha256_cbor((parent_full, tuple(tokens[i * block_size:(i + 1) * block_size]), None))
+                    mine = sha256_cbor((parent_full, tuple(tokens[i * block_size:(i + 1) * block_size]), extra))
                     ext = int.from_bytes(mine, "big") & ((1 << 64) - 1)
                     if ext != h:
                         summary["mismatches"].append([h, ext])

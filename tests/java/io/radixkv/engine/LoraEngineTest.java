@@ -32,9 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * LoRA adapters in the engine: each adapter's KV lives in its own prefix-cache namespace (apart
  * from the base model's, from other adapters' and from other salts), adapters beyond the slots
- * wait in the queue instead of failing, slots are reused least recently used first, malformed
- * adapters are refused with one line and leave the engine serving, and unloading waits for the
- * adapter's requests.
+ * wait in the queue instead of failing, slots are reused least recently used first, every sample
+ * of an n > 1 request runs with its adapter, malformed adapters are refused with one line and
+ * leave the engine serving, and unloading waits for the adapter's requests.
  */
 class LoraEngineTest {
     private static final ModelConfig TINY = ModelPresets.tiny();
@@ -221,6 +221,62 @@ class LoraEngineTest {
             RequestResult after = run(e, "after-reload", p, Namespace.ofLora("a"), 2);
             assertEquals(0, after.stats().cachedPromptTokens(), "the reloaded adapter reused the old adapter's KV");
             assertTrue(first.stats().promptTokens() > 0);
+            e.checkInvariants(true);
+        }
+    }
+
+    private static SamplingParams sampled(long seed, List<Integer> stops) {
+        return new SamplingParams(12, 1.0f, 0.95f, seed, stops);
+    }
+
+    private static int[] alone(Engine e, String id, int[] prompt, Namespace ns, SamplingParams p) {
+        e.evictAll();
+        RequestResult r = e.submit(new GenerateRequest(id, prompt, ns, p)).result().join();
+        assertTrue(r.ok(), r.toString());
+        return r.outputTokens();
+    }
+
+    /**
+     * A request for 3 samples under an adapter: every sample runs with the adapter (sample i is the
+     * request alone under the adapter with seed + i, and not the base model's), and the adapter's
+     * slot stays held until the last sample ends: with one slot, a request of another adapter
+     * submitted right after streams no token before the samples' last one, although sample 0 (the
+     * request the others were forked from) ends early on a stop token.
+     */
+    @Test
+    void everySampleOfAnAdapterRequestRunsWithItAndHoldsItsSlotToTheLastOne() throws Exception {
+        int n = 3;
+        long seed = 77;
+        try (Engine e = EngineTestSupport.start(config(1).build())) {
+            e.loadAdapter("a", adapter("a", 1));
+            e.loadAdapter("b", adapter("b", 2));
+            int[] p = prompt(13, 60);
+            Namespace a = Namespace.ofLora("a");
+            List<Integer> stop = List.of(alone(e, "probe", p, a, sampled(seed, null))[2]);
+            List<int[]> withAdapter = new ArrayList<>();
+            List<int[]> base = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                withAdapter.add(alone(e, "a" + i, p, a, sampled(seed + i, stop)));
+                base.add(alone(e, "base" + i, p, Namespace.DEFAULT, sampled(seed + i, stop)));
+            }
+            e.evictAll();
+            List<String> order = java.util.Collections.synchronizedList(new ArrayList<>());
+            MultiSampleHandle g = e.submit(new GenerateRequest("g", p, a, sampled(seed, stop)), n,
+                    (sample, token) -> order.add("a" + sample));
+            RequestHandle other = e.submit(new GenerateRequest("other", prompt(7, 5), Namespace.ofLora("b"),
+                    SamplingParams.greedy(3)), t -> order.add("b"));
+            List<RequestResult> rs = g.results().get(120, TimeUnit.SECONDS);
+            assertEquals(FinishReason.LENGTH, other.result().join().reason());
+            for (int i = 0; i < n; i++) {
+                assertArrayEquals(withAdapter.get(i), rs.get(i).outputTokens(), "sample " + i + " ran without the adapter");
+                assertFalse(Arrays.equals(base.get(i), rs.get(i).outputTokens()), "sample " + i + " is the base model's");
+            }
+            assertEquals(FinishReason.STOP, rs.get(0).reason(), "sample 0 meets its stop token");
+            assertTrue(rs.get(0).outputTokens().length < Math.max(rs.get(1).outputTokens().length,
+                    rs.get(2).outputTokens().length), "sample 0 must end before another sample: " + order);
+            int lastSample = Math.max(order.lastIndexOf("a0"), Math.max(order.lastIndexOf("a1"), order.lastIndexOf("a2")));
+            assertTrue(order.indexOf("b") > lastSample, "adapter b took the only slot while a sample of a ran: " + order);
+            assertArrayEquals(new long[] {2, 1}, e.loraSlotCounts(), "a, then b in a's slot");
             e.checkInvariants(true);
         }
     }

@@ -2,21 +2,29 @@ package io.radixkv.kvtier;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.radixkv.cache.Namespace;
 import io.radixkv.engine.Engine;
 import io.radixkv.engine.EngineConfig;
 import io.radixkv.engine.GenerateRequest;
 import io.radixkv.engine.RequestResult;
 import io.radixkv.model.SamplingParams;
 import io.radixkv.sched.FinishReason;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /** Two engines sharing one real redis-server (started here on a free loopback port). */
 class RedisKvTierTest {
+    @TempDir
+    Path tmp;
 
     private static int[] randomPrompt(Random r, int len) {
         int[] p = new int[len];
@@ -27,7 +35,12 @@ class RedisKvTierTest {
     }
 
     private static RequestResult run(Engine e, String id, int[] prompt) {
-        RequestResult res = e.runToCompletion(List.of(new GenerateRequest(id, prompt, SamplingParams.greedy(8)))).get(0);
+        return run(e, id, prompt, Namespace.DEFAULT);
+    }
+
+    private static RequestResult run(Engine e, String id, int[] prompt, Namespace ns) {
+        RequestResult res = e.runToCompletion(List.of(new GenerateRequest(id, prompt, ns, SamplingParams.greedy(8))))
+                .get(0);
         assertEquals(FinishReason.LENGTH, res.reason(), id + ": " + res);
         return res;
     }
@@ -115,6 +128,50 @@ class RedisKvTierTest {
                     assertEquals(32, bP.stats().cachedPromptTokens(), "the two good pages before the bad one");
                     assertArrayEquals(aP.outputTokens(), bP.outputTokens());
                 }
+            }
+        }
+    }
+
+    /**
+     * An adapter unloaded and loaded again under the same name with other weights fetches none of
+     * the old weights' pages from the tier; the old files loaded again (from another directory)
+     * fetch them all and give the same output.
+     */
+    @Test
+    void anAdapterReloadedWithOtherWeightsNeverFetchesTheOldWeightsPages() throws Exception {
+        Random r = new Random(9);
+        int[] p = randomPrompt(r, 100); // 6 full pages of 16 + 4 tokens
+        Path first = KvEventsTest.adapter(tmp.resolve("first"), 1);
+        Path other = KvEventsTest.adapter(tmp.resolve("other"), 2);
+        Path copy = Files.createDirectories(tmp.resolve("copy"));
+        for (String f : List.of("adapter_config.json", "adapter_model.safetensors")) {
+            Files.copy(first.resolve(f), copy.resolve(f));
+        }
+        Namespace sql = Namespace.ofLora("sql");
+        try (TestSupport.Redis redis = new TestSupport.Redis()) {
+            EngineConfig cfg = EngineConfig.builder().model("tiny").backend("cpu").pageSize(16).numPages(64)
+                    .maxLoras(1).build();
+            try (KvTierExtension kv = KvTierExtension.builder().kvTier(redis.uri()).writeOnCache(true).build();
+                 Engine e = Engine.start(cfg, kv)) {
+                e.loadAdapter("sql", first);
+                RequestResult old = run(e, "old", p, sql);
+                assertTrue(kv.flushTier(10_000));
+                assertEquals(6, kv.tierStats().pagesWritten());
+
+                e.unloadAdapter("sql").join(); // drops the local pages: only the tier still has them
+                e.loadAdapter("sql", other);
+                RequestResult reloaded = run(e, "reloaded", p, sql);
+                assertEquals(0, reloaded.stats().cachedPromptTokens(), "the other weights met the old pages");
+                assertEquals(0, kv.tierStats().pagesFetched());
+                assertFalse(java.util.Arrays.equals(old.outputTokens(), reloaded.outputTokens()),
+                        "the two adapters give the same output: the test shows nothing");
+
+                e.unloadAdapter("sql").join();
+                e.loadAdapter("sql", copy);
+                RequestResult same = run(e, "same-files", p, sql);
+                assertEquals(96, same.stats().cachedPromptTokens(), "the same files fetch their 6 pages");
+                assertEquals(6, kv.tierStats().pagesFetched());
+                assertArrayEquals(old.outputTokens(), same.outputTokens());
             }
         }
     }

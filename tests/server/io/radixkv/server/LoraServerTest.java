@@ -73,6 +73,27 @@ class LoraServerTest {
         assertEquals("The model `nope` does not exist.", ServerTestSupport.json(unknown).get("error").get("message").asText());
     }
 
+    private JsonNode sample(String model, int n, long seed) throws Exception {
+        HttpResponse<String> r = t.post("/v1/completions", "{\"model\": \"" + model + "\", \"prompt\": [5, 6, 7, 8, 9],"
+                + " \"max_tokens\": 6, \"temperature\": 1, \"seed\": " + seed + ", \"n\": " + n + "}");
+        assertEquals(200, r.statusCode(), r.body());
+        return ServerTestSupport.json(r);
+    }
+
+    @Test
+    void everyChoiceOfAnAdapterRequestWithNRunsWithTheAdapter() throws Exception {
+        JsonNode g = sample("sql", 3, 40);
+        assertEquals("sql", g.get("model").asText());
+        assertEquals(3, g.get("choices").size());
+        for (int i = 0; i < 3; i++) {
+            JsonNode choice = g.get("choices").get(i).get("token_ids");
+            assertEquals(sample("sql", 1, 40 + i).get("choices").get(0).get("token_ids"), choice,
+                    "choice " + i + " is the adapter's request alone with seed + " + i);
+            assertNotEquals(sample("tiny", 1, 40 + i).get("choices").get(0).get("token_ids"), choice,
+                    "choice " + i + " is the base model's");
+        }
+    }
+
     @Test
     void runtimeLoadingAndUnloadingOnlyWhenAllowed() throws Exception {
         Path dir = TinyLlamaCheckpoint.adapter(tmp.resolve("chat"), 2);

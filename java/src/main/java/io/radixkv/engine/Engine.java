@@ -92,6 +92,9 @@ public final class Engine implements AutoCloseable {
         this.adapters = new EngineAdapters(modelConfig, backend.dense(), !backend.deviceMemory(), backend.name(),
                 config.maxLoras(), config.maxLoraRank(), config.maxRunning());
         adapters.attach(scheduler, kv);
+        if (extension != null) {
+            extension.adapters(adapters::identity);
+        }
         model.setProjectionDelta(adapters.step());
         ModelRunner.Forward forward = model::forward;
         if (forwardWrapper != null) {

@@ -108,6 +108,15 @@ final class EngineAdapters implements AdmissionGate {
         return a;
     }
 
+    /**
+     * The identity of loaded adapter {@code name} (also while it is being unloaded: its requests
+     * still run and its pages are still cached), or null. Any thread.
+     */
+    LoraIdentity identity(String name) {
+        LoraAdapter a = name == null ? null : loaded.get(name);
+        return a == null ? null : new LoraIdentity(a.name(), a.id(), a.sha256());
+    }
+
     /** Names of the adapters that serve requests now (sorted). */
     List<String> names() {
         List<String> out = new ArrayList<>();

@@ -10,11 +10,17 @@ import io.radixkv.checkpoint.TensorSpec;
 import io.radixkv.kernels.DType;
 import io.radixkv.model.ModelConfig;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -40,14 +46,16 @@ public final class LoraAdapter implements AutoCloseable {
     private final String name;
     private final Path dir;
     private final long id;
+    private final String sha256;
     private final ParameterStore store;
     private final List<Part> parts;
     private final int maxRank;
 
-    private LoraAdapter(String name, Path dir, ParameterStore store, List<Part> parts) {
+    private LoraAdapter(String name, Path dir, String sha256, ParameterStore store, List<Part> parts) {
         this.name = name;
         this.dir = dir;
         this.id = IDS.getAndIncrement();
+        this.sha256 = sha256;
         this.store = store;
         this.parts = List.copyOf(parts);
         this.maxRank = parts.stream().mapToInt(Part::rank).max().orElse(0);
@@ -128,9 +136,27 @@ public final class LoraAdapter implements AutoCloseable {
                         + " (f32, bf16 or f16 only)");
             }
         }
+        String sha256 = sha256(dir.resolve(PeftAdapterConfig.FILE), weights);
         Checkpoint ckpt = new Checkpoint(dir, List.of(file), file.tensors());
         ParameterStore store = CheckpointLoader.load(ckpt, params, tensors);
-        return new LoraAdapter(name, dir, store, parts);
+        return new LoraAdapter(name, dir, sha256, store, parts);
+    }
+
+    /** SHA-256 of the config's length, the config, then the weights file (the files as they are on disk). */
+    private static String sha256(Path config, Path weights) throws IOException {
+        MessageDigest md;
+        try {
+            md = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 missing from the JDK", e);
+        }
+        md.update(Long.toString(Files.size(config)).getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        for (Path p : List.of(config, weights)) {
+            try (InputStream in = new DigestInputStream(Files.newInputStream(p), md)) {
+                in.transferTo(OutputStream.nullOutputStream());
+            }
+        }
+        return HexFormat.of().formatHex(md.digest());
     }
 
     /** The name requests select it by (the served model name). */
@@ -145,6 +171,14 @@ public final class LoraAdapter implements AutoCloseable {
     /** A number no other adapter loaded in this process has: tells a reload under the same name apart. */
     public long id() {
         return id;
+    }
+
+    /**
+     * Hex SHA-256 of its files ({@code adapter_config.json}, then {@code adapter_model.safetensors}):
+     * the same for the same files on every replica, different for other weights under the same name.
+     */
+    public String sha256() {
+        return sha256;
     }
 
     /** The largest rank of its projections. */

@@ -46,7 +46,8 @@ public record PeftAdapterConfig(int r, double alpha, boolean useRslora, List<Str
                                 Map<String, Double> alphaPattern, Set<Integer> layersToTransform) {
     public static final String FILE = "adapter_config.json";
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Set<String> NOT_PROJECTIONS = Set.of("embed_tokens", "lm_head", "model.embed_tokens");
+    // a list: the first match names the refusal, the same one on every run (Set.of iterates in a per-JVM order)
+    private static final List<String> NOT_PROJECTIONS = List.of("embed_tokens", "model.embed_tokens", "lm_head");
 
     /**
      * Reads {@code dir/adapter_config.json}.

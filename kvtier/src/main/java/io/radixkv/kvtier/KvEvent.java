@@ -6,20 +6,25 @@ import org.msgpack.core.MessageBufferPacker;
 import org.msgpack.core.MessagePack;
 
 /**
- * vLLM's KV cache events ({@code vllm/distributed/kv_events.py}), encoded as msgspec encodes them
- * there: array-like structs with the tag (the class name) first, e.g.
- * {@code ["BlockStored", [hashes], parent, [token ids], block_size, lora_id, medium]}. Block hashes
- * are vLLM's int form (unsigned 64-bit, see {@link BlockHasher#external}).
+ * vLLM's KV cache events ({@code vllm/distributed/kv_events.py}), encoded as msgspec encodes its
+ * array-like structs: the tag (the class name) first, then the fields in declaration order, fields
+ * with defaults left out, e.g.
+ * {@code ["BlockStored", [hashes], parent, [token ids], block_size, lora_id, medium, lora_name]}.
+ * Block hashes are vLLM's int form (unsigned 64-bit, see {@link BlockHasher#external}).
  */
 sealed interface KvEvent {
 
     void pack(MessageBufferPacker p) throws IOException;
 
-    record BlockStored(long[] blockHashes, Long parentBlockHash, int[] tokenIds, int blockSize, Integer loraId,
-                       String medium) implements KvEvent {
+    /**
+     * @param loraId   the adapter's number ({@link io.radixkv.engine.LoraIdentity#id}), null for the base model
+     * @param loraName the adapter's name (the block hash's first extra key), null for the base model
+     */
+    record BlockStored(long[] blockHashes, Long parentBlockHash, int[] tokenIds, int blockSize, Long loraId,
+                       String medium, String loraName) implements KvEvent {
         @Override
         public void pack(MessageBufferPacker p) throws IOException {
-            p.packArrayHeader(7);
+            p.packArrayHeader(8);
             p.packString("BlockStored");
             packHashes(p, blockHashes);
             if (parentBlockHash == null) {
@@ -35,9 +40,10 @@ sealed interface KvEvent {
             if (loraId == null) {
                 p.packNil();
             } else {
-                p.packInt(loraId);
+                p.packLong(loraId);
             }
             packNullable(p, medium);
+            packNullable(p, loraName);
         }
     }
 

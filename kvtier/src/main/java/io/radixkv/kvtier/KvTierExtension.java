@@ -4,11 +4,13 @@ import io.radixkv.cache.CacheListener;
 import io.radixkv.cache.Namespace;
 import io.radixkv.engine.EngineConfig;
 import io.radixkv.engine.KvExtension;
+import io.radixkv.engine.LoraIdentity;
 import io.radixkv.model.ModelConfig;
 import io.radixkv.paging.KvPool;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * KV events for cache-aware routers and a shared KV tier on Redis, attached to an engine with
@@ -30,6 +32,7 @@ import java.util.Objects;
 public final class KvTierExtension implements KvExtension, CacheListener, AutoCloseable {
     private final Builder cfg;
     private final BlockHasher hasher;
+    private final AdapterKeys adapters = new AdapterKeys();
     private PageHashes hashes;
     private KvEventPublisher events;
     private RedisKvTier tier;
@@ -65,14 +68,19 @@ public final class KvTierExtension implements KvExtension, CacheListener, AutoCl
                 PageFormat format = new PageFormat(fingerprint(config, model), config.kvDtype().toString(),
                         pool.pageSize(), pool.numLayers(), pool.layer(0).kScale(), pool.layer(0).vScale(),
                         pool.pageImageBytes());
-                tier = new RedisKvTier(cfg.tierUri, cfg.tierTimeoutMillis, hasher, format, pool, cfg.tierPrefix,
-                        cfg.ttlSeconds, cfg.budgetBytes, cfg.writeQueue, cfg.backoffMillis);
+                tier = new RedisKvTier(cfg.tierUri, cfg.tierTimeoutMillis, hasher, adapters, format, pool,
+                        cfg.tierPrefix, cfg.ttlSeconds, cfg.budgetBytes, cfg.writeQueue, cfg.backoffMillis);
             }
         } catch (RuntimeException e) {
             close();
             throw e;
         }
         return new Hooks(this, tier);
+    }
+
+    @Override
+    public void adapters(Function<String, LoraIdentity> lookup) {
+        adapters.lookup(lookup);
     }
 
     /** What identifies "the same KV for the same tokens": model source, weights, architecture. */
@@ -93,12 +101,20 @@ public final class KvTierExtension implements KvExtension, CacheListener, AutoCl
                 ext[i] = BlockHasher.external(h[i]);
             }
             byte[] parent = parentPage < 0 ? null : hashes.of(parentPage);
+            LoraIdentity adapter = adapters.of(ns);
             events.offer(new KvEvent.BlockStored(ext, parent == null ? null : BlockHasher.external(parent), kvKeys,
-                    hashes.pageSize(), loraId(ns), medium));
+                    hashes.pageSize(), adapter == null ? null : adapter.id(), medium, ns == null ? null : ns.loraId()));
         }
         if (tier != null && cfg.writeOnCache) {
-            for (int i = 0; i < pages.length; i++) {
-                tier.write(pages[i], h[i]);
+            writeToTier(ns, pages, h);
+        }
+    }
+
+    private void writeToTier(Namespace ns, int[] pages, byte[][] blockHashes) {
+        for (int i = 0; i < pages.length; i++) {
+            byte[] key = blockHashes[i] == null ? null : adapters.tierHash(ns, blockHashes[i]);
+            if (key != null) {
+                tier.write(pages[i], key);
             }
         }
     }
@@ -124,22 +140,7 @@ public final class KvTierExtension implements KvExtension, CacheListener, AutoCl
             events.offer(new KvEvent.BlockRemoved(ext, medium));
         }
         if (tier != null && !cfg.writeOnCache) {
-            for (int i = 0; i < pages.length; i++) {
-                if (h[i] != null) {
-                    tier.write(pages[i], h[i]);
-                }
-            }
-        }
-    }
-
-    private static Integer loraId(Namespace ns) {
-        if (ns == null || ns.loraId() == null) {
-            return null;
-        }
-        try {
-            return Integer.valueOf(ns.loraId());
-        } catch (NumberFormatException e) {
-            return null; // vLLM's lora_id is an int; a named adapter is keyed by name in the hash only
+            writeToTier(ns, pages, h);
         }
     }
 

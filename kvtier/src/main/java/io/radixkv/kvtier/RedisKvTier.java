@@ -23,7 +23,8 @@ import redis.clients.jedis.params.SetParams;
 
 /**
  * A KV tier shared by replicas through Redis (or Valkey): page images keyed by
- * {@code <prefix><hex chained hash>}, each with a {@link PageFormat} header.
+ * {@code <prefix><hex tier hash>} ({@link AdapterKeys#tierHash}: the chained block hash, combined
+ * with the adapter's content hash for a LoRA adapter's page), each with a {@link PageFormat} header.
  *
  * <ul>
  *   <li>Writes: the engine thread copies an evicted (or newly cached) page out of the pool and
@@ -42,6 +43,7 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
 
     private final JedisPooled redis;
     private final BlockHasher hasher;
+    private final AdapterKeys adapters;
     private final PageFormat format;
     private final KvPool pool;
     private final int pageSize;
@@ -66,8 +68,8 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
     private long windowStart = System.nanoTime();
     private long windowBytes;
 
-    RedisKvTier(URI uri, int timeoutMillis, BlockHasher hasher, PageFormat format, KvPool pool, String prefix,
-                long ttlSeconds, long budgetBytes, int queueCapacity, long backoffMillis) {
+    RedisKvTier(URI uri, int timeoutMillis, BlockHasher hasher, AdapterKeys adapters, PageFormat format, KvPool pool,
+                String prefix, long ttlSeconds, long budgetBytes, int queueCapacity, long backoffMillis) {
         if (!"redis".equals(uri.getScheme()) || uri.getHost() == null || uri.getPort() <= 0) {
             throw new IllegalArgumentException("KV tier must be redis://HOST:PORT, got " + uri);
         }
@@ -75,6 +77,7 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
                 DefaultJedisClientConfig.builder().connectionTimeoutMillis(timeoutMillis)
                         .socketTimeoutMillis(timeoutMillis).build());
         this.hasher = hasher;
+        this.adapters = adapters;
         this.format = format;
         this.pool = pool;
         this.pageSize = pool.pageSize();
@@ -87,7 +90,7 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
         writer.start();
     }
 
-    /** Copies cached page {@code page} (chained hash {@code hash}) out of the pool and queues its write. Engine thread. */
+    /** Copies cached page {@code page} (tier hash {@code hash}) out of the pool and queues its write. Engine thread. */
     void write(int page, byte[] hash) {
         long now = System.nanoTime();
         if (now - windowStart > TimeUnit.SECONDS.toNanos(ttlSeconds)) {
@@ -136,9 +139,14 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
 
     private List<MemorySegment> doFetch(Namespace ns, int[] tokens, int fromPage, int maxPages) {
         byte[][] chain = hasher.chain(ns, tokens, pageSize, fromPage + maxPages);
+        byte[][] tierHashes = new byte[maxPages][];
         byte[][] keys = new byte[maxPages][];
         for (int i = 0; i < maxPages; i++) {
-            keys[i] = key(chain[fromPage + i]);
+            tierHashes[i] = adapters.tierHash(ns, chain[fromPage + i]);
+            if (tierHashes[i] == null) {
+                return List.of(); // an adapter whose content is unknown: its pages are never shared
+            }
+            keys[i] = key(tierHashes[i]);
         }
         List<byte[]> values;
         try {
@@ -155,7 +163,7 @@ final class RedisKvTier implements ExternalKvTier, AutoCloseable {
             if (v == null) {
                 break;
             }
-            if (!format.accepts(v, chain[fromPage + i])) {
+            if (!format.accepts(v, tierHashes[i])) {
                 rejected.incrementAndGet();
                 break;
             }
