@@ -192,7 +192,7 @@ class ToolCallingServerTest {
     }
 
     /** The arguments of one call, checked against its tool's schema by hand (enum values, required, no others). */
-    private static void assertValidCall(JsonNode call) throws IOException {
+    static void assertValidCall(JsonNode call) throws IOException {
         String name = call.get("function").get("name").asText();
         JsonNode args = ServerTestSupport.JSON.readTree(call.get("function").get("arguments").asText());
         assertEquals(1, args.size(), args.toString());

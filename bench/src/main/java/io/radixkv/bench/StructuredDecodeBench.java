@@ -40,7 +40,11 @@ import java.util.stream.Stream;
  * with a constrained one ({@code json_object}, the 10-property schema and the regex of
  * {@link StructuredMaskBench}), {@code repeats} times. The decode rate of a round is
  * {@code requests · (maxTokens − 1)} tokens over the time from the last first token to the last
- * end; each constrained round is set against the mean of the unconstrained rounds beside it.
+ * end; each constrained round is set against the mean of the unconstrained rounds beside it. On a
+ * shared machine the forward pass's time drifts with other load between rounds, so each round also
+ * reports the forward pass's and the rest's time per step (engine counters), and a second ratio
+ * sets the constrained round's step (forward + rest) against the same forward plus the
+ * unconstrained rounds' rest: what the grammar adds to a step, free of the forward pass's drift.
  *
  * <p>Then, outside the engine: the grammar's compile time cold (a compiler without a cache,
  * median of 20) and cached; and the per-step mask cost per row on the outputs the constrained
@@ -87,19 +91,24 @@ public final class StructuredDecodeBench {
                     b.round("warm-up " + c, compiler.compile(StructuredMaskBench.constraint(c)));
                 }
                 double[][] ratios = new double[CONSTRAINTS.size()][repeats];
-                double before = b.round("none", null).rate();
+                double[][] stepRatios = new double[CONSTRAINTS.size()][repeats];
+                Round before = b.round("none", null);
                 for (int rep = 0; rep < repeats; rep++) {
                     for (int i = 0; i < CONSTRAINTS.size(); i++) {
                         Round r = b.round(CONSTRAINTS.get(i), compiler.compile(StructuredMaskBench.constraint(CONSTRAINTS.get(i))));
-                        double after = b.round("none", null).rate();
-                        ratios[i][rep] = r.rate() / ((before + after) / 2);
+                        Round after = b.round("none", null);
+                        ratios[i][rep] = r.rate() / ((before.rate() + after.rate()) / 2);
+                        // the forward pass is the same work with or without a grammar: set the
+                        // constrained round's step against its own forward plus the unconstrained rest
+                        double restNone = (before.rest() + after.rest()) / 2;
+                        stepRatios[i][rep] = (r.forward() + restNone) / (r.forward() + r.rest());
                         before = after;
                         b.outputs.put(CONSTRAINTS.get(i), r.outputs());
                     }
                 }
                 for (int i = 0; i < CONSTRAINTS.size(); i++) {
-                    System.out.printf("ratio %-11s %s%n", CONSTRAINTS.get(i), Arrays.toString(
-                            Arrays.stream(ratios[i]).mapToObj(x -> String.format("%.3f", x)).toArray()));
+                    System.out.printf("%-11s constrained/unconstrained: decode tok/s %s; step time without the forward "
+                            + "pass's drift %s%n", CONSTRAINTS.get(i), format(ratios[i]), format(stepRatios[i]));
                 }
                 for (String c : CONSTRAINTS) {
                     maskCost(vocab, compiler, c, b.outputs.get(c));
@@ -114,8 +123,11 @@ public final class StructuredDecodeBench {
         }
     }
 
-    /** A round's decode rate (tok/s) and each request's output. */
-    record Round(double rate, List<int[]> outputs) {}
+    /**
+     * A round's decode rate (tok/s), the forward pass's and the rest's share of a step (ms), and
+     * each request's output.
+     */
+    record Round(double rate, double forward, double rest, List<int[]> outputs) {}
 
     private static final class Bench {
         final Engine engine;
@@ -178,7 +190,7 @@ public final class StructuredDecodeBench {
             System.out.printf("%-20s decode %7.1f tok/s (%.2f s); a step: forward %.1f ms, the rest (masks, sampling, "
                     + "streaming) %.2f ms%s  [%s]%n", label, rate, (lastEnd - lastFirst) / 1e9, forward, rest, inGrammar,
                     MachineLine.load());
-            return new Round(rate, outs);
+            return new Round(rate, forward, rest, outs);
         }
     }
 
@@ -245,6 +257,10 @@ public final class StructuredDecodeBench {
                         + "mask + accept %.2f µs, apply %.1f µs (best of 3; %d rows × %d steps)%n", name, median(cold),
                 median(hit), Arrays.stream(stepNanos).min().orElseThrow(), Arrays.stream(applyNanos).min().orElseThrow(),
                 rows, steps);
+    }
+
+    private static String format(double[] xs) {
+        return Arrays.toString(Arrays.stream(xs).mapToObj(x -> String.format("%.3f", x)).toArray());
     }
 
     private static double median(double[] xs) {
