@@ -4,12 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.model.ModelConfig;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -51,50 +47,15 @@ final class RandomCheckpointFiles {
             shapes.put(p + "post_attention_layernorm.weight", new long[] {shape.hidden()});
         }
         shapes.put("model.norm.weight", new long[] {shape.hidden()});
-        ObjectNode header = JSON.createObjectNode();
-        long offset = 0;
-        for (Map.Entry<String, long[]> e : shapes.entrySet()) {
-            long bytes = 2 * count(e.getValue());
-            ObjectNode t = header.putObject(e.getKey());
-            t.put("dtype", "BF16");
-            var dims = t.putArray("shape");
-            for (long d : e.getValue()) {
-                dims.add(d);
-            }
-            t.putArray("data_offsets").add(offset).add(offset + bytes);
-            offset += bytes;
-        }
-        byte[] json = JSON.writeValueAsBytes(header);
         SplittableRandom rnd = new SplittableRandom(seed);
-        try (FileChannel ch = FileChannel.open(dir.resolve("model.safetensors"), StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            ch.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(0, json.length));
-            ch.write(ByteBuffer.wrap(json));
-            ByteBuffer b = ByteBuffer.allocate(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
-            for (Map.Entry<String, long[]> e : shapes.entrySet()) {
-                boolean norm = e.getKey().endsWith("norm.weight");
-                long[] s = e.getValue();
-                // norms at 1, matrices uniform ±sqrt(3 / in): unit-variance activations, logits that differ
-                double bound = norm ? 0 : Math.sqrt(3.0 / s[s.length - 1]);
-                for (long n = count(s); n > 0; n--) {
-                    float v = norm ? 1f : (float) ((2 * rnd.nextDouble() - 1) * bound);
-                    b.putShort((short) (Float.floatToRawIntBits(v) >>> 16));
-                    if (!b.hasRemaining()) {
-                        ch.write(b.flip());
-                        b.clear();
-                    }
-                }
+        // norms at 1, matrices uniform ±sqrt(3 / in): unit-variance activations, logits that differ
+        SafetensorsFiles.write(dir.resolve("model.safetensors"), shapes, true, name -> {
+            if (name.endsWith("norm.weight")) {
+                return 1f;
             }
-            ch.write(b.flip());
-        }
+            long[] s = shapes.get(name);
+            return (float) ((2 * rnd.nextDouble() - 1) * Math.sqrt(3.0 / s[s.length - 1]));
+        });
         return dir;
-    }
-
-    private static long count(long[] shape) {
-        long n = 1;
-        for (long d : shape) {
-            n *= d;
-        }
-        return n;
     }
 }
