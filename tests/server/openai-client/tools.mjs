@@ -44,6 +44,46 @@ for await (const chunk of stream) {
 }
 out.stream = { content, reasoning, calls, finish };
 
+// tool_choice required and named constrain the output to calls of set_unit: streamed, the client
+// gets each call's index, id, type and name first, then its arguments in pieces
+const unitTools = [{
+  type: 'function',
+  function: {
+    name: 'set_unit',
+    parameters: { type: 'object', properties: { unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+      required: ['unit'], additionalProperties: false },
+  },
+}];
+for (const [key, toolChoice] of [['required', 'required'], ['named', { type: 'function', function: { name: 'set_unit' } }]]) {
+  const request = { model, messages: [{ role: 'user', content: 'Set it up.' }], tools: unitTools, tool_choice: toolChoice,
+    parallel_tool_calls: false, max_tokens: 80, temperature: 0 };
+  const whole = await client.chat.completions.create(request);
+  const s = await client.chat.completions.create({ ...request, stream: true });
+  const streamed = [];
+  let order = 'ok';
+  let streamFinish = null;
+  for await (const chunk of s) {
+    for (const c of chunk.choices) {
+      for (const t of c.delta.tool_calls ?? []) {
+        if (!streamed[t.index]) {
+          if (!t.id || t.type !== 'function' || !t.function?.name || t.function.arguments !== '') order = `bad first chunk ${JSON.stringify(t)}`;
+          streamed[t.index] = { id: t.id, name: t.function?.name, arguments: '', pieces: 0 };
+        } else {
+          if (t.function?.name || (t.id && t.id !== streamed[t.index].id)) order = `name or new id after the first chunk ${JSON.stringify(t)}`;
+          streamed[t.index].arguments += t.function?.arguments ?? '';
+          streamed[t.index].pieces++;
+        }
+      }
+      streamFinish = c.finish_reason ?? streamFinish;
+    }
+  }
+  out[key] = {
+    whole: (whole.choices[0].message.tool_calls ?? []).map(t => ({ name: t.function.name, arguments: t.function.arguments })),
+    wholeFinish: whole.choices[0].finish_reason,
+    stream: streamed, order, finish: streamFinish,
+  };
+}
+
 try {
   await client.chat.completions.create({ model, messages, tools, max_tokens: 1,
     tool_choice: { type: 'function', function: { name: 'no_such_function' } } });

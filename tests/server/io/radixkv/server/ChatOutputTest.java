@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * The assistant message and stream deltas of recorded outputs, in vLLM's OpenAI shapes:
  * {@code tool_calls} with {@code chatcmpl-tool-} ids and JSON-string arguments,
  * {@code reasoning_content}, finish reason {@code tool_calls}; streamed deltas (index, id, type
- * and name first, then the arguments) concatenate to the non-streamed message.
+ * and name first, then argument pieces) concatenate to the non-streamed message.
  */
 class ChatOutputTest {
     private static final ToolCallParser HERMES = ToolCallParser.named("hermes").orElseThrow();
@@ -112,8 +112,12 @@ class ChatOutputTest {
                     if (index == calls.size()) {
                         // a call's first chunk: index, id, type and name
                         assertTrue(c.has("id") && c.has("type") && c.get("function").has("name"), c.toString());
+                        assertEquals("", c.get("function").get("arguments").asText(), c.toString());
                         calls.add(ServerTestSupport.JSON.createObjectNode().put("name", c.get("function").get("name")
-                                .asText()).put("arguments", ""));
+                                .asText()).put("arguments", "").put("id", c.get("id").asText()));
+                    } else {
+                        // later chunks carry argument pieces only: the name and id are not repeated
+                        assertTrue(!c.has("id") && !c.get("function").has("name"), c.toString());
                     }
                     ObjectNode call = calls.get(index);
                     call.put("arguments", call.get("arguments").asText() + c.get("function").get("arguments").asText());

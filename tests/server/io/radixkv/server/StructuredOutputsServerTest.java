@@ -31,7 +31,7 @@ class StructuredOutputsServerTest {
     private static HfTokenizer tokenizer;
     private static ServerTestSupport t;
 
-    private static final String SCHEMA = """
+    static final String SCHEMA = """
             {"type":"object","properties":{"answer":{"type":"string","enum":["yes","no","maybe"]},
              "n":{"type":"integer","minimum":0,"maximum":99},"why":{"type":"string","maxLength":4}},
              "required":["answer","n","why"],"additionalProperties":false}""";
@@ -56,7 +56,8 @@ class StructuredOutputsServerTest {
         return b;
     }
 
-    private static void checkAnswer(String text) throws IOException {
+    /** {@code text} is a JSON instance of {@link #SCHEMA}, checked by hand. */
+    static void checkAnswer(String text) throws IOException {
         JsonNode v = ServerTestSupport.JSON.readTree(text);
         assertEquals(Set.of("answer", "n", "why"), Set.copyOf(iterable(v)), text);
         assertTrue(List.of("yes", "no", "maybe").contains(v.get("answer").asText()), text);

@@ -12,6 +12,7 @@ import java.io.InputStream;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -151,6 +152,23 @@ class ToolCallingServerTest {
         assertEquals(chat.get("reasoning").asText(""), stream.get("reasoning").asText(), out);
         assertEquals(chat.get("toolCalls").size(), stream.get("calls").size(), out);
         assertEquals(chat.get("finish").asText(), stream.get("finish").asText(), out);
+        for (String mode : List.of("required", "named")) {
+            JsonNode m = r.get(mode);
+            assertEquals("ok", m.get("order").asText(), out);
+            assertEquals(1, m.get("whole").size(), out);
+            assertEquals(1, m.get("stream").size(), out);
+            JsonNode whole = m.get("whole").get(0);
+            JsonNode streamed = m.get("stream").get(0);
+            assertEquals("set_unit", streamed.get("name").asText(), out);
+            assertEquals(whole.get("name").asText(), streamed.get("name").asText(), out);
+            assertEquals(whole.get("arguments").asText(), streamed.get("arguments").asText(), out);
+            assertTrue(ServerTestSupport.JSON.readTree(streamed.get("arguments").asText()).path("unit").asText()
+                    .matches("celsius|fahrenheit"), out);
+            // the arguments arrive as they are generated, not in one piece at the end
+            assertTrue(streamed.get("pieces").asInt() > 1, out);
+            assertEquals(m.get("wholeFinish").asText(), m.get("finish").asText(), out);
+        }
+        assertEquals("tool_calls", r.get("required").get("finish").asText(), out);
         assertEquals(400, r.get("unknownFunction").get("status").asInt(), out);
         assertTrue(r.get("unknownFunction").get("message").asText().contains("tool_choice"), out);
     }
@@ -174,7 +192,7 @@ class ToolCallingServerTest {
     }
 
     /** The arguments of one call, checked against its tool's schema by hand (enum values, required, no others). */
-    private static void assertValidCall(JsonNode call) throws IOException {
+    static void assertValidCall(JsonNode call) throws IOException {
         String name = call.get("function").get("name").asText();
         JsonNode args = ServerTestSupport.JSON.readTree(call.get("function").get("arguments").asText());
         assertEquals(1, args.size(), args.toString());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -58,11 +59,64 @@ class OutputParserTest {
     @Test
     void hermesMalformedJsonIsContent() {
         String out = "Sure.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}\n</tool_call>";
-        check(tools(HERMES), out, parsed(null, out));
+        // streamed, the call went out before its object broke: it stays a call, as in vLLM's stream
+        check(tools(HERMES), out, parsed(null, out), parsed(null, "Sure.", call("get_weather", "{\"city\": \"Paris\"}")));
         String noName = "<tool_call>{\"arguments\": {}}</tool_call>";
         check(tools(HERMES), noName, parsed(null, noName));
         String plain = "No tools needed: <tool_ is not a tag.";
         check(tools(HERMES), plain, parsed(null, plain));
+    }
+
+    @Test
+    void hermesArgumentsStreamAsTheyAreGenerated() {
+        OutputParser.Stream s = tools(HERMES).stream();
+        OutputParser.Delta before = s.append("Checking.\n<tool_call>\n{\"name\": \"get_weath");
+        assertEquals(List.of(), before.calls());
+        OutputParser.Delta named = s.append("er\", \"arguments\": {\"city\": \"Par");
+        assertEquals(List.of(new ToolCallDelta(0, "get_weather", "{\"city\": \"Par")), named.calls());
+        assertEquals(List.of(new ToolCallDelta(0, null, "is\"}")), s.append("is\"}}\n</tool_call>").calls());
+        OutputParser.Delta second = s.append("\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"h24\": tr");
+        assertEquals(List.of(new ToolCallDelta(1, "get_time", "{\"h24\": ")), second.calls());
+        assertEquals(List.of(new ToolCallDelta(1, null, "true}")), s.append("ue}}\n</tool_call>").calls());
+        assertTrue(s.finish().isEmpty());
+    }
+
+    @Test
+    void llamaArgumentsStreamAsTheyAreGenerated() {
+        OutputParser.Stream s = tools(LLAMA).stream();
+        assertEquals(List.of(new ToolCallDelta(0, "a", "{\"x\": ")), s.append("<|python_tag|>{\"name\": \"a\", \"parameters\": {\"x\": 1").calls());
+        assertEquals(List.of(new ToolCallDelta(0, null, "1}"), new ToolCallDelta(1, "b", "[")),
+                s.append("}};{\"name\":\"b\",\"parameters\":[").calls());
+        assertEquals(List.of(new ToolCallDelta(1, null, "]")), s.append("]}").calls());
+        assertTrue(s.finish().isEmpty());
+    }
+
+    @Test
+    void streamedArgumentsAreWrittenAsJsonDumpsWritesThem() {
+        // escapes decoded and re-escaped, numbers and literals as Python writes them, keys in
+        // order, spacing normalised, the arguments before the name held until the name is known
+        String out = "<tool_call>{\"arguments\": {\"s\":\"a\\\"b\\\\c\\/d\\n\\u00e9\\ud83d\\ude00\\u0001\",\"n\":[1.0,1e5,-0,"
+                + "12345678901234567890,2.5E-3],\"o\":{\"k\":null,\"t\":false,\"e\":{},\"a\":[]}}, \"name\": \"f\"}</tool_call>";
+        OutputParser.Parsed want = tools(HERMES).parse(out);
+        assertEquals(1, want.calls().size(), out);
+        check(tools(HERMES), out, want);
+        String other = "<tool_call>\n{\"name\": \"g\", \"extra\": {\"x\": [1, {\"y\": \"}\"}]}, \"arguments\": "
+                + "{ \"q\" : \"Zürich ☃\" , \"list\" : [ \"a\" , \"b\" ] } }\n</tool_call>";
+        check(tools(HERMES), other, parsed(null, null, call("g", "{\"q\": \"Zürich ☃\", \"list\": [\"a\", \"b\"]}")));
+    }
+
+    @Test
+    void constrainedToolChoiceCallsStream() {
+        OutputParser required = tools(ToolCallParser.constrainedRequired());
+        String out = "[{\"name\": \"set_unit\", \"parameters\": {\"unit\":\"celsius\"}}, {\"name\":\"set_mode\","
+                + "\"parameters\":{\"mode\":3}}]";
+        check(required, out, parsed(null, "", call("set_unit", "{\"unit\": \"celsius\"}"), call("set_mode", "{\"mode\": 3}")));
+        OutputParser named = tools(ToolCallParser.constrainedNamed("set_unit"));
+        OutputParser.Stream s = named.stream();
+        assertEquals(List.of(new ToolCallDelta(0, "set_unit", "{\"unit\":")), s.append("{\"unit\":").calls());
+        assertEquals(List.of(new ToolCallDelta(0, null, " \"celsius\"}")), s.append(" \"celsius\"}").calls());
+        assertTrue(s.finish().isEmpty());
+        check(named, "{\"unit\": \"celsius\"}", parsed(null, "", call("set_unit", "{\"unit\": \"celsius\"}")));
     }
 
     @Test
@@ -78,12 +132,13 @@ class OutputParserTest {
     void llamaTextOrMalformedIsContent() {
         String text = "The weather is fine: {\"name\": \"x\"}";
         check(tools(LLAMA), text, parsed(null, text));
+        // streamed, each of these calls was named before it broke
         String malformed = "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}";
-        check(tools(LLAMA), malformed, parsed(null, malformed));
+        check(tools(LLAMA), malformed, parsed(null, malformed), parsed(null, null, call("get_weather", "{\"city\": \"Paris\"}")));
         String noArgs = "{\"name\": \"get_weather\"}";
-        check(tools(LLAMA), noArgs, parsed(null, noArgs));
+        check(tools(LLAMA), noArgs, parsed(null, noArgs), parsed(null, null, call("get_weather", "")));
         String trailing = "{\"name\": \"a\", \"parameters\": {}} and then some";
-        check(tools(LLAMA), trailing, parsed(null, trailing));
+        check(tools(LLAMA), trailing, parsed(null, trailing), parsed(null, null, call("a", "{}")));
     }
 
     @Test
@@ -143,30 +198,32 @@ class OutputParserTest {
         assertTrue(ReasoningParser.named("deepseek_r1").isEmpty());
     }
 
-    /** The non-streamed parse is {@code want}, and streams in pieces of 1..8 characters and at random give the same. */
+    /**
+     * The non-streamed parse is {@code want}, and streams in pieces of 1..8 characters, at random,
+     * and split in two at every character boundary give the same.
+     */
     private static void check(OutputParser p, String out, OutputParser.Parsed want) {
+        check(p, out, want, want);
+    }
+
+    /** As above, where the stream gives {@code streamed} (a malformed call sent before it broke). */
+    private static void check(OutputParser p, String out, OutputParser.Parsed want, OutputParser.Parsed streamed) {
         assertEquals(want, p.parse(out), out);
         Random random = new Random(out.hashCode());
         for (int size = 0; size <= 8; size++) {
-            OutputParser.Stream s = p.stream();
-            StringBuilder reasoning = new StringBuilder();
-            StringBuilder content = new StringBuilder();
+            List<String> pieces = new ArrayList<>();
             int k = 0;
             while (k < out.length()) {
                 int n = size == 0 ? 1 + random.nextInt(12) : size;
                 int end = Math.min(out.length(), k + n);
-                OutputParser.Delta d = s.append(out.substring(k, end));
-                reasoning.append(d.reasoning());
-                content.append(d.content());
+                pieces.add(out.substring(k, end));
                 k = end;
             }
-            OutputParser.Parsed last = s.finish();
-            reasoning.append(last.reasoning());
-            content.append(last.content());
-            String label = out + " in pieces of " + (size == 0 ? "random size" : size);
-            assertEquals(want.reasoning() == null ? "" : want.reasoning(), reasoning.toString(), label);
-            assertEquals(want.content() == null ? "" : want.content(), content.toString(), label);
-            assertEquals(want.calls(), last.calls(), label);
+            StreamedOutput.assertStreams(p, pieces, streamed, out + " in pieces of " + (size == 0 ? "random size" : size));
+        }
+        for (int cut = 0; cut <= out.length(); cut++) {
+            StreamedOutput.assertStreams(p, List.of(out.substring(0, cut), out.substring(cut)), streamed,
+                    out + " cut at " + cut);
         }
         if (want.content() == null) {
             assertNull(p.parse(out).content());

@@ -15,4 +15,14 @@ final class MachineLine {
         System.out.printf("# cpu: %s; native: %s; memory: %s%n", NativeLibrary.cpuModel(),
                 NativeLibrary.buildInfo().replace('\n', ' '), LargePages.describe());
     }
+
+    /** The 1-, 5- and 15-minute load averages ({@code /proc/loadavg}), "load ?" where unreadable. */
+    static String load() {
+        try {
+            String[] f = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim().split("\\s+");
+            return "load " + f[0] + " " + f[1] + " " + f[2];
+        } catch (java.io.IOException | RuntimeException e) {
+            return "load ?";
+        }
+    }
 }

@@ -1,16 +1,10 @@
 package io.radixkv.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.model.ModelConfig;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +16,6 @@ import java.util.SplittableRandom;
  * projections of every layer), as PEFT saves one: the input of the LoRA serving benchmark.
  */
 final class PeftAdapterFiles {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final List<String> MODULES = List.of("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
             "self_attn.o_proj", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj");
 
@@ -44,33 +37,12 @@ final class PeftAdapterFiles {
                 shapes.put(key + ".lora_B.weight", new long[] {out(c, m), rank});
             }
         }
-        ObjectNode header = JSON.createObjectNode();
-        long offset = 0;
-        for (Map.Entry<String, long[]> e : shapes.entrySet()) {
-            long bytes = 4 * e.getValue()[0] * e.getValue()[1];
-            ObjectNode t = header.putObject(e.getKey());
-            t.put("dtype", "F32");
-            t.putArray("shape").add(e.getValue()[0]).add(e.getValue()[1]);
-            t.putArray("data_offsets").add(offset).add(offset + bytes);
-            offset += bytes;
-        }
-        byte[] json = JSON.writeValueAsBytes(header);
         SplittableRandom rnd = new SplittableRandom(seed);
-        try (FileChannel ch = FileChannel.open(dir.resolve("adapter_model.safetensors"), StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            ch.write(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(0, json.length));
-            ch.write(ByteBuffer.wrap(json));
-            for (Map.Entry<String, long[]> e : shapes.entrySet()) {
-                long[] s = e.getValue();
-                // A ~ ±1/sqrt(in), B ~ ±0.3/sqrt(rank): a delta of the order of the base projection
-                double bound = e.getKey().endsWith("lora_A.weight") ? 1 / Math.sqrt(s[1]) : 0.3 / Math.sqrt(rank);
-                ByteBuffer b = ByteBuffer.allocate((int) (4 * s[0] * s[1])).order(ByteOrder.LITTLE_ENDIAN);
-                while (b.hasRemaining()) {
-                    b.putFloat((float) ((2 * rnd.nextDouble() - 1) * bound));
-                }
-                ch.write(b.flip());
-            }
-        }
+        // A ~ ±1/sqrt(in), B ~ ±0.3/sqrt(rank): a delta of the order of the base projection
+        SafetensorsFiles.write(dir.resolve("adapter_model.safetensors"), shapes, false, name -> {
+            double bound = name.endsWith("lora_A.weight") ? 1 / Math.sqrt(shapes.get(name)[1]) : 0.3 / Math.sqrt(rank);
+            return (float) ((2 * rnd.nextDouble() - 1) * bound);
+        });
         return dir;
     }
 

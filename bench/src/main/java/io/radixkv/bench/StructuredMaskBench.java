@@ -50,7 +50,8 @@ import org.openjdk.jmh.annotations.TearDown;
  * {@code constraint}: {@code json_object}, {@code schema} (10 properties: strings, integers, an
  * enum, a nested object, an array of strings), {@code regex} (an email-like pattern).
  *
- * <p>{@code applyMask} is {@code rkv_apply_token_bitmask} over {@code rows} x vocab logits (the
+ * <p>{@code applyMask} is {@code rkv_apply_token_bitmask} over {@code rows} x vocab logits ({@code masksOf}:
+ * {@code json_object}'s masks along the fixed output, or the regex's, which allow few tokens; the
  * masks copied to native memory included, as the engine does each step) against
  * {@code sampleTemperature}, {@code rkv_sample} at T 0.8 over the same rows, in the same run.
  */
@@ -207,11 +208,14 @@ public class StructuredMaskBench {
         return walk(w.missing.compile(w.c), w.tokens);
     }
 
-    /** {@code rows} x vocab logits and a json_object mask per row. */
+    /** {@code rows} x vocab logits and a mask per row: {@code json_object}'s (dense) or the regex's (sparse). */
     @State(Scope.Benchmark)
     public static class Rows {
         @Param({"llama3_1", "qwen3"})
         public String tokenizer;
+
+        @Param({"json_object"})
+        public String masksOf;
 
         @Param({"64"})
         public int rows;
@@ -231,8 +235,8 @@ public class StructuredMaskBench {
             MachineLine.print();
             TokenVocabulary v = Model.of(tokenizer).load();
             vocab = v.size();
-            Grammar g = new GrammarCompiler(v, 1).compile(Constraint.jsonObject());
-            int[] tokens = tokenize(v, INSTANCE);
+            Grammar g = new GrammarCompiler(v, 1).compile(constraint(masksOf));
+            int[] tokens = tokenize(v, masksOf.equals("regex") ? REGEX_INSTANCE : INSTANCE);
             // the rows' masks: the states along the output, so that they differ
             List<int[]> along = new ArrayList<>();
             GrammarMatcher m = g.newMatcher();

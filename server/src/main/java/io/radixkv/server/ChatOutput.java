@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.radixkv.text.output.OutputParser;
 import io.radixkv.text.output.ToolCall;
+import io.radixkv.text.output.ToolCallDelta;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -14,9 +15,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * {@code reasoning_content} and {@code tool_calls} (ids {@code chatcmpl-tool-<32 hex>},
  * arguments as JSON strings), finish reason {@code tool_calls} when calls were made (except for
  * a named {@code tool_choice}, which finishes with the model's reason, as in vLLM and OpenAI).
- * Streamed, the same fields come as {@code delta}s; calls come when the output is complete (a
- * chunk with each call's index, id, type and name, then one with its arguments), so a stream
- * concatenates to the non-streamed message.
+ * Streamed, the same fields come as {@code delta}s, calls as vLLM streams them: a chunk with a
+ * call's index, id, type and name (arguments {@code ""}) as soon as the name is known, then
+ * chunks with pieces of its arguments ({@code hermes}, {@code llama3_json}; other parsers' calls
+ * come whole when the output is complete), so a stream concatenates to the non-streamed message.
  *
  * @param parser how the output is split, or null: the text is the content as it is
  * @param named whether the request named its function ({@code finish_reason} stays the model's)
@@ -72,7 +74,7 @@ record ChatOutput(OutputParser parser, boolean named, boolean firstCallOnly) {
     /** A stream's deltas. Single-threaded. */
     final class Stream {
         private final OutputParser.Stream split;
-        private boolean called;
+        private final List<String> ids = new ArrayList<>();
 
         private Stream(OutputParser.Stream split) {
             this.split = split;
@@ -83,50 +85,50 @@ record ChatOutput(OutputParser parser, boolean named, boolean firstCallOnly) {
             if (split == null) {
                 return List.of(JSON.objectNode().put("content", piece));
             }
-            OutputParser.Delta d = split.append(piece);
-            return d.isEmpty() ? List.of() : List.of(delta(d.reasoning(), d.content()));
+            return deltas(split.append(piece));
         }
 
-        /** The deltas still to send once the output is complete: held-back text, then the calls. */
+        /** The deltas still to send once the output is complete: held-back text, the rest of the calls. */
         List<ObjectNode> finish() {
-            if (split == null) {
-                return List.of();
-            }
-            OutputParser.Parsed last = split.finish();
-            List<ObjectNode> out = new ArrayList<>();
-            if (!last.reasoning().isEmpty() || !last.content().isEmpty()) {
-                out.add(delta(last.reasoning(), last.content()));
-            }
-            List<ToolCall> calls = calls(last);
-            for (int i = 0; i < calls.size(); i++) {
-                ObjectNode head = JSON.objectNode();
-                ObjectNode call = head.putArray("tool_calls").addObject().put("index", i).put("id", newId())
-                        .put("type", "function");
-                call.putObject("function").put("name", calls.get(i).name()).put("arguments", "");
-                out.add(head);
-                ObjectNode args = JSON.objectNode();
-                args.putArray("tool_calls").addObject().put("index", i).putObject("function")
-                        .put("arguments", calls.get(i).arguments());
-                out.add(args);
-            }
-            called = !calls.isEmpty();
-            return out;
+            return split == null ? List.of() : deltas(split.finish());
         }
 
         /** The finish reason of the stream's final chunk (after {@link #finish()}). */
         String finishReason(String modelReason) {
-            return called ? ChatOutput.this.finishReason(modelReason) : modelReason;
+            return ids.isEmpty() ? modelReason : ChatOutput.this.finishReason(modelReason);
         }
 
-        private static ObjectNode delta(String reasoning, String content) {
-            ObjectNode d = JSON.objectNode();
-            if (!reasoning.isEmpty()) {
-                d.put("reasoning_content", reasoning);
+        private List<ObjectNode> deltas(OutputParser.Delta d) {
+            List<ObjectNode> out = new ArrayList<>();
+            if (!d.reasoning().isEmpty() || !d.content().isEmpty()) {
+                ObjectNode text = JSON.objectNode();
+                if (!d.reasoning().isEmpty()) {
+                    text.put("reasoning_content", d.reasoning());
+                }
+                if (!d.content().isEmpty()) {
+                    text.put("content", d.content());
+                }
+                out.add(text);
             }
-            if (!content.isEmpty()) {
-                d.put("content", content);
+            for (ToolCallDelta c : d.calls()) {
+                if (firstCallOnly && c.index() > 0) {
+                    continue;
+                }
+                if (c.name() != null) {
+                    ids.add(newId());
+                    ObjectNode head = JSON.objectNode();
+                    head.putArray("tool_calls").addObject().put("index", c.index()).put("id", ids.get(c.index()))
+                            .put("type", "function").putObject("function").put("name", c.name()).put("arguments", "");
+                    out.add(head);
+                }
+                if (!c.arguments().isEmpty()) {
+                    ObjectNode args = JSON.objectNode();
+                    args.putArray("tool_calls").addObject().put("index", c.index()).putObject("function")
+                            .put("arguments", c.arguments());
+                    out.add(args);
+                }
             }
-            return d;
+            return out;
         }
     }
 }

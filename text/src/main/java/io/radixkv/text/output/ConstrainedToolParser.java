@@ -3,6 +3,7 @@ package io.radixkv.text.output;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The output of a generation constrained to a tool schema, read as vLLM reads it: for a named
@@ -52,6 +53,18 @@ final class ConstrainedToolParser implements ToolCallParser {
         } catch (JsonProcessingException e) {
             return ToolCalls.none(output);
         }
+    }
+
+    /**
+     * For {@code required}, each object of the array is a call; for a named function the whole
+     * output is its arguments, sent as it comes (the first piece names the function).
+     */
+    StreamedCalls streamed() {
+        if (function != null) {
+            return StreamedCalls.whole(function);
+        }
+        return new StreamedCalls((content, from, calls) -> StreamedCalls.after(calls == 0 ? '[' : ',', content, from),
+                Set.of("parameters"));
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.radixkv.text.output;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * vLLM's {@code hermes} parser (Hermes 2 Pro, Qwen2.5, Qwen3): each call is
@@ -43,6 +44,14 @@ final class HermesToolParser implements ToolCallParser {
             return ToolCalls.none(output);
         }
         return new ToolCalls(first == 0 ? null : output.substring(0, first), calls);
+    }
+
+    /** Each call starts after a {@code <tool_call>}; text between calls is skipped, as in {@link #parse}. */
+    StreamedCalls streamed() {
+        return new StreamedCalls((content, from, calls) -> {
+            int at = content.indexOf(START, from);
+            return at < 0 ? StreamedCalls.WAIT : at + START.length();
+        }, Set.of("arguments"));
     }
 
     @Override

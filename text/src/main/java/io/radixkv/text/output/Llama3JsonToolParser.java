@@ -3,6 +3,7 @@ package io.radixkv.text.output;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
  * vLLM's {@code llama3_json} parser (Llama 3.1, 3.2 and 3.3 with JSON tool calling): an output
@@ -42,6 +43,26 @@ final class Llama3JsonToolParser implements ToolCallParser {
             return ToolCalls.none(output);
         }
         return new ToolCalls(null, calls);
+    }
+
+    /**
+     * The first call starts the output (after {@code <|python_tag|>}), each later one after a
+     * {@code ;}. A call streams the first of {@code parameters} and {@code arguments} it holds.
+     */
+    StreamedCalls streamed() {
+        return new StreamedCalls((content, from, calls) -> {
+            if (calls == 0 && from == 0) {
+                if (Markers.isPrefixOf(content, PYTHON_TAG)) {
+                    return StreamedCalls.WAIT;
+                }
+                int at = content.startsWith(PYTHON_TAG) ? PYTHON_TAG.length() : 0;
+                if (content.length() == at) {
+                    return StreamedCalls.WAIT;
+                }
+                return content.charAt(at) == '{' ? at : StreamedCalls.NONE;
+            }
+            return StreamedCalls.after(';', content, from);
+        }, Set.of("parameters", "arguments"));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.radixkv.text.output;
 
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -28,10 +29,18 @@ public record OutputParser(ReasoningParser reasoning, boolean thinkingOpen, Tool
         }
     }
 
-    /** Text to send now: either part may be empty. */
-    public record Delta(String reasoning, String content) {
+    /**
+     * What to send now: text (either part may be empty) and pieces of function calls.
+     *
+     * @param calls call pieces in output order, empty when none
+     */
+    public record Delta(String reasoning, String content, List<ToolCallDelta> calls) {
+        public Delta {
+            calls = List.copyOf(calls);
+        }
+
         public boolean isEmpty() {
-            return reasoning.isEmpty() && content.isEmpty();
+            return reasoning.isEmpty() && content.isEmpty() && calls.isEmpty();
         }
     }
 
@@ -57,11 +66,16 @@ public record OutputParser(ReasoningParser reasoning, boolean thinkingOpen, Tool
 
     /**
      * One output as it is generated. Reasoning and content are passed on as soon as no later
-     * text can change them; calls are decided on the whole output ({@link #finish}), so the
-     * deltas of a stream concatenate to {@link #parse} of the output. Single-threaded.
+     * text can change them. Calls of the {@code hermes} and {@code llama3_json} parsers stream as
+     * vLLM streams them (name first, then the arguments as they grow), other parsers' calls come
+     * whole when the output is complete ({@link #finish}). For any output whose calls parse, the
+     * deltas of a stream concatenate to {@link #parse} of the output; once a call has been sent,
+     * an output that stops being a call (malformed JSON) keeps the calls sent, as vLLM's stream
+     * does, where {@link #parse} returns the whole output as content. Single-threaded.
      */
     public final class Stream {
         private final StringBuilder out = new StringBuilder();
+        private final StreamedCalls calls = tools == null ? null : StreamedCalls.of(tools);
         private int reasoningSent;
         private int contentSent;
 
@@ -79,22 +93,42 @@ public record OutputParser(ReasoningParser reasoning, boolean thinkingOpen, Tool
                 content = s.content() == null ? "" : s.content();
             }
             String safe = tools == null ? content : content.substring(0, tools.contentEnd(content));
-            return take(r, safe);
+            return take(r, safe, calls == null ? List.of() : calls.feed(content));
         }
 
-        /** The output is complete: the last reasoning and content to send, and the calls. */
-        public Parsed finish() {
+        /** The output is complete: the last reasoning, content and call pieces to send. */
+        public Delta finish() {
             Parsed p = parse(out.toString());
-            Delta last = take(p.reasoning() == null ? "" : p.reasoning(), p.content() == null ? "" : p.content());
-            return new Parsed(last.reasoning(), last.content(), p.calls());
+            String r = p.reasoning() == null ? "" : p.reasoning();
+            int streamed = calls == null ? 0 : calls.announced();
+            if (streamed == 0) {
+                List<ToolCallDelta> whole = new ArrayList<>();
+                for (int i = 0; i < p.calls().size(); i++) {
+                    whole.add(new ToolCallDelta(i, p.calls().get(i).name(), p.calls().get(i).arguments()));
+                }
+                return take(r, p.content() == null ? "" : p.content(), whole);
+            }
+            // calls were sent: the rest of each call's arguments, then calls not yet begun; the
+            // content before the first call has been sent already
+            List<ToolCallDelta> rest = new ArrayList<>();
+            for (int i = 0; i < p.calls().size(); i++) {
+                ToolCall c = p.calls().get(i);
+                if (i >= streamed) {
+                    rest.add(new ToolCallDelta(i, c.name(), c.arguments()));
+                } else if (c.arguments().startsWith(calls.sentArguments(i))
+                        && c.arguments().length() > calls.sentArguments(i).length()) {
+                    rest.add(new ToolCallDelta(i, null, c.arguments().substring(calls.sentArguments(i).length())));
+                }
+            }
+            return take(r, p.calls().isEmpty() ? "" : p.content() == null ? "" : p.content(), rest);
         }
 
-        private Delta take(String r, String c) {
+        private Delta take(String r, String c, List<ToolCallDelta> callDeltas) {
             String dr = r.length() > reasoningSent ? r.substring(reasoningSent) : "";
             String dc = c.length() > contentSent ? c.substring(contentSent) : "";
             reasoningSent = Math.max(reasoningSent, r.length());
             contentSent = Math.max(contentSent, c.length());
-            return new Delta(dr, dc);
+            return new Delta(dr, dc, callDeltas);
         }
     }
 }

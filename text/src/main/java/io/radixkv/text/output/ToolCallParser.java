@@ -9,7 +9,7 @@ import java.util.Optional;
  *
  * <p>Streaming contract: {@link #contentEnd} of any prefix of an output never decreases as the
  * prefix grows, and the text before it is a prefix of {@link #parse}'s content for the whole
- * output. {@link ToolCallStream} relies on both, so a streamed response concatenates to the
+ * output. {@link OutputParser.Stream} relies on both, so a streamed response concatenates to the
  * non-streamed one.
  */
 public interface ToolCallParser {
