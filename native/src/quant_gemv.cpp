@@ -216,11 +216,118 @@ float dot_scalar(int32_t fmt, const uint8_t* wrow, int64_t k, const ActRow& a) {
 // f16 to f32 in one instruction (F16C, part of every AVX2 target here): the block scales.
 inline float f16c(uint16_t h) { return _cvtsh_ss(h); }
 
+inline float hsum(__m128 s) {
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
 inline float hsum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
+}
+
+// ---- the activations' quantization, 8 values at a time (the same results as the scalar loops) ----
+
+inline float hmax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+inline int32_t hsum_i32(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// C's roundf of 8 values (halves away from zero), as int32: truncate, then step one away from
+// zero where the dropped fraction is at least a half.
+inline __m256i roundf_epi32(__m256 v) {
+  const __m256 sign = _mm256_set1_ps(-0.f);
+  const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(v, t));
+  const __m256 step = _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ),
+                                    _mm256_or_ps(_mm256_and_ps(v, sign), _mm256_set1_ps(1.f)));
+  return _mm256_cvttps_epi32(_mm256_add_ps(t, step));
+}
+
+// 32 int32 values (4 vectors) to 32 int8 in order (each within -127..127).
+inline __m256i pack_i8(const __m256i q[4]) {
+  const __m256i w01 = _mm256_packs_epi32(q[0], q[1]), w23 = _mm256_packs_epi32(q[2], q[3]);
+  const __m256i b = _mm256_packs_epi16(w01, w23);  // 4-value groups of q[0..3] in the order 0 1 2 3 0 1 2 3
+  return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// quantize_row_32 with AVX2.
+void quantize_row_32_avx2(const float* x, int64_t k, int64_t offset, ActRow a) {
+  const __m256 sign = _mm256_set1_ps(-0.f);
+  for (int64_t b = 0; b < k / 32; b++) {
+    const float* xb = x + b * 32;
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int i = 0; i < 4; i++) {
+      v[i] = _mm256_loadu_ps(xb + 8 * i);
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[i]));
+    }
+    const float d = hmax(amax) / 127.f;
+    const __m256 id = _mm256_set1_ps(d != 0.f ? 1.f / d : 0.f);
+    __m256i q[4];
+    __m256i sum = _mm256_setzero_si256();
+    for (int i = 0; i < 4; i++) {
+      q[i] = roundf_epi32(_mm256_mul_ps(v[i], id));
+      sum = _mm256_add_epi32(sum, q[i]);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs + b * 32), pack_i8(q));
+    a.d[b] = d;
+    _mm256_storeu_ps(a.d8 + b * 8, _mm256_set1_ps(d));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.corr + b * 8),
+                        _mm256_set1_epi32(-static_cast<int32_t>(offset / 8) * hsum_i32(sum)));
+  }
+}
+
+// quantize_row_256 with AVX2: nearest(x * iscale) in the default rounding mode (nearest even, as
+// nearbyint), the value of largest magnitude the first one of it, as the scalar loop finds it.
+void quantize_row_256_avx2(const float* x, int64_t k, ActRow a) {
+  const __m256 sign = _mm256_set1_ps(-0.f);
+  for (int64_t b = 0; b < k / 256; b++) {
+    const float* xb = x + b * 256;
+    int8_t* q = a.qs + b * 256;
+    __m256 amax8 = _mm256_setzero_ps();
+    for (int i = 0; i < 32; i++) amax8 = _mm256_max_ps(amax8, _mm256_andnot_ps(sign, _mm256_loadu_ps(xb + 8 * i)));
+    const float amax = hmax(amax8);
+    if (amax == 0.f) {
+      a.d[b] = 0.f;
+      std::memset(q, 0, 256);
+      std::memset(a.s16 + b * 16, 0, 32);
+      std::memset(a.s32 + b * 8, 0, 16);
+      continue;
+    }
+    float max = amax;
+    for (int j = 0; j < 256; j++)
+      if (std::fabs(xb[j]) == amax) {
+        max = xb[j];
+        break;
+      }
+    const float iscale = -127.f / max;
+    const __m256 is = _mm256_set1_ps(iscale);
+    for (int g = 0; g < 8; g++) {  // 32 values: sub-blocks of 16 2g and 2g + 1
+      __m256i v[4];
+      for (int i = 0; i < 4; i++)
+        v[i] = _mm256_min_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(is, _mm256_loadu_ps(xb + 32 * g + 8 * i))),
+                                _mm256_set1_epi32(127));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + 32 * g), pack_i8(v));
+      const int32_t s0 = hsum_i32(_mm256_add_epi32(v[0], v[1])), s1 = hsum_i32(_mm256_add_epi32(v[2], v[3]));
+      a.s16[b * 16 + 2 * g] = static_cast<int16_t>(s0);
+      a.s16[b * 16 + 2 * g + 1] = static_cast<int16_t>(s1);
+      a.s32[b * 8 + g] = static_cast<int16_t>(s0 + s1);
+    }
+    a.d[b] = 1.f / iscale;
+  }
 }
 
 // acc + the sums of each 4 products u[i] * s[i] (u unsigned bytes, s signed), in 8 int32 lanes.
@@ -361,36 +468,48 @@ void rows_32_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const Ac
 }
 #endif
 
+// A Q4_K block's 8 six-bit scales (bytes 0-7) and 8 mins (bytes 8-15) in one vector, unpacked
+// from its 12 packed bytes with word-wide masks and shifts (get_scale_min_k4 for all 8 at once).
+inline __m128i scales_mins_k4(const uint8_t* packed) {
+  uint32_t u[4];
+  std::memcpy(u, packed, 12);
+  const uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
+  const uint32_t sc_hi = (u[2] & m4) | (((u[0] >> 6) & m2) << 4);   // scales 4-7
+  const uint32_t mn_hi = ((u[2] >> 4) & m4) | (((u[1] >> 6) & m2) << 4);  // mins 4-7
+  return _mm_setr_epi32(static_cast<int>(u[0] & m6), static_cast<int>(sc_hi), static_cast<int>(u[1] & m6),
+                        static_cast<int>(mn_hi));
+}
+
 template <int P, int MR>
 void rows_q4_k(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
                bool acc) {
   const int64_t nb = k / 256;
   const __m256i lo4 = _mm256_set1_epi8(0x0F);
+  // int16 word 2c of the scales in every lane (sub-block 2c: the low nibbles of bytes 32c..32c+31),
+  // word 2c + 1 likewise (their high nibbles)
+  __m256i pick[8];
+  for (int s = 0; s < 8; s++) pick[s] = _mm256_set1_epi16(static_cast<int16_t>(0x0100 * (2 * s + 1) + 2 * s));
   for (int64_t j = j0; j < j1; j++) {
     const auto* row = reinterpret_cast<const BlockQ4_K*>(w) + j * nb;
     __m256 sum[MR];
-    float mins[MR];
+    __m128 mins[MR];
     for (int r = 0; r < MR; r++) {
       sum[r] = _mm256_setzero_ps();
-      mins[r] = 0.f;
+      mins[r] = _mm_setzero_ps();
     }
     for (int64_t b = 0; b < nb; b++) {
       const BlockQ4_K* blk = row + b;
-      int16_t sc[8], mn[8];
-      for (int s = 0; s < 8; s++) {
-        uint8_t scale, min;
-        scale_min_k4(s, blk->scales, &scale, &min);
-        sc[s] = scale;
-        mn[s] = min;
-      }
+      const __m256i sm = _mm256_cvtepu8_epi16(scales_mins_k4(blk->scales));  // 8 scales, 8 mins as int16
+      const __m256i sc = _mm256_permute2x128_si256(sm, sm, 0x00);           // the scales in both halves
+      const __m128i mn8 = _mm256_extracti128_si256(sm, 1);
       __m256i isum[MR];
       for (int r = 0; r < MR; r++) isum[r] = _mm256_setzero_si256();
       for (int c = 0; c < 4; c++) {
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs + 32 * c));
         const __m256i lo = _mm256_and_si256(q, lo4);
         const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), lo4);
-        const __m256i sc_lo = _mm256_set1_epi16(sc[2 * c]);
-        const __m256i sc_hi = _mm256_set1_epi16(sc[2 * c + 1]);
+        const __m256i sc_lo = _mm256_shuffle_epi8(sc, pick[2 * c]);
+        const __m256i sc_hi = _mm256_shuffle_epi8(sc, pick[2 * c + 1]);
         for (int r = 0; r < MR; r++) {
           const int8_t* xq = a[r].qs + b * 256 + 64 * c;
           const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq)));
@@ -398,19 +517,16 @@ void rows_q4_k(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow
           isum[r] = dot_s16<P>(dot_s16<P>(isum[r], plo, sc_lo), phi, sc_hi);
         }
       }
-      const __m128i mn8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mn));
       const float d = f16c(blk->d), dmin = f16c(blk->dmin);
       for (int r = 0; r < MR; r++) {
         const float dx = a[r].d[b];
         sum[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_set1_ps(d * dx), sum[r]);
-        __m128i m4 = _mm_madd_epi16(mn8, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[r].s32 + b * 8)));
-        m4 = _mm_add_epi32(m4, _mm_shuffle_epi32(m4, 0x4E));
-        m4 = _mm_add_epi32(m4, _mm_shuffle_epi32(m4, 0xB1));
-        mins[r] += dmin * dx * static_cast<float>(_mm_cvtsi128_si32(m4));
+        const __m128i m4 = _mm_madd_epi16(mn8, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[r].s32 + b * 8)));
+        mins[r] = _mm_fmadd_ps(_mm_cvtepi32_ps(m4), _mm_set1_ps(dmin * dx), mins[r]);
       }
     }
     for (int r = 0; r < MR; r++) {
-      const float v = hsum(sum[r]) - mins[r];
+      const float v = hsum(sum[r]) - hsum(mins[r]);
       float* out = y + r * ldy + j;
       *out = acc ? *out + v : v;
     }
@@ -423,6 +539,11 @@ void rows_q6_k(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow
   const int64_t nb = k / 256;
   const __m256i lo4 = _mm256_set1_epi8(0x0F);
   const __m256i m3 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C), m30 = _mm256_set1_epi8(0x30);
+  // int16 word 2g of a lane in the low 128-bit lane's words, word 2g + 1 in the high lane's
+  __m256i pick[4];
+  for (int g = 0; g < 4; g++)
+    pick[g] = _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(0x0100 * (4 * g + 3) + 4 * g + 2)),
+                               _mm_set1_epi16(static_cast<int16_t>(0x0100 * (4 * g + 1) + 4 * g)));
   for (int64_t j = j0; j < j1; j++) {
     const auto* row = reinterpret_cast<const BlockQ6_K*>(w) + j * nb;
     __m256 sum[MR];
@@ -446,10 +567,11 @@ void rows_q6_k(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow
         q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo4), _mm256_and_si256(qh, m30));
         q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo4),
                                _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
-        const int8_t* sc = blk->scales + 8 * h;
+        // the half's 8 scales (int16) in both 128-bit lanes
+        const __m256i sch = _mm256_permute2x128_si256(sc16, sc16, h == 0 ? 0x00 : 0x11);
         for (int g = 0; g < 4; g++) {
-          // int16 lanes 0-7 hold values 0-15 of the group (scale sc[2g]), lanes 8-15 values 16-31
-          const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(sc[2 * g + 1]), _mm_set1_epi16(sc[2 * g]));
+          // int16 lanes 0-7 hold values 0-15 of the group (scale 2g of the half), lanes 8-15 values 16-31
+          const __m256i scv = _mm256_shuffle_epi8(sch, pick[g]);
           for (int r = 0; r < MR; r++) {
             const int8_t* xq = a[r].qs + b * 256 + 128 * h + 32 * g;
             const __m256i p = _mm256_maddubs_epi16(q[g], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq)));
@@ -504,6 +626,16 @@ void rows_path(int32_t fmt, const uint8_t* w, int64_t j0, int64_t j1, int64_t k,
 }
 #endif
 
+// One row of x quantized for the dot products of a 32-value (k256 false) or 256-value format.
+void quantize_row(Path path, bool k256, const float* x, int64_t k, int64_t offset, ActRow a) {
+#if defined(__AVX2__)
+  if (path != kScalar) return k256 ? quantize_row_256_avx2(x, k, a) : quantize_row_32_avx2(x, k, offset, a);
+#endif
+  (void)path;
+  if (k256) quantize_row_256(x, k, a);
+  else quantize_row_32(x, k, offset, a);
+}
+
 // Weight rows [j0, j1) against x rows a[0, mr) on the chosen path.
 void rows(Path path, int32_t fmt, const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, int mr,
           float* y, int64_t ldy, bool acc) {
@@ -538,15 +670,11 @@ int decode(const rkv_quant_linear_params& p) {
   }
   ActRow a[kDecodeMaxRows];
   const bool k256 = block_values(p.format) == 256;
+  const Path path = choose_path();
   for (int64_t r = 0; r < m; r++) {
     a[r] = acts.row(r, k);
-    if (k256) {
-      quantize_row_256(p.x + r * p.ldx, k, a[r]);
-    } else {
-      quantize_row_32(p.x + r * p.ldx, k, offset_of(p.format, choose_path(), k), a[r]);
-    }
+    quantize_row(path, k256, p.x + r * p.ldx, k, offset_of(p.format, path, k), a[r]);
   }
-  const Path path = choose_path();
   const auto* w = static_cast<const uint8_t*>(p.w);
   rkv::parallel_region(n * k >= (int64_t{1} << 15), [&] {
     const dense::Share s = dense::thread_share(n, 1, omp_get_num_threads(), omp_get_thread_num());

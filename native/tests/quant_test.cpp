@@ -199,6 +199,7 @@ int main(int, char** argv) {
       test_linear(fmt, m, 5, 768, m % 2 == 1, 3);  // strided x and y
     }
     test_linear(fmt, 1, 300, 1024, false, 0);  // a parallel one
+    for (int64_t m : {1, 2}) test_linear(fmt, m, 7, 4608, m == 2, 0);  // 144 blocks of 32: scales past 64 blocks
     if (block_values(fmt) == 32)
       for (int64_t m : {1, 3}) test_linear(fmt, m, 9, 800, m == 3, 1);  // an odd number of blocks per row
     test_dequantize_rows(fmt);
