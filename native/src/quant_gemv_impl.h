@@ -5,27 +5,12 @@
 // f16 to f32 in one instruction (F16C, part of every AVX2 target here): the block scales.
 inline float f16c(uint16_t h) { return _cvtsh_ss(h); }
 
-inline float hsum(__m128 s) {
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+#include "rkv_reduce_avx2.h"
 
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
+inline float hsum(__m128 s) { return hsum4(s); }
+inline float hsum(__m256 v) { return hsum8(v); }
 
 // ---- the activations' quantization, 8 values at a time (the same results as the scalar loops) ----
-
-inline float hmax(__m256 v) {
-  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_max_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 inline int32_t hsum_i32(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -63,7 +48,7 @@ void quantize_row_32_avx2(const float* x, int64_t k, int64_t offset, ActRow a) {
       v[i] = _mm256_loadu_ps(xb + 8 * i);
       amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[i]));
     }
-    const float d = hmax(amax) / 127.f;
+    const float d = hmax8(amax) / 127.f;
     const __m256 id = _mm256_set1_ps(d != 0.f ? 1.f / d : 0.f);
     __m256i q[4];
     __m256i sum = _mm256_setzero_si256();
@@ -88,7 +73,7 @@ void quantize_row_256_avx2(const float* x, int64_t k, ActRow a) {
     int8_t* q = a.qs + b * 256;
     __m256 amax8 = _mm256_setzero_ps();
     for (int i = 0; i < 32; i++) amax8 = _mm256_max_ps(amax8, _mm256_andnot_ps(sign, _mm256_loadu_ps(xb + 8 * i)));
-    const float amax = hmax(amax8);
+    const float amax = hmax8(amax8);
     if (amax == 0.f) {
       a.d[b] = 0.f;
       std::memset(q, 0, 256);
