@@ -61,6 +61,12 @@ Path choose_path() {
 // number of blocks, elsewhere as |w| times sign(x, w).
 bool q8_0_unsigned(Path path, int64_t k) { return path == kVnni && (k / 32) % 2 == 0; }
 
+// Q4_0 and Q5_0 take the two-block VNNI path (rows_nibble_pairs, activations in its order) when a
+// row holds an even number of blocks.
+bool nibble_pairs(int32_t fmt, Path path, int64_t k) {
+  return path == kVnni && (k / 32) % 2 == 0 && (fmt == RKV_QUANT_Q4_0 || fmt == RKV_QUANT_Q5_0);
+}
+
 int64_t offset_of(int32_t fmt, Path path, int64_t k) {
   if (fmt == RKV_QUANT_Q8_0) return q8_0_unsigned(path, k) ? 128 : 0;
   return fmt == RKV_QUANT_Q4_0 ? 8 : fmt == RKV_QUANT_Q5_0 ? 16 : 0;
@@ -232,12 +238,13 @@ namespace vnni {
 #endif
 
 // One row of x quantized for the dot products of a 32-value (k256 false) or 256-value format.
-void quantize_row(Path path, bool k256, const float* x, int64_t k, int64_t offset, ActRow a) {
+void quantize_row(Path path, bool k256, const float* x, int64_t k, int64_t offset, bool pairs, ActRow a) {
 #if defined(__x86_64__)
-  if (path == kVnni) return k256 ? vnni::quantize_row_256_avx2(x, k, a) : vnni::quantize_row_32_avx2(x, k, offset, a);
-  if (path == kAvx2) return k256 ? avx2::quantize_row_256_avx2(x, k, a) : avx2::quantize_row_32_avx2(x, k, offset, a);
+  if (path == kVnni) return k256 ? vnni::quantize_row_256_avx2(x, k, a) : vnni::quantize_row_32_avx2(x, k, offset, pairs, a);
+  if (path == kAvx2) return k256 ? avx2::quantize_row_256_avx2(x, k, a) : avx2::quantize_row_32_avx2(x, k, offset, false, a);
 #endif
   (void)path;
+  (void)pairs;
   if (k256) quantize_row_256(x, k, a);
   else quantize_row_32(x, k, offset, a);
 }
@@ -277,7 +284,7 @@ int decode(const rkv_quant_linear_params& p) {
   const Path path = choose_path();
   for (int64_t r = 0; r < m; r++) {
     a[r] = acts.row(r, k);
-    quantize_row(path, k256, p.x + r * p.ldx, k, offset_of(p.format, path, k), a[r]);
+    quantize_row(path, k256, p.x + r * p.ldx, k, offset_of(p.format, path, k), nibble_pairs(p.format, path, k), a[r]);
   }
   const auto* w = static_cast<const uint8_t*>(p.w);
   rkv::parallel_region(n * k >= (int64_t{1} << 15), [&] {

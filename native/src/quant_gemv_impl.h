@@ -37,8 +37,10 @@ inline __m256i pack_i8(const __m256i q[4]) {
   return _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// quantize_row_32 with AVX2.
-void quantize_row_32_avx2(const float* x, int64_t k, int64_t offset, ActRow a) {
+// quantize_row_32 with AVX2. With `pairs` (the 4-bit two-block path of rows_nibble_pairs) each
+// pair of blocks b, b + 1 is stored as values 0-15 of b, 0-15 of b + 1, 16-31 of b, 16-31 of
+// b + 1, and the correction is spread over 4 lanes per block rather than 8.
+void quantize_row_32_avx2(const float* x, int64_t k, int64_t offset, bool pairs, ActRow a) {
   const __m256 sign = _mm256_set1_ps(-0.f);
   for (int64_t b = 0; b < k / 32; b++) {
     const float* xb = x + b * 32;
@@ -56,11 +58,18 @@ void quantize_row_32_avx2(const float* x, int64_t k, int64_t offset, ActRow a) {
       q[i] = roundf_epi32(_mm256_mul_ps(v[i], id));
       sum = _mm256_add_epi32(sum, q[i]);
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs + b * 32), pack_i8(q));
+    const __m256i bytes = pack_i8(q);
+    if (pairs) {
+      int8_t* at = a.qs + (b / 2) * 64 + (b % 2) * 16;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(at), _mm256_castsi256_si128(bytes));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(at + 32), _mm256_extracti128_si256(bytes, 1));
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.qs + b * 32), bytes);
+    }
     a.d[b] = d;
     _mm256_storeu_ps(a.d8 + b * 8, _mm256_set1_ps(d));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(a.corr + b * 8),
-                        _mm256_set1_epi32(-static_cast<int32_t>(offset / 8) * hsum_i32(sum)));
+                        _mm256_set1_epi32(-static_cast<int32_t>(offset / (pairs ? 4 : 8)) * hsum_i32(sum)));
   }
 }
 
@@ -182,18 +191,15 @@ void rows_32(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* 
 }
 
 #if RKV_QUANT_VNNI
-// 32-value formats on AVX-512 VNNI, two blocks per 512-bit step (rows of an even number of
-// blocks): the weight bytes of blocks b and b + 1 as unsigned bytes in element order (Q8_0 as
-// w + 128), one vpdpbusd per row of x from its correction (quant_blocks.h: ActRow), scaled lane
-// by lane by [d_w(b) x 8, d_w(b + 1) x 8] * the activations' d8.
-template <int F, int MR>
-void rows_32_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
-                   bool acc) {
-  constexpr int64_t bb = F == RKV_QUANT_Q8_0 ? 34 : F == RKV_QUANT_Q4_0 ? 18 : 22;
+// Q8_0 on AVX-512 VNNI, two blocks per 512-bit step (rows of an even number of blocks): the
+// weight bytes of blocks b and b + 1 as unsigned w + 128 in element order, one vpdpbusd per row of
+// x from its correction (quant_blocks.h: ActRow), scaled lane by lane by
+// [d_w(b) x 8, d_w(b + 1) x 8] * the activations' d8.
+template <int MR>
+void rows_q8_0_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
+                     bool acc) {
+  constexpr int64_t bb = 34;
   const int64_t nb = k / 32;
-  const __m256i lo4 = _mm256_set1_epi8(0x0F);
-  // 128-bit lanes [lo(b), hi(b), lo(b + 1), hi(b + 1)] from lo = [lo(b), lo(b + 1)], hi = [hi(b), hi(b + 1)]
-  const __m512i order = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
   for (int64_t j = j0; j < j1; j++) {
     const uint8_t* row = w + j * nb * bb;
     __m512 sum[MR];
@@ -205,28 +211,10 @@ void rows_32_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const Ac
       std::memcpy(&h0, b0, 2);
       std::memcpy(&h1, b1, 2);
       const __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(f16c(h0)), _mm256_set1_ps(f16c(h1)), 1);
-      __m512i u;
-      if constexpr (F == RKV_QUANT_Q8_0) {
-        const __m512i v = _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), 1);
-        u = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
-      } else {
-        constexpr int off = F == RKV_QUANT_Q5_0 ? 6 : 2;
-        const __m256i q = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + off))),
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + off)), 1);
-        const __m256i lo = _mm256_and_si256(q, lo4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), lo4);
-        u = _mm512_permutex2var_epi64(_mm512_castsi256_si512(lo), order, _mm512_castsi256_si512(hi));
-        if constexpr (F == RKV_QUANT_Q5_0) {
-          uint32_t q0, q1;
-          std::memcpy(&q0, b0 + 2, 4);
-          std::memcpy(&q1, b1 + 2, 4);
-          const __mmask64 fifth = static_cast<__mmask64>(q0) | static_cast<__mmask64>(q1) << 32;
-          u = _mm512_or_si512(u, _mm512_maskz_mov_epi8(fifth, _mm512_set1_epi8(0x10)));
-        }
-      }
+      const __m512i v = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), 1);
+      const __m512i u = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
       for (int r = 0; r < MR; r++) {
         const __m512i xq = _mm512_loadu_si512(a[r].qs + b * 32);
         const __m512i dot = _mm512_dpbusd_epi32(_mm512_loadu_si512(a[r].corr + b * 8), u, xq);
@@ -236,6 +224,63 @@ void rows_32_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const Ac
     for (int r = 0; r < MR; r++) {
       float* out = y + r * ldy + j;
       const float v = _mm512_reduce_add_ps(sum[r]);
+      *out = acc ? *out + v : v;
+    }
+  }
+}
+
+// Q4_0 and Q5_0 on AVX-512 VNNI, two blocks per step in 256-bit registers: the 16 bytes of
+// blocks b and b + 1 side by side give their low nibbles (values 0-15 of each) and high nibbles
+// (values 16-31) with one mask and one shift each, against the activations stored in the same
+// order (quantize_row_32_avx2 with pairs), so two vpdpbusd leave block b's sum in lanes 0-3 and
+// b + 1's in lanes 4-7 without a lane permute; one conversion, one scale multiply and one FMA
+// then serve both blocks. The two f16 scales are widened together from one 32-bit move.
+template <int F, int MR>
+void rows_nibble_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
+                       bool acc) {
+  constexpr int64_t bb = F == RKV_QUANT_Q4_0 ? 18 : 22;
+  constexpr int off = F == RKV_QUANT_Q5_0 ? 6 : 2;
+  const int64_t nb = k / 32;
+  const __m256i lo4 = _mm256_set1_epi8(0x0F);
+  const __m128i spread = _mm_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3);  // [h0 x4, h1 x4]
+  for (int64_t j = j0; j < j1; j++) {
+    const uint8_t* row = w + j * nb * bb;
+    __m256 sum[MR];
+    for (int r = 0; r < MR; r++) sum[r] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b += 2) {
+      const uint8_t* b0 = row + b * bb;
+      const uint8_t* b1 = b0 + bb;
+      uint16_t h0, h1;
+      std::memcpy(&h0, b0, 2);
+      std::memcpy(&h1, b1, 2);
+      const __m256 dw = _mm256_cvtph_ps(
+          _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(h0 | static_cast<uint32_t>(h1) << 16)), spread));
+      const __m256i q = _mm256_inserti128_si256(
+          _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + off))),
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + off)), 1);
+      __m256i ulo = _mm256_and_si256(q, lo4);
+      __m256i uhi = _mm256_and_si256(_mm256_srli_epi16(q, 4), lo4);
+      if constexpr (F == RKV_QUANT_Q5_0) {
+        uint32_t q0, q1;
+        std::memcpy(&q0, b0 + 2, 4);
+        std::memcpy(&q1, b1 + 2, 4);
+        const __m256i bit4 = _mm256_set1_epi8(0x10);
+        ulo = _mm256_or_si256(ulo, _mm256_maskz_mov_epi8((q0 & 0xFFFF) | (q1 << 16), bit4));
+        uhi = _mm256_or_si256(uhi, _mm256_maskz_mov_epi8((q0 >> 16) | (q1 & 0xFFFF0000u), bit4));
+      }
+      for (int r = 0; r < MR; r++) {
+        const int8_t* xq = a[r].qs + b * 32;
+        // lanes 4-7 of block b's 8 copies and lanes 0-3 of block b + 1's: [b x4, b + 1 x4]
+        __m256i dot = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[r].corr + b * 8 + 4));
+        dot = _mm256_dpbusd_epi32(dot, ulo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq)));
+        dot = _mm256_dpbusd_epi32(dot, uhi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32)));
+        sum[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_loadu_ps(a[r].d8 + b * 8 + 4)),
+                                 sum[r]);
+      }
+    }
+    for (int r = 0; r < MR; r++) {
+      float* out = y + r * ldy + j;
+      const float v = hsum8(sum[r]);
       *out = acc ? *out + v : v;
     }
   }
@@ -371,9 +416,9 @@ void rows_vector(int32_t fmt, const uint8_t* w, int64_t j0, int64_t j1, int64_t 
   if constexpr (P == kVnni) {
     if ((k / 32) % 2 == 0) {
       switch (fmt) {
-        case RKV_QUANT_Q8_0: return rows_32_pairs<RKV_QUANT_Q8_0, MR>(w, j0, j1, k, a, y, ldy, acc);
-        case RKV_QUANT_Q4_0: return rows_32_pairs<RKV_QUANT_Q4_0, MR>(w, j0, j1, k, a, y, ldy, acc);
-        case RKV_QUANT_Q5_0: return rows_32_pairs<RKV_QUANT_Q5_0, MR>(w, j0, j1, k, a, y, ldy, acc);
+        case RKV_QUANT_Q8_0: return rows_q8_0_pairs<MR>(w, j0, j1, k, a, y, ldy, acc);
+        case RKV_QUANT_Q4_0: return rows_nibble_pairs<RKV_QUANT_Q4_0, MR>(w, j0, j1, k, a, y, ldy, acc);
+        case RKV_QUANT_Q5_0: return rows_nibble_pairs<RKV_QUANT_Q5_0, MR>(w, j0, j1, k, a, y, ldy, acc);
         default: break;
       }
     }
