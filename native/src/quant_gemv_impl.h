@@ -195,6 +195,14 @@ void rows_32(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* 
 // weight bytes of blocks b and b + 1 as unsigned w + 128 in element order, one vpdpbusd per row of
 // x from its correction (quant_blocks.h: ActRow), scaled lane by lane by
 // [d_w(b) x 8, d_w(b + 1) x 8] * the activations' d8.
+// The f16 scales of two 32-value blocks (the first 2 bytes of each): b0's in bits 0-15, b1's in 16-31.
+inline uint32_t pair_scales(const uint8_t* b0, const uint8_t* b1) {
+  uint16_t h0, h1;
+  std::memcpy(&h0, b0, 2);
+  std::memcpy(&h1, b1, 2);
+  return h0 | static_cast<uint32_t>(h1) << 16;
+}
+
 template <int MR>
 void rows_q8_0_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
                      bool acc) {
@@ -207,10 +215,9 @@ void rows_q8_0_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const 
     for (int64_t b = 0; b < nb; b += 2) {
       const uint8_t* b0 = row + b * bb;
       const uint8_t* b1 = b0 + bb;
-      uint16_t h0, h1;
-      std::memcpy(&h0, b0, 2);
-      std::memcpy(&h1, b1, 2);
-      const __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(f16c(h0)), _mm256_set1_ps(f16c(h1)), 1);
+      const uint32_t h = pair_scales(b0, b1);
+      const __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(f16c(static_cast<uint16_t>(h))),
+                                           _mm256_set1_ps(f16c(static_cast<uint16_t>(h >> 16))), 1);
       const __m512i v = _mm512_inserti64x4(
           _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), 1);
@@ -250,11 +257,8 @@ void rows_nibble_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, cons
     for (int64_t b = 0; b < nb; b += 2) {
       const uint8_t* b0 = row + b * bb;
       const uint8_t* b1 = b0 + bb;
-      uint16_t h0, h1;
-      std::memcpy(&h0, b0, 2);
-      std::memcpy(&h1, b1, 2);
-      const __m256 dw = _mm256_cvtph_ps(
-          _mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(h0 | static_cast<uint32_t>(h1) << 16)), spread));
+      const __m256 dw =
+          _mm256_cvtph_ps(_mm_shuffle_epi8(_mm_cvtsi32_si128(static_cast<int>(pair_scales(b0, b1))), spread));
       const __m256i q = _mm256_inserti128_si256(
           _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + off))),
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + off)), 1);
