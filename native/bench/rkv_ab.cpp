@@ -13,6 +13,11 @@
 //   rkv_ab lora    [slots=8] [rows=32] [rank=16] [layers=12] [hidden=768] [q=768] [kv=256] [inter=2048] COMMON LIB...
 //                  (one decode step's rkv_lora_apply calls: 7 projections a layer, row i uses slot
 //                  i % slots, every layer and slot its own factors; of the read bandwidth)
+//   rkv_ab quant   [fmt=q4_k|q4_0|q5_0|q8_0|q6_k] [m=1] [model=small] [n=.. k=..] COMMON LIB...
+//                  (rkv_quant_linear over random blocks: model=small runs the small preset's
+//                  matrices in a token's order, 12 times 1280x768 qkv, 768x768 o, 4096x768
+//                  gate+up, 768x2048 down, then the 32000x768 LM head; n= and k= one matrix; either
+//                  in copies of rotate=256 MiB, so that every call streams its weights from memory)
 //   LIB: a path with a '/' in it (./libradixkv.so); an argument with '=' and no '/' is an option.
 //   gemv packs the weights with the first library (every build packs alike).
 //   COMMON: [threads=1] [rounds=5] [base=1024] (MiB of the baseline buffer) [rotate=1200] (gemv:
@@ -80,7 +85,8 @@ struct Buffer {
   X(last_error, rkv_last_error) X(build_info, rkv_build_info) X(set_threads, rkv_set_num_threads) \
   X(linear, rkv_linear) X(pack, rkv_linear_pack) X(linear_packed, rkv_linear_packed)            \
   X(decode, rkv_decode_attention) X(prefill, rkv_append_prefill_attention)                       \
-  X(scatter, rkv_reshape_and_cache) X(quantize, rkv_fp8_quantize) X(lora, rkv_lora_apply)
+  X(scatter, rkv_reshape_and_cache) X(quantize, rkv_fp8_quantize) X(lora, rkv_lora_apply)       \
+  X(quant_linear, rkv_quant_linear) X(row_bytes, rkv_quant_row_bytes)
 
 struct Lib {
   std::string path;
@@ -322,6 +328,95 @@ int gemv(Options& o, std::vector<Lib>& libs) {
     const double t0 = now();
     all();
     record_against_read(rb, "weights GB/s", static_cast<double>(wb * copies) / (now() - t0) / 1e9, f);
+  }, figs);
+  print(libs, figs);
+  return 0;
+}
+
+int32_t quant_format_of(const std::string& s) {
+  if (s == "q8_0") return RKV_QUANT_Q8_0;
+  if (s == "q4_0") return RKV_QUANT_Q4_0;
+  if (s == "q5_0") return RKV_QUANT_Q5_0;
+  if (s == "q4_k") return RKV_QUANT_Q4_K;
+  if (s == "q6_k") return RKV_QUANT_Q6_K;
+  std::fprintf(stderr, "rkv_ab: unknown quantized format %s (q8_0, q4_0, q5_0, q4_k, q6_k)\n", s.c_str());
+  std::exit(2);
+}
+
+// Random block bytes of n rows of k values, with each block's f16 scales (and Q4_K's dmin) set
+// to values of real models' range (1e-3 .. 2e-2), so that no scale is an infinity or NaN.
+void fill_quant(const Lib& l, uint8_t* p, int32_t fmt, int64_t n, int64_t k, std::mt19937_64& g) {
+  const int64_t bytes = n * l.row_bytes(fmt, k);
+  for (int64_t i = 0; i < bytes; i++) p[i] = static_cast<uint8_t>(g() & 0xFF);
+  const int64_t bv = fmt == RKV_QUANT_Q4_K || fmt == RKV_QUANT_Q6_K ? 256 : 32;
+  const int64_t bb = l.row_bytes(fmt, bv);
+  const int64_t scale_at = fmt == RKV_QUANT_Q6_K ? 208 : 0;
+  for (int64_t at = 0; at < bytes; at += bb)
+    for (int s = 0; s < (fmt == RKV_QUANT_Q4_K ? 2 : 1); s++) {
+      const uint16_t h = static_cast<uint16_t>(0x1400 + g() % 0x0A00);  // f16 1.2e-3 .. 1.9e-2
+      std::memcpy(p + at + scale_at + 2 * s, &h, 2);
+    }
+}
+
+int quant(Options& o, std::vector<Lib>& libs) {
+  const std::string fname = o.str("fmt", "q4_k");
+  const int32_t fmt = quant_format_of(fname);
+  const int64_t m = o.num("m", 1);
+  const std::string model = o.str("model", "small");
+  const int64_t threads = o.num("threads", 1), rounds = o.num("rounds", 5);
+  const size_t base = static_cast<size_t>(o.num("base", 1024)) << 20;
+  const size_t rotate = static_cast<size_t>(o.num("rotate", 256)) << 20;
+  struct Shape { int64_t n, k; };
+  std::vector<Shape> shapes;
+  if (o.kv.count("n") || o.kv.count("k")) {
+    shapes.push_back({o.num("n", 4096), o.num("k", 768)});
+  } else if (model == "small") {
+    for (int l = 0; l < 12; l++)
+      for (const Shape s : {Shape{1280, 768}, Shape{768, 768}, Shape{4096, 768}, Shape{768, 2048}}) shapes.push_back(s);
+    shapes.push_back({32000, 768});  // the LM head
+  } else {
+    std::fprintf(stderr, "rkv_ab: model=%s: only small (or n= and k=)\n", model.c_str());
+    return 2;
+  }
+  o.finish();
+  // copies of the matrices until they hold `rotate` MiB: every call streams its weights from memory
+  int64_t set_bytes = 0;
+  for (const Shape& s : shapes) set_bytes += s.n * std::max<int64_t>(0, libs[0].row_bytes(fmt, s.k));
+  const size_t set_size = shapes.size();
+  for (int64_t c = 1; set_bytes > 0 && c * set_bytes < static_cast<int64_t>(rotate); c++)
+    for (size_t i = 0; i < set_size; i++) shapes.push_back(shapes[i]);
+  std::mt19937_64 g(3);
+  std::vector<std::unique_ptr<Buffer>> ws;
+  int64_t total = 0, kmax = 0, nmax = 0;
+  for (const Shape& s : shapes) {
+    if (libs[0].row_bytes(fmt, s.k) < 0) {
+      std::fprintf(stderr, "rkv_ab: k=%lld is no whole number of %s blocks\n", static_cast<long long>(s.k), fname.c_str());
+      return 2;
+    }
+    const int64_t bytes = s.n * libs[0].row_bytes(fmt, s.k);
+    ws.push_back(std::make_unique<Buffer>(static_cast<size_t>(bytes)));
+    fill_quant(libs[0], ws.back()->p, fmt, s.n, s.k, g);
+    total += bytes;
+    kmax = std::max(kmax, s.k);
+    nmax = std::max(nmax, s.n);
+  }
+  Buffer x(static_cast<size_t>(4 * m * kmax)), y(static_cast<size_t>(4 * m * nmax)), rb(base);
+  fill_random(x.p, m * kmax, RKV_DTYPE_F32, g);
+  std::printf("quant %s m %lld, %zu matrices, %.1f MiB of blocks, %lld thread(s)\n", fname.c_str(),
+              static_cast<long long>(m), shapes.size(), static_cast<double>(total) / (1 << 20),
+              static_cast<long long>(threads));
+  Figures figs;
+  run_rounds(libs, rounds, threads, [&](Lib& l, auto& f) {
+    auto all = [&] {
+      for (size_t i = 0; i < shapes.size(); i++) {
+        rkv_quant_linear_params p{x.as<float>(), shapes[i].k, ws[i]->p, fmt, y.as<float>(), shapes[i].n,
+                                  m, shapes[i].n, shapes[i].k, 0};
+        l.check(l.quant_linear(&p), "rkv_quant_linear");
+      }
+    };
+    all();  // warm: the thread pool, the call's scratch
+    const double t = fastest(3, all);
+    record_against_read(rb, "weights GB/s", static_cast<double>(total) / t / 1e9, f);
   }, figs);
   print(libs, figs);
   return 0;
@@ -604,7 +699,7 @@ int lora(Options& o, std::vector<Lib>& libs) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: rkv_ab gemv|decode|scatter|prefill|lora [key=value ...] LIB... (see the source's header)\n");
+    std::fprintf(stderr, "usage: rkv_ab gemv|decode|scatter|prefill|lora|quant [key=value ...] LIB... (see the source's header)\n");
     return 2;
   }
   Options o;
@@ -623,6 +718,7 @@ int main(int argc, char** argv) {
   if (kind == "scatter") return scatter(o, libs);
   if (kind == "prefill") return prefill(o, libs);
   if (kind == "lora") return lora(o, libs);
-  std::fprintf(stderr, "rkv_ab: unknown kind %s (gemv, decode, scatter, prefill, lora)\n", kind.c_str());
+  if (kind == "quant") return quant(o, libs);
+  std::fprintf(stderr, "rkv_ab: unknown kind %s (gemv, decode, scatter, prefill, lora, quant)\n", kind.c_str());
   return 2;
 }

@@ -75,6 +75,7 @@ struct I {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 namespace avx2 {
+#include "rkv_reduce_avx2.h"
 struct I {
   using V = __m256;
   static constexpr int W = 8;
@@ -90,18 +91,8 @@ struct I {
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
-  static float hsum(V v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
-  static float hmax(V v) {
-    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_max_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
+  static float hsum(V v) { return hsum8(v); }
+  static float hmax(V v) { return hmax8(v); }
   // 2^x for x <= ~100; lanes below -125 (including -inf) give exactly 0.
   static V exp2(V x) {
     const V lo = _mm256_set1_ps(-125.f);

@@ -110,6 +110,7 @@ struct I {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 namespace avx2 {
+#include "rkv_reduce_avx2.h"
 struct I {
   using V = __m256;
   static constexpr int W = 8;
@@ -132,12 +133,7 @@ struct I {
   }
   static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static float hsum(V v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
+  static float hsum(V v) { return hsum8(v); }
 };
 #include "dense_gemv_impl.h"
 

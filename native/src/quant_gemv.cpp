@@ -7,7 +7,9 @@
 // (vpmaddubsw) and then in 32 bits (vpmaddwd / vpdpwssd), or in one step with AVX-512 VNNI's
 // vpdpbusd (on 256-bit registers, AVX512-VL). Signed Q8_0 weights take |w| and sign(x, w); the
 // weights' offsets (Q4_0's 8, Q5_0's 16, Q6_K's 32) and Q4_K's mins are taken off with the
-// activation sums. Each block's integer sum is then scaled in f32 by d_w * d_x.
+// activation sums. Each block's integer sum is then scaled in f32 by d_w * d_x. The SIMD kernels
+// (quant_gemv_impl.h) are compiled for AVX2 and for AVX-512 VNNI under target pragmas and chosen
+// at run time, so the portable (x86-64-v3) build runs the VNNI path where the CPU has it.
 // Threads take contiguous ranges of weight rows; each weight row is read from memory once and
 // multiplied with up to 4 rows of x at a time (the next 4 rows read it from L1).
 //
@@ -29,7 +31,7 @@
 #include "rkv_isa.h"
 #include "rkv_parallel.h"
 
-#if defined(__AVX2__)
+#if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
@@ -48,10 +50,8 @@ constexpr int64_t kDecodeMaxRows = 16;
 enum Path { kScalar = 0, kAvx2 = 1, kVnni = 2 };
 
 Path choose_path() {
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#if defined(__x86_64__)
   if (cpu_avx512_vnni()) return kVnni;
-#endif
-#if defined(__AVX2__)
   if (cpu_isa() >= kIsaAvx2) return kAvx2;
 #endif
   return kScalar;
@@ -60,6 +60,12 @@ Path choose_path() {
 // Q8_0 weights go through the paired-block VNNI path as unsigned w + 128 when a row holds an even
 // number of blocks, elsewhere as |w| times sign(x, w).
 bool q8_0_unsigned(Path path, int64_t k) { return path == kVnni && (k / 32) % 2 == 0; }
+
+// Q4_0 and Q5_0 take the two-block VNNI path (rows_nibble_pairs, activations in its order) when a
+// row holds an even number of blocks.
+bool nibble_pairs(int32_t fmt, Path path, int64_t k) {
+  return path == kVnni && (k / 32) % 2 == 0 && (fmt == RKV_QUANT_Q4_0 || fmt == RKV_QUANT_Q5_0);
+}
 
 int64_t offset_of(int32_t fmt, Path path, int64_t k) {
   if (fmt == RKV_QUANT_Q8_0) return q8_0_unsigned(path, k) ? 128 : 0;
@@ -210,308 +216,45 @@ float dot_scalar(int32_t fmt, const uint8_t* wrow, int64_t k, const ActRow& a) {
   return acc;
 }
 
-#if defined(__AVX2__)
-// ---- AVX2 and AVX-512 VNNI (256-bit) ----
+#if defined(__x86_64__)
+// ---- AVX2, and AVX-512 VNNI (vpdpbusd / vpdpwssd, 256- and 512-bit), chosen at run time ----
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+namespace avx2 {
+#define RKV_QUANT_VNNI 0
+#include "quant_gemv_impl.h"
+#undef RKV_QUANT_VNNI
+}  // namespace avx2
+#pragma GCC pop_options
 
-// f16 to f32 in one instruction (F16C, part of every AVX2 target here): the block scales.
-inline float f16c(uint16_t h) { return _cvtsh_ss(h); }
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
-// acc + the sums of each 4 products u[i] * s[i] (u unsigned bytes, s signed), in 8 int32 lanes.
-template <int P>
-inline __m256i dot_u8s8(__m256i acc, __m256i u, __m256i s) {
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-  if constexpr (P == kVnni) return _mm256_dpbusd_epi32(acc, u, s);
-#endif
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
-}
-
-// acc + pairwise sums of p[i] * sc[i] (int16) in 8 int32 lanes.
-template <int P>
-inline __m256i dot_s16(__m256i acc, __m256i p, __m256i sc) {
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-  if constexpr (P == kVnni) return _mm256_dpwssd_epi32(acc, p, sc);
-#endif
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
-}
-
-// Byte i = 0x10 where bit i of the 32 bits at p is set, else 0 (Q5_0's fifth bits).
-inline __m256i fifth_bits(const uint8_t* p) {
-  uint32_t bits;
-  std::memcpy(&bits, p, 4);
-  const __m256i spread = _mm256_shuffle_epi8(
-      _mm256_set1_epi32(static_cast<int>(bits)),
-      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
-  const __m256i mask = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
-  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, mask), mask), _mm256_set1_epi8(0x10));
-}
-
-// The 32 values of a 32-value block as unsigned bytes (Q4_0, Q5_0) or signed ones (Q8_0).
-template <int F>
-inline __m256i block_bytes_32(const uint8_t* blk) {
-  if constexpr (F == RKV_QUANT_Q8_0) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 2));
-  } else {
-    const uint8_t* qs = blk + (F == RKV_QUANT_Q5_0 ? 6 : 2);
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-    const __m128i lo4 = _mm_set1_epi8(0x0F);
-    __m256i v = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), lo4), _mm_and_si128(q, lo4));
-    if constexpr (F == RKV_QUANT_Q5_0) v = _mm256_or_si256(v, fifth_bits(blk + 2));
-    return v;
-  }
-}
-
-template <int P, int F, int MR>
-void rows_32(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy, bool acc) {
-  constexpr int64_t bb = F == RKV_QUANT_Q8_0 ? 34 : F == RKV_QUANT_Q4_0 ? 18 : 22;
-  const int64_t nb = k / 32;
-  for (int64_t j = j0; j < j1; j++) {
-    const uint8_t* row = w + j * nb * bb;
-    __m256 sum[MR];
-    for (int r = 0; r < MR; r++) sum[r] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-      const uint8_t* blk = row + b * bb;
-      uint16_t dh;
-      std::memcpy(&dh, blk, 2);
-      const __m256 dw = _mm256_set1_ps(f16c(dh));
-      const __m256i v = block_bytes_32<F>(blk);
-      const __m256i u = F == RKV_QUANT_Q8_0 ? _mm256_sign_epi8(v, v) : v;
-      for (int r = 0; r < MR; r++) {
-        const __m256i xq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[r].qs + b * 32));
-        __m256i dot;
-        if constexpr (F == RKV_QUANT_Q8_0) {
-          dot = dot_u8s8<P>(_mm256_setzero_si256(), u, _mm256_sign_epi8(xq, v));
-        } else {
-          dot = dot_u8s8<P>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[r].corr + b * 8)), u, xq);
-        }
-        sum[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(dw, _mm256_set1_ps(a[r].d[b])), sum[r]);
-      }
-    }
-    for (int r = 0; r < MR; r++) {
-      float* out = y + r * ldy + j;
-      *out = acc ? *out + hsum(sum[r]) : hsum(sum[r]);
-    }
-  }
-}
-
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-// 32-value formats on AVX-512 VNNI, two blocks per 512-bit step (rows of an even number of
-// blocks): the weight bytes of blocks b and b + 1 as unsigned bytes in element order (Q8_0 as
-// w + 128), one vpdpbusd per row of x from its correction (quant_blocks.h: ActRow), scaled lane
-// by lane by [d_w(b) x 8, d_w(b + 1) x 8] * the activations' d8.
-template <int F, int MR>
-void rows_32_pairs(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
-                   bool acc) {
-  constexpr int64_t bb = F == RKV_QUANT_Q8_0 ? 34 : F == RKV_QUANT_Q4_0 ? 18 : 22;
-  const int64_t nb = k / 32;
-  const __m256i lo4 = _mm256_set1_epi8(0x0F);
-  // 128-bit lanes [lo(b), hi(b), lo(b + 1), hi(b + 1)] from lo = [lo(b), lo(b + 1)], hi = [hi(b), hi(b + 1)]
-  const __m512i order = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
-  for (int64_t j = j0; j < j1; j++) {
-    const uint8_t* row = w + j * nb * bb;
-    __m512 sum[MR];
-    for (int r = 0; r < MR; r++) sum[r] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b += 2) {
-      const uint8_t* b0 = row + b * bb;
-      const uint8_t* b1 = b0 + bb;
-      uint16_t h0, h1;
-      std::memcpy(&h0, b0, 2);
-      std::memcpy(&h1, b1, 2);
-      const __m512 dw = _mm512_insertf32x8(_mm512_set1_ps(f16c(h0)), _mm256_set1_ps(f16c(h1)), 1);
-      __m512i u;
-      if constexpr (F == RKV_QUANT_Q8_0) {
-        const __m512i v = _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b0 + 2))),
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b1 + 2)), 1);
-        u = _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
-      } else {
-        constexpr int off = F == RKV_QUANT_Q5_0 ? 6 : 2;
-        const __m256i q = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b0 + off))),
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(b1 + off)), 1);
-        const __m256i lo = _mm256_and_si256(q, lo4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), lo4);
-        u = _mm512_permutex2var_epi64(_mm512_castsi256_si512(lo), order, _mm512_castsi256_si512(hi));
-        if constexpr (F == RKV_QUANT_Q5_0) {
-          uint32_t q0, q1;
-          std::memcpy(&q0, b0 + 2, 4);
-          std::memcpy(&q1, b1 + 2, 4);
-          const __mmask64 fifth = static_cast<__mmask64>(q0) | static_cast<__mmask64>(q1) << 32;
-          u = _mm512_or_si512(u, _mm512_maskz_mov_epi8(fifth, _mm512_set1_epi8(0x10)));
-        }
-      }
-      for (int r = 0; r < MR; r++) {
-        const __m512i xq = _mm512_loadu_si512(a[r].qs + b * 32);
-        const __m512i dot = _mm512_dpbusd_epi32(_mm512_loadu_si512(a[r].corr + b * 8), u, xq);
-        sum[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, _mm512_loadu_ps(a[r].d8 + b * 8)), sum[r]);
-      }
-    }
-    for (int r = 0; r < MR; r++) {
-      float* out = y + r * ldy + j;
-      const float v = _mm512_reduce_add_ps(sum[r]);
-      *out = acc ? *out + v : v;
-    }
-  }
-}
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
+namespace vnni {
+#define RKV_QUANT_VNNI 1
+#include "quant_gemv_impl.h"
+#undef RKV_QUANT_VNNI
+}  // namespace vnni
+#pragma GCC pop_options
 #endif
 
-template <int P, int MR>
-void rows_q4_k(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
-               bool acc) {
-  const int64_t nb = k / 256;
-  const __m256i lo4 = _mm256_set1_epi8(0x0F);
-  for (int64_t j = j0; j < j1; j++) {
-    const auto* row = reinterpret_cast<const BlockQ4_K*>(w) + j * nb;
-    __m256 sum[MR];
-    float mins[MR];
-    for (int r = 0; r < MR; r++) {
-      sum[r] = _mm256_setzero_ps();
-      mins[r] = 0.f;
-    }
-    for (int64_t b = 0; b < nb; b++) {
-      const BlockQ4_K* blk = row + b;
-      int16_t sc[8], mn[8];
-      for (int s = 0; s < 8; s++) {
-        uint8_t scale, min;
-        scale_min_k4(s, blk->scales, &scale, &min);
-        sc[s] = scale;
-        mn[s] = min;
-      }
-      __m256i isum[MR];
-      for (int r = 0; r < MR; r++) isum[r] = _mm256_setzero_si256();
-      for (int c = 0; c < 4; c++) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs + 32 * c));
-        const __m256i lo = _mm256_and_si256(q, lo4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), lo4);
-        const __m256i sc_lo = _mm256_set1_epi16(sc[2 * c]);
-        const __m256i sc_hi = _mm256_set1_epi16(sc[2 * c + 1]);
-        for (int r = 0; r < MR; r++) {
-          const int8_t* xq = a[r].qs + b * 256 + 64 * c;
-          const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq)));
-          const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32)));
-          isum[r] = dot_s16<P>(dot_s16<P>(isum[r], plo, sc_lo), phi, sc_hi);
-        }
-      }
-      const __m128i mn8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(mn));
-      const float d = f16c(blk->d), dmin = f16c(blk->dmin);
-      for (int r = 0; r < MR; r++) {
-        const float dx = a[r].d[b];
-        sum[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_set1_ps(d * dx), sum[r]);
-        __m128i m4 = _mm_madd_epi16(mn8, _mm_loadu_si128(reinterpret_cast<const __m128i*>(a[r].s32 + b * 8)));
-        m4 = _mm_add_epi32(m4, _mm_shuffle_epi32(m4, 0x4E));
-        m4 = _mm_add_epi32(m4, _mm_shuffle_epi32(m4, 0xB1));
-        mins[r] += dmin * dx * static_cast<float>(_mm_cvtsi128_si32(m4));
-      }
-    }
-    for (int r = 0; r < MR; r++) {
-      const float v = hsum(sum[r]) - mins[r];
-      float* out = y + r * ldy + j;
-      *out = acc ? *out + v : v;
-    }
-  }
-}
-
-template <int P, int MR>
-void rows_q6_k(const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y, int64_t ldy,
-               bool acc) {
-  const int64_t nb = k / 256;
-  const __m256i lo4 = _mm256_set1_epi8(0x0F);
-  const __m256i m3 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C), m30 = _mm256_set1_epi8(0x30);
-  for (int64_t j = j0; j < j1; j++) {
-    const auto* row = reinterpret_cast<const BlockQ6_K*>(w) + j * nb;
-    __m256 sum[MR];
-    for (int r = 0; r < MR; r++) sum[r] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-      const BlockQ6_K* blk = row + b;
-      const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->scales)));
-      __m256i isum[MR];
-      for (int r = 0; r < MR; r++) {
-        // the -32 offset: 32 * sum_s sc[s] * (sum of x over sub-block s)
-        const __m256i s16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a[r].s16 + b * 16));
-        isum[r] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, s16), 5));
-      }
-      for (int h = 0; h < 2; h++) {
-        const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->ql + 64 * h));
-        const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->ql + 64 * h + 32));
-        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qh + 32 * h));
-        __m256i q[4];
-        q[0] = _mm256_or_si256(_mm256_and_si256(l0, lo4), _mm256_slli_epi16(_mm256_and_si256(qh, m3), 4));
-        q[1] = _mm256_or_si256(_mm256_and_si256(l1, lo4), _mm256_slli_epi16(_mm256_and_si256(qh, m0c), 2));
-        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), lo4), _mm256_and_si256(qh, m30));
-        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), lo4),
-                               _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
-        const int8_t* sc = blk->scales + 8 * h;
-        for (int g = 0; g < 4; g++) {
-          // int16 lanes 0-7 hold values 0-15 of the group (scale sc[2g]), lanes 8-15 values 16-31
-          const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(sc[2 * g + 1]), _mm_set1_epi16(sc[2 * g]));
-          for (int r = 0; r < MR; r++) {
-            const int8_t* xq = a[r].qs + b * 256 + 128 * h + 32 * g;
-            const __m256i p = _mm256_maddubs_epi16(q[g], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq)));
-            isum[r] = dot_s16<P>(isum[r], p, scv);
-          }
-        }
-      }
-      const float d = f16c(blk->d);
-      for (int r = 0; r < MR; r++)
-        sum[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r]), _mm256_set1_ps(d * a[r].d[b]), sum[r]);
-    }
-    for (int r = 0; r < MR; r++) {
-      float* out = y + r * ldy + j;
-      *out = acc ? *out + hsum(sum[r]) : hsum(sum[r]);
-    }
-  }
-}
-
-template <int P, int MR>
-void rows_vector(int32_t fmt, const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, float* y,
-                 int64_t ldy, bool acc) {
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-  if constexpr (P == kVnni) {
-    if ((k / 32) % 2 == 0) {
-      switch (fmt) {
-        case RKV_QUANT_Q8_0: return rows_32_pairs<RKV_QUANT_Q8_0, MR>(w, j0, j1, k, a, y, ldy, acc);
-        case RKV_QUANT_Q4_0: return rows_32_pairs<RKV_QUANT_Q4_0, MR>(w, j0, j1, k, a, y, ldy, acc);
-        case RKV_QUANT_Q5_0: return rows_32_pairs<RKV_QUANT_Q5_0, MR>(w, j0, j1, k, a, y, ldy, acc);
-        default: break;
-      }
-    }
-  }
+// One row of x quantized for the dot products of a 32-value (k256 false) or 256-value format.
+void quantize_row(Path path, bool k256, const float* x, int64_t k, int64_t offset, bool pairs, ActRow a) {
+#if defined(__x86_64__)
+  if (path == kVnni) return k256 ? vnni::quantize_row_256_avx2(x, k, a) : vnni::quantize_row_32_avx2(x, k, offset, pairs, a);
+  if (path == kAvx2) return k256 ? avx2::quantize_row_256_avx2(x, k, a) : avx2::quantize_row_32_avx2(x, k, offset, false, a);
 #endif
-  switch (fmt) {
-    case RKV_QUANT_Q8_0: rows_32<P, RKV_QUANT_Q8_0, MR>(w, j0, j1, k, a, y, ldy, acc); break;
-    case RKV_QUANT_Q4_0: rows_32<P, RKV_QUANT_Q4_0, MR>(w, j0, j1, k, a, y, ldy, acc); break;
-    case RKV_QUANT_Q5_0: rows_32<P, RKV_QUANT_Q5_0, MR>(w, j0, j1, k, a, y, ldy, acc); break;
-    case RKV_QUANT_Q4_K: rows_q4_k<P, MR>(w, j0, j1, k, a, y, ldy, acc); break;
-    default: rows_q6_k<P, MR>(w, j0, j1, k, a, y, ldy, acc); break;
-  }
+  (void)path;
+  (void)pairs;
+  if (k256) quantize_row_256(x, k, a);
+  else quantize_row_32(x, k, offset, a);
 }
-
-template <int P>
-void rows_path(int32_t fmt, const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, int mr, float* y,
-               int64_t ldy, bool acc) {
-  switch (mr) {
-    case 4: rows_vector<P, 4>(fmt, w, j0, j1, k, a, y, ldy, acc); break;
-    case 3: rows_vector<P, 3>(fmt, w, j0, j1, k, a, y, ldy, acc); break;
-    case 2: rows_vector<P, 2>(fmt, w, j0, j1, k, a, y, ldy, acc); break;
-    default: rows_vector<P, 1>(fmt, w, j0, j1, k, a, y, ldy, acc); break;
-  }
-}
-#endif
 
 // Weight rows [j0, j1) against x rows a[0, mr) on the chosen path.
 void rows(Path path, int32_t fmt, const uint8_t* w, int64_t j0, int64_t j1, int64_t k, const ActRow* a, int mr,
           float* y, int64_t ldy, bool acc) {
-#if defined(__AVX2__)
-#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-  if (path == kVnni) return rows_path<kVnni>(fmt, w, j0, j1, k, a, mr, y, ldy, acc);
-#endif
-  if (path != kScalar) return rows_path<kAvx2>(fmt, w, j0, j1, k, a, mr, y, ldy, acc);
+#if defined(__x86_64__)
+  if (path == kVnni) return vnni::rows_path<kVnni>(fmt, w, j0, j1, k, a, mr, y, ldy, acc);
+  if (path == kAvx2) return avx2::rows_path<kAvx2>(fmt, w, j0, j1, k, a, mr, y, ldy, acc);
 #endif
   (void)path;
   const int64_t row_bytes = k / block_values(fmt) * block_bytes(fmt);
@@ -538,15 +281,11 @@ int decode(const rkv_quant_linear_params& p) {
   }
   ActRow a[kDecodeMaxRows];
   const bool k256 = block_values(p.format) == 256;
+  const Path path = choose_path();
   for (int64_t r = 0; r < m; r++) {
     a[r] = acts.row(r, k);
-    if (k256) {
-      quantize_row_256(p.x + r * p.ldx, k, a[r]);
-    } else {
-      quantize_row_32(p.x + r * p.ldx, k, offset_of(p.format, choose_path(), k), a[r]);
-    }
+    quantize_row(path, k256, p.x + r * p.ldx, k, offset_of(p.format, path, k), nibble_pairs(p.format, path, k), a[r]);
   }
-  const Path path = choose_path();
   const auto* w = static_cast<const uint8_t*>(p.w);
   rkv::parallel_region(n * k >= (int64_t{1} << 15), [&] {
     const dense::Share s = dense::thread_share(n, 1, omp_get_num_threads(), omp_get_thread_num());

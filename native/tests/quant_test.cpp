@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -189,6 +190,20 @@ void test_rejects() {
          "row bytes");
 }
 
+// Where the CPU has AVX-512 (F/BW/VL/DQ) with VNNI and no RADIXKV_ISA lowers the path, the
+// integer dot products run on VNNI whatever ISA the library was compiled for: the portable
+// x86-64-v3 build carries that path under target pragmas.
+void test_vnni_path_chosen() {
+#if defined(__x86_64__)
+  const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+                    __builtin_cpu_supports("avx512vnni");
+  if (vnni && std::getenv("RADIXKV_ISA") == nullptr)
+    EXPECT(std::strstr(rkv_build_info(), "quant_dot=avx512_vnni") != nullptr, "VNNI CPU, build info: %s",
+           rkv_build_info());
+#endif
+}
+
 }  // namespace
 
 int main(int, char** argv) {
@@ -199,11 +214,13 @@ int main(int, char** argv) {
       test_linear(fmt, m, 5, 768, m % 2 == 1, 3);  // strided x and y
     }
     test_linear(fmt, 1, 300, 1024, false, 0);  // a parallel one
+    for (int64_t m : {1, 2}) test_linear(fmt, m, 7, 4608, m == 2, 0);  // 144 blocks of 32: scales past 64 blocks
     if (block_values(fmt) == 32)
       for (int64_t m : {1, 3}) test_linear(fmt, m, 9, 800, m == 3, 1);  // an odd number of blocks per row
     test_dequantize_rows(fmt);
   }
   test_rejects();
+  test_vnni_path_chosen();
   std::printf("quant_test: %d failures (RADIXKV_ISA=%s)\n", g_failures, requested_isa());
   const int lower = rerun_lower_isas(argv[0], true);
   return g_failures != 0 || lower != 0 ? 1 : 0;
