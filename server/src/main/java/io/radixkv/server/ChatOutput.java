@@ -74,7 +74,7 @@ record ChatOutput(OutputParser parser, boolean named, boolean firstCallOnly) {
     /** A stream's deltas. Single-threaded. */
     final class Stream {
         private final OutputParser.Stream split;
-        private final List<String> ids = new ArrayList<>();
+        private boolean called;
 
         private Stream(OutputParser.Stream split) {
             this.split = split;
@@ -95,7 +95,7 @@ record ChatOutput(OutputParser parser, boolean named, boolean firstCallOnly) {
 
         /** The finish reason of the stream's final chunk (after {@link #finish()}). */
         String finishReason(String modelReason) {
-            return ids.isEmpty() ? modelReason : ChatOutput.this.finishReason(modelReason);
+            return called ? ChatOutput.this.finishReason(modelReason) : modelReason;
         }
 
         private List<ObjectNode> deltas(OutputParser.Delta d) {
@@ -115,9 +115,9 @@ record ChatOutput(OutputParser parser, boolean named, boolean firstCallOnly) {
                     continue;
                 }
                 if (c.name() != null) {
-                    ids.add(newId());
+                    called = true;
                     ObjectNode head = JSON.objectNode();
-                    head.putArray("tool_calls").addObject().put("index", c.index()).put("id", ids.get(c.index()))
+                    head.putArray("tool_calls").addObject().put("index", c.index()).put("id", newId())
                             .put("type", "function").putObject("function").put("name", c.name()).put("arguments", "");
                     out.add(head);
                 }

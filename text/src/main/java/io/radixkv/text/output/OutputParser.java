@@ -101,26 +101,21 @@ public record OutputParser(ReasoningParser reasoning, boolean thinkingOpen, Tool
             Parsed p = parse(out.toString());
             String r = p.reasoning() == null ? "" : p.reasoning();
             int streamed = calls == null ? 0 : calls.announced();
-            if (streamed == 0) {
-                List<ToolCallDelta> whole = new ArrayList<>();
-                for (int i = 0; i < p.calls().size(); i++) {
-                    whole.add(new ToolCallDelta(i, p.calls().get(i).name(), p.calls().get(i).arguments()));
-                }
-                return take(r, p.content() == null ? "" : p.content(), whole);
-            }
-            // calls were sent: the rest of each call's arguments, then calls not yet begun; the
-            // content before the first call has been sent already
+            // with calls sent: the rest of each call's arguments, then calls not yet begun; the
+            // content before the first call has been sent already, and an output that stopped
+            // being calls adds no content
             List<ToolCallDelta> rest = new ArrayList<>();
             for (int i = 0; i < p.calls().size(); i++) {
                 ToolCall c = p.calls().get(i);
-                if (i >= streamed) {
+                String sent = i < streamed ? calls.sentArguments(i) : null;
+                if (sent == null) {
                     rest.add(new ToolCallDelta(i, c.name(), c.arguments()));
-                } else if (c.arguments().startsWith(calls.sentArguments(i))
-                        && c.arguments().length() > calls.sentArguments(i).length()) {
-                    rest.add(new ToolCallDelta(i, null, c.arguments().substring(calls.sentArguments(i).length())));
+                } else if (c.arguments().startsWith(sent) && c.arguments().length() > sent.length()) {
+                    rest.add(new ToolCallDelta(i, null, c.arguments().substring(sent.length())));
                 }
             }
-            return take(r, p.calls().isEmpty() ? "" : p.content() == null ? "" : p.content(), rest);
+            boolean contentLeft = streamed == 0 || !p.calls().isEmpty();
+            return take(r, contentLeft && p.content() != null ? p.content() : "", rest);
         }
 
         private Delta take(String r, String c, List<ToolCallDelta> callDeltas) {
